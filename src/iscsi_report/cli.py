@@ -1,0 +1,48 @@
+"""Console script ``iscsi-report``: batch runs, book build, ingest summaries, model projections.
+
+Each subcommand's logic lives in its own module; this file only wires argparse to them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from importlib import import_module
+
+# subcommand -> (module, help); each module provides configure(parser) and run(args) -> int
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("iscsi_report.batch", "execute the params files' notebooks with papermill"),
+    "build": ("iscsi_report.build", "build the book strictly into _build/html (atomic swap)"),
+    "book": ("iscsi_report.pipeline", "run the batch, then build the book, under one lock"),
+    "summarize": ("iscsi_report.ingest.summarize", "summarize raw ping/iperf3/fio/iostat files"),
+    "project": ("iscsi_report.projection_cli", "project iSCSI write latency and throughput"),
+}
+
+
+def _loader(module: str, attr: str) -> Callable:
+    return getattr(import_module(module), attr)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser; subcommand modules are imported lazily only to configure them."""
+    parser = argparse.ArgumentParser(prog="iscsi-report", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--root", default=".", help="project root (folder with params/, notebooks/, book/)"
+    )
+    subs = parser.add_subparsers(dest="command", required=True)
+    for name, (module, help_text) in SUBCOMMANDS.items():
+        sub = subs.add_parser(name, help=help_text)
+        _loader(module, "configure")(sub)
+        sub.set_defaults(_run=_loader(module, "run"))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse arguments and dispatch; returns the process exit status."""
+    args = build_parser().parse_args(argv)
+    return int(args._run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
