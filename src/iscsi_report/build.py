@@ -1,0 +1,160 @@
+"""``iscsi-report build``: strict jupyter-book build into a fresh folder, then an atomic swap.
+
+The book is built with execution off (papermill already ran), warnings as errors, nitpicky. It is
+built into ``_build/sites/<stamp>``; only when that succeeds does the ``_build/html`` symlink move
+to it, so a failed or killed build leaves the previously published site untouched. A build whose
+inputs are unchanged since the current site is skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from iscsi_report.errors import ReportError
+from iscsi_report.locking import pipeline_lock
+from iscsi_report.paths import Project
+
+KEEP_SITES = 2  # the live site and the one before it
+STAMP_FILE = ".build-key"
+
+
+def toc_files(project: Project) -> set[str]:
+    """Every document named in ``book/_toc.yml`` (paths relative to book/, no suffix)."""
+    doc = yaml.safe_load((project.book_dir / "_toc.yml").read_text(encoding="utf-8"))
+    found: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("root", "file") and isinstance(value, str):
+                    found.add(value.removesuffix(".ipynb").removesuffix(".md"))
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(doc)
+    return found
+
+
+def check_toc(project: Project) -> None:
+    """Refuse to build when the toc and the executed notebooks disagree, naming the first gap."""
+    listed = toc_files(project)
+    executed = {p.relative_to(project.book_dir).with_suffix("").as_posix()
+                for p in project.runs_dir.glob("*/*.ipynb")}
+    for rel in sorted(listed):
+        if rel.startswith("runs/") and rel not in executed:
+            raise ReportError(f"book/_toc.yml lists {rel} but it has not been executed "
+                              "(run `iscsi-report run` for its params file)")
+        src = project.book_dir / rel
+        if not rel.startswith("runs/") and not any(
+            src.with_suffix(s).is_file() for s in (".md", ".ipynb")
+        ):
+            raise ReportError(f"book/_toc.yml lists {rel} but book/{rel}.md does not exist")
+    for rel in sorted(executed - listed):
+        raise ReportError(f"{rel}.ipynb was executed but is not in book/_toc.yml: add it there")
+
+
+def input_key(project: Project) -> str:
+    """Digest of everything the site is built from: book/, _config.yml, results/, data/."""
+    h = hashlib.sha256()
+    roots = [project.book_dir, project.results_dir, project.root / "data"]
+    files = [project.root / "_config.yml"]
+    for root in roots:
+        if root.is_dir():
+            files.extend(p for p in root.rglob("*") if p.is_file())
+    for p in sorted(files):
+        h.update(p.relative_to(project.root).as_posix().encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def live_site(project: Project) -> Path:
+    """``_build/html``: a symlink to the live site's folder."""
+    return project.build_dir / "html"
+
+
+def _swap(project: Project, new_html: Path) -> None:
+    """Point ``_build/html`` at ``new_html`` in one atomic rename of a symlink."""
+    link = live_site(project)
+    tmp = project.build_dir / f".html-{os.getpid()}"
+    if tmp.is_symlink() or tmp.exists():
+        tmp.unlink()
+    tmp.symlink_to(os.path.relpath(new_html, project.build_dir))
+    if link.exists() and not link.is_symlink():  # a plain folder from an older layout
+        shutil.rmtree(link)
+    os.replace(tmp, link)
+
+
+def _prune(project: Project, keep: Path) -> None:
+    """Remove old site folders (never the live one); leftovers of killed builds go too."""
+    sites = sorted((project.build_dir / "sites").iterdir(), key=lambda p: p.name)
+    live = keep.resolve()
+    old = [s for s in sites if s.resolve() != live]
+    for s in old[: max(0, len(old) - (KEEP_SITES - 1))]:
+        shutil.rmtree(s, ignore_errors=True)
+
+
+def build_book(project: Project, force: bool = False, stream=sys.stdout) -> int:
+    """Build strictly into a new folder and swap it in; 0 on success or when up to date."""
+    check_toc(project)
+    key = input_key(project)
+    link = live_site(project)
+    stamp_file = link / STAMP_FILE
+    if not force and stamp_file.is_file() and stamp_file.read_text() == key:
+        print("book: site is up to date (no input changed)", file=stream, flush=True)
+        return 0
+    site_root = project.build_dir / "sites" / time.strftime("%Y%m%dT%H%M%S")
+    site_root = site_root.with_name(f"{site_root.name}-{os.getpid()}")
+    site_root.mkdir(parents=True)
+    cmd = [
+        sys.executable, "-m", "jupyter_book", "build", str(project.book_dir),
+        "--config", str(project.root / "_config.yml"),
+        "--toc", str(project.book_dir / "_toc.yml"),
+        "--path-output", str(site_root), "--builder", "html",
+        "-W", "-n", "--keep-going",
+    ]
+    started = time.monotonic()
+    proc = subprocess.run(cmd, cwd=project.root, capture_output=True, text=True, check=False)
+    log = site_root / "build.log"
+    log.write_text(proc.stdout + proc.stderr, encoding="utf-8")
+    new_html = site_root / "_build" / "html"
+    if proc.returncode != 0 or not (new_html / "index.html").is_file():
+        shutil.copy(log, project.build_dir / "last-failed-build.log")
+        shutil.rmtree(site_root, ignore_errors=True)
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
+        print(tail, file=stream)
+        print(f"book: build FAILED; the previous site is untouched; log: "
+              f"{project.build_dir / 'last-failed-build.log'}", file=stream, flush=True)
+        return 1
+    (new_html / STAMP_FILE).write_text(key)
+    _swap(project, new_html)
+    _prune(project, site_root)
+    print(f"book: built in {time.monotonic() - started:.1f}s -> {link}/index.html",
+          file=stream, flush=True)
+    return 0
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``iscsi-report build``."""
+    parser.add_argument("--force", action="store_true", help="rebuild even if nothing changed")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``iscsi-report build``."""
+    project = Project.at(args.root)
+    try:
+        with pipeline_lock(project):
+            return build_book(project, args.force)
+    except ReportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
