@@ -60,9 +60,7 @@ def test_worked_example_terms_match_blog_expression() -> None:
 @pytest.mark.parametrize(
     ("r2t", "iops", "mib_per_s"), [(1, 14.26, 28.51), (16, 20.35, 40.70)], ids=["r2t1", "r2t16"]
 )
-def test_worked_example_iops_and_mib_per_s_print_as_table(
-    r2t: int, iops: float, mib_per_s: float
-) -> None:
+def test_worked_example_iops_and_mib_per_s_print_as_table(r2t: int, iops: float, mib_per_s: float) -> None:
     total = _blog_write(2 * MIB, r2t).total_ms
     assert round(m.iops(total), 2) == iops
     assert round(m.mib_per_s(2 * MIB, total), 2) == mib_per_s
@@ -146,9 +144,7 @@ def test_waves_for_2mib_by_outstanding_r2t() -> None:
 def test_unsolicited_bytes_variants(
     initial_r2t: bool, immediate: bool, mrdsl: int | None, expected: int
 ) -> None:
-    params = IscsiParams(
-        initial_r2t=initial_r2t, immediate_data=immediate, max_recv_data_segment_bytes=mrdsl
-    )
+    params = IscsiParams(initial_r2t=initial_r2t, immediate_data=immediate, max_recv_data_segment_bytes=mrdsl)
     assert m.unsolicited_bytes(2 * MIB, params) == expected
     assert m.unsolicited_bytes(4096, params) == min(expected, 4096)
 
@@ -192,9 +188,7 @@ def test_network_converts_between_link_bps_and_per_64k_ms() -> None:
     assert BLOG_WIRELESS.link_bps == pytest.approx(65536 * 8 / 0.87e-3)
     net = Network(one_way_ms=0.11, link_bps=930e6)
     assert net.per_64k_ms == pytest.approx(65536 * 8 / 930e6 * 1000)
-    assert Network(0.1, link_bps=net.link_bps).transmit_ms(MIB) == pytest.approx(
-        16 * net.per_64k_ms
-    )
+    assert Network(0.1, link_bps=net.link_bps).transmit_ms(MIB) == pytest.approx(16 * net.per_64k_ms)
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"per_64k_ms": 0.5, "link_bps": 1e9}])
@@ -364,3 +358,10 @@ def test_worked_example_inline_figures_round_from_table_values() -> None:
     assert 2 * EX.all_at_once_inline_iops == pytest.approx(EX.all_at_once_inline_mib_per_s)
     assert round(m.mib_per_s(EX.bs_bytes, EX.all_at_once_op_ms), 1) == 40.7
     assert round(m.iops(EX.serial_op_ms), 1) == EX.serial_inline_iops
+
+
+def test_blog_link_speeds_implied_by_per_64k_inputs() -> None:
+    """0.87 ms/64 KiB is the ~600 Mbit/s wireless link; 0.5 ms is faster than the 930 Mbit/s wire."""
+    assert BLOG_WIRELESS.link_bps / 1e6 == pytest.approx(602.63, abs=0.01)
+    assert BLOG_WIRED.link_bps / 1e6 == pytest.approx(1048.576)
+    assert m.per_64k_ms_from_link_bps(930e6) == pytest.approx(0.5637, abs=1e-4)
