@@ -24,8 +24,8 @@ def _loader(module: str, attr: str) -> Callable:
     return getattr(import_module(module), attr)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser; subcommand modules are imported lazily only to configure them."""
+def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
+    """The top-level parser; only the chosen subcommand's module is imported (fast start-up)."""
     parser = argparse.ArgumentParser(prog="iscsi-report", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--root", default=".", help="project root (folder with params/, notebooks/, book/)"
@@ -33,14 +33,29 @@ def build_parser() -> argparse.ArgumentParser:
     subs = parser.add_subparsers(dest="command", required=True)
     for name, (module, help_text) in SUBCOMMANDS.items():
         sub = subs.add_parser(name, help=help_text)
-        _loader(module, "configure")(sub)
-        sub.set_defaults(_run=_loader(module, "run"))
+        if name == chosen:
+            _loader(module, "configure")(sub)
+            sub.set_defaults(_run=_loader(module, "run"))
     return parser
+
+
+def _chosen(argv: Sequence[str]) -> str | None:
+    """The first argument naming a subcommand (skipping ``--root DIR``), if any."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--root":
+            skip = True
+        elif arg in SUBCOMMANDS:
+            return arg
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse arguments and dispatch; returns the process exit status."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(_chosen(argv)).parse_args(argv)
     return int(args._run(args) or 0)
 
 

@@ -1,0 +1,61 @@
+"""Charts of the network chapter: RTT distributions (log axis, small multiples), iperf3 over time."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+WIDTH = 260
+HEIGHT = 160
+
+
+def _group_label(df: pd.DataFrame) -> pd.Series:
+    return df["network"].astype(str) + ", every " + (df["interval_s"] * 1000).round(3).astype(str) + " ms"
+
+
+def rtt_histogram(hist: pd.DataFrame) -> alt.Chart:
+    """Share of replies per log-spaced RTT bin, one panel per network and ping interval."""
+    data = hist.assign(group=_group_label(hist))
+    return (
+        alt.Chart(data)
+        .mark_rect(opacity=0.85)
+        .encode(
+            x=alt.X("bin_lo_ms:Q", scale=alt.Scale(type="log"), title="round-trip time (ms, log)"),
+            x2="bin_hi_ms:Q",
+            y=alt.Y("share:Q", title="share of replies", axis=alt.Axis(format="%")),
+            color=alt.Color("network:N", legend=None),
+        )
+        .properties(width=WIDTH, height=HEIGHT)
+        .facet(facet=alt.Facet("group:N", title=None), columns=2)
+        .resolve_scale(y="independent")
+    )
+
+
+def rtt_ecdf(ecdf: pd.DataFrame) -> alt.Chart:
+    """ECDF of RTT on a log axis, one line per network and interval."""
+    data = ecdf[ecdf["rtt_ms"] > 0].assign(group=_group_label(ecdf[ecdf["rtt_ms"] > 0]))
+    return (
+        alt.Chart(data)
+        .mark_line()
+        .encode(
+            x=alt.X("rtt_ms:Q", scale=alt.Scale(type="log"), title="round-trip time (ms, log)"),
+            y=alt.Y("cumulative_share:Q", title="share of replies at or below",
+                    axis=alt.Axis(format="%")),
+            color=alt.Color("group:N", title="network, interval"),
+        )
+        .properties(width=2 * WIDTH, height=HEIGHT + 40)
+    )
+
+
+def iperf_timeline(intervals: pd.DataFrame) -> alt.Chart:
+    """iperf3 throughput per reporting interval, one line per file."""
+    return (
+        alt.Chart(intervals)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("end_s:Q", title="time since start (s)"),
+            y=alt.Y("mbit_per_s:Q", title="throughput (Mbit/s)", scale=alt.Scale(zero=True)),
+            color=alt.Color("file:N", title="iperf3 file"),
+        )
+        .properties(width=2 * WIDTH, height=HEIGHT)
+    )
