@@ -354,12 +354,16 @@ def _int_option(path: str | Path, opts: dict[str, str], key: str, default: int, 
 def _number(
     path: str | Path, obj: dict[str, Any], key: str, jp: str, default: float | None = None
 ) -> float:
-    """A numeric field of a JSON object; IngestError naming the path if missing or not a number."""
-    value = obj.get(key, default)
+    """A finite numeric field of a JSON object (``default`` if absent and given), else IngestError."""
+    if key not in obj and default is not None:
+        return default
+    value = obj.get(key)
     if value is None:
         raise IngestError(path, f"missing numeric field '{key}'", json_path=f"{jp}.{key}")
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise IngestError(path, f"expected a number, got {value!r}", json_path=f"{jp}.{key}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise IngestError(
+            path, f"expected a finite number, got {value!r}", json_path=f"{jp}.{key}"
+        )
     return value
 
 
@@ -416,8 +420,9 @@ def _percentiles(path: str | Path, pct: dict[str, Any], div: float, jp: str) -> 
         except ValueError as exc:
             msg = f"percentile key {key!r} is not a number"
             raise IngestError(path, msg, json_path=jp) from exc
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise IngestError(path, f"expected a number, got {value!r}", json_path=f"{jp}.{key}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            msg = f"expected a finite number, got {value!r}"
+            raise IngestError(path, msg, json_path=f"{jp}.{key}")
         if level > 0:  # fio 2.x pads the map with duplicate "0.00": 0 entries
             by_value[level] = value / div
     return {col: by_value.get(level, math.nan) for col, level in PERCENTILES.items()}

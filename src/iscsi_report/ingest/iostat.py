@@ -550,6 +550,6 @@ def _json_report(
 def _json_number(path: str | Path, obj: Any, key: str, jp: str) -> float:
     """A numeric JSON field, or IngestError naming its path."""
     value = obj.get(key) if isinstance(obj, dict) else None
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise IngestError(path, f"expected a number, got {value!r}", json_path=f"{jp}.{key}")
     return float(value)
