@@ -403,3 +403,30 @@ def test_corpus_refused(corpus_dir: Path, name: str, message: str) -> None:
     """Corpus files that cannot be read without guessing are refused."""
     with pytest.raises(IngestError, match=re.escape(message)):
         iostat.parse(corpus_dir / "iostat" / name)
+
+
+def test_old_sysstat_cpu_header(tmp_path: Path) -> None:
+    """Old sysstat avg-cpu (%sys, no %steal) is read by name; the missing column is absent."""
+    text = (
+        "Linux 2.6.9 (old) \t01/02/2006\n\n"
+        "avg-cpu:  %user   %nice    %sys %iowait   %idle\n"
+        "           1.50    0.00    2.50    3.00   93.00\n\n"
+        "Device:    rrqm/s wrqm/s   r/s   w/s  rsec/s  wsec/s avgrq-sz avgqu-sz   await  svctm  %util\n"
+        "hda          0.10   2.00  1.00  4.00   16.00  64.00    16.00     0.02    4.00   1.00   0.50\n"
+    )
+    path = tmp_path / "old.txt"
+    path.write_text(text)
+    r = iostat.parse(path)
+    cpu = r.cpu.iloc[0]
+    assert (cpu.user_pct, cpu.system_pct, cpu.iowait_pct, cpu.idle_pct) == (1.5, 2.5, 3.0, 93.0)
+    assert "steal_pct" not in r.cpu.columns
+    row = r.devices.iloc[0]
+    # sectors of 512 bytes: 16 rsec/s = 8 kB/s, 64 wsec/s = 32 kB/s, avgrq-sz 16 sectors = 8 kB
+    assert (row.rkb_per_s, row.wkb_per_s, row.avgrq_sz_kb) == (8.0, 32.0, 8.0)
+    assert (row.svctm_ms, row.await_ms, row.aqu_sz) == (1.0, 4.0, 0.02)
+    # this old header has no arch or CPU count
+    assert (r.host, r.kernel, r.date, r.cpu_count) == ("old", "2.6.9", "01/02/2006", None)
+    assert r.unparsed == []
+    s = iostat.summary(r)
+    assert s["cpu"] == {"user": 1.5, "system": 2.5, "iowait": 3.0, "idle": 93.0}
+    assert s["devices"]["hda"]["wareq_sz_kb"] is None

@@ -86,6 +86,8 @@ DEVICE_COLUMNS: dict[str, tuple[str, float]] = {
     "util": ("util_pct", 1.0),
 }
 CPU_COLUMNS = ("user", "nice", "system", "iowait", "steal", "idle")
+# avg-cpu header names across sysstat versions (very old ones print %sys and lack %steal).
+CPU_HEADER = {f"%{c}": c for c in CPU_COLUMNS} | {"%sys": "system"}
 SUMMARY_DEVICE_COLUMNS = (
     "r_per_s",
     "w_per_s",
@@ -117,8 +119,8 @@ DAY_FIRST_FORMATS = (
 )
 
 _HEADER_RE = re.compile(
-    r"^(?P<sysname>\S+) (?P<kernel>\S+) \((?P<host>[^)]*)\)\s+(?P<date>\S+)\s+"
-    r"(?P<arch>_\S+_)\s+\((?P<cpus>\d+) CPU\)\s*$"
+    r"^(?P<sysname>Linux|\S+) (?P<kernel>\S+) \((?P<host>[^)]*)\)\s+(?P<date>\S+)"
+    r"(?:\s+(?P<arch>_\S+_))?(?:\s+\((?P<cpus>\d+) CPU\))?\s*$"
 )
 _TS_RE = re.compile(r"^\d[\d/.\-]+[ T]\d{1,2}:\d{2}:\d{2}(?:\s?[AP]M|[+-]\d{4})?\s*$")
 _DOT_NUM_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
@@ -140,7 +142,10 @@ CPU_SCHEMA = pa.DataFrameSchema(
         "report": pa.Column(int, pa.Check.ge(0)),
         "since_boot": pa.Column(bool),
         "timestamp": pa.Column("datetime64[ns]", nullable=True, required=False),
-        **{f"{c}_pct": pa.Column(float, pa.Check.in_range(0, 100)) for c in CPU_COLUMNS},
+        **{
+            f"{c}_pct": pa.Column(float, pa.Check.in_range(0, 100), required=False)
+            for c in CPU_COLUMNS
+        },
     },
     strict=True,
 )
@@ -169,7 +174,8 @@ def sniff(text: str) -> str | None:
     if head.startswith("{") and '"sysstat"' in head:
         return FORMAT_JSON
     lines = text.splitlines()
-    if lines and _HEADER_RE.match(lines[0].strip("\ufeff")):
+    header = _HEADER_RE.match(lines[0].strip("\ufeff")) if lines else None
+    if header and header["arch"]:
         return FORMAT_TEXT
     if re.search(r"^(avg-cpu:|Device:?\s)", text, re.MULTILINE):
         return FORMAT_TEXT
@@ -270,7 +276,7 @@ def _parse_text(path: str | Path, text: str) -> IostatResult:
         kernel=header["kernel"] if header else None,
         host=header["host"] if header else None,
         date=header["date"] if header else None,
-        cpu_count=int(header["cpus"]) if header else None,
+        cpu_count=int(header["cpus"]) if header and header["cpus"] else None,
         sysstat_version=None,
         devices=_frame(path, DEVICES_SCHEMA, st.devices, device=True),
         cpu=_frame(path, CPU_SCHEMA, st.cpu, device=False),
@@ -295,10 +301,12 @@ def _refuse_human(path: str | Path, lines: list[str]) -> None:
 def _read_cpu(st: _TextState, lines: list[str], i: int, lineno: int) -> int:
     """Read the avg-cpu header at ``lineno`` and its value line; return the next line index."""
     names = lines[lineno - 1].split()[1:]
-    expected = [f"%{c}" for c in CPU_COLUMNS]
-    if names != expected:
+    unknown = [n for n in names if n not in CPU_HEADER]
+    if unknown or not names or len(set(names)) != len(names):
         raise IngestError(
-            st.path, f"expected avg-cpu columns {' '.join(expected)}, got {names}", line=lineno
+            st.path,
+            f"expected avg-cpu columns among {' '.join(CPU_HEADER)}, got {names}",
+            line=lineno,
         )
     if i >= len(lines):
         raise IngestError(st.path, "avg-cpu header without a value line", line=lineno)
@@ -311,8 +319,8 @@ def _read_cpu(st: _TextState, lines: list[str], i: int, lineno: int) -> int:
         st.new_report()
     st.has_cpu = True
     row: dict[str, Any] = {"report": st.report, "timestamp": st.timestamp}
-    for col, raw in zip(CPU_COLUMNS, values, strict=True):
-        row[f"{col}_pct"] = _number(st, raw, i + 1)
+    for name, raw in zip(names, values, strict=True):
+        row[f"{CPU_HEADER[name]}_pct"] = _number(st, raw, i + 1)
     st.cpu.append(row)
     return i + 1
 
