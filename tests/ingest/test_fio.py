@@ -427,3 +427,32 @@ def test_frames_have_schema_dtypes(fixtures_dir: Path) -> None:
     result = fio.parse(fixtures_dir / "fio" / "fio-3.33_seqwrite_64k_psync.json")
     assert list(result.jobs.columns) == list(fio.JOBS_SCHEMA.columns)
     assert pd.api.types.is_float_dtype(result.jobs.bw_bytes_per_s)
+
+
+@pytest.mark.parametrize(
+    ("bs", "direction", "expected"),
+    [
+        ("bs=(R) 64.0KiB-64.0KiB, (W) 2048KiB-2048KiB, (T) 4096B-4096B", "read", 65536),
+        ("bs=(R) 64.0KiB-64.0KiB, (W) 2048KiB-2048KiB, (T) 4096B-4096B", "write", 2 * 1024**2),
+        ("(R) 64.0KiB-64.0KiB, (W) 2048KiB-2048KiB, (T) 4096B-4096B", "trim", 4096),
+        ("4K-4K/16K-16K/4K-4K", "write", 16384),  # fio 2.x text header
+    ],
+)
+def test_block_size_text_forms(bs: str, direction: str, expected: int) -> None:
+    """The block-size forms of fio's text header lines."""
+    assert fio.block_size_bytes(bs, direction) == expected
+
+
+def test_options_from_text_header_when_json_has_none(tmp_path: Path, fixtures_dir: Path) -> None:
+    """No options in the JSON: rw, bs, iodepth come from fio's text header; numjobs unknown."""
+    text = (fixtures_dir / "fio" / "fio-3.33_normal_then_json.txt").read_text()
+    start = re.search(r"^\{", text, re.MULTILINE).start()
+    doc, end = json.JSONDecoder().raw_decode(text, start)
+    del doc["jobs"][0]["job options"]
+    path = tmp_path / "noopts.txt"
+    path.write_text(text[:start] + json.dumps(doc, indent=2) + text[end:])
+    header = text.splitlines()[0]  # "normal-then-json: (g=0): rw=write, bs=(R) 64.0KiB-..."
+    assert "rw=write" in header and "64.0KiB" in header and "iodepth=1" in header
+    row = fio.parse(path).jobs.iloc[0]
+    assert (row.rw, row.bs_bytes, row.iodepth) == ("write", 65536, 1)
+    assert pd.isna(row.numjobs)

@@ -29,6 +29,7 @@ FIO_DEFAULT_RW = "read"
 FIO_DEFAULT_IODEPTH = 1
 FIO_DEFAULT_NUMJOBS = 1
 FIO_DEFAULT_KB_BASE = 1024
+TEXT_SOURCE = "(from fio's text header)"  # marks options read from text: numjobs is not there
 KIB_BYTES = 1024
 NS_PER_MS = 1_000_000
 US_PER_MS = 1_000
@@ -39,6 +40,12 @@ PERCENTILES = {"clat_p50_ms": 50.0, "clat_p99_ms": 99.0, "clat_p999_ms": 99.9}
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE)
 _FIO_ERR_RE = re.compile(r"err=\s*(\d+)/.*?error=(.*)$")
 _POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+_BS_LABEL_RE = re.compile(r"\(([RWT])\)\s*([^,]+)")
+# fio's text header: "job: (g=0): rw=write, bs=(R) 64.0KiB-64.0KiB, ..., ioengine=psync, iodepth=1"
+_TEXT_HEADER_RE = re.compile(
+    r"^(?:\d+:)?(?P<job>.+?): \(g=\d+\): rw=(?P<rw>\w+), bs=(?P<bs>.+?), "
+    r"ioengine=\S+, iodepth=(?P<iodepth>\d+)$"
+)
 
 JOBS_SCHEMA = pa.DataFrameSchema(
     {
@@ -126,9 +133,14 @@ def parse(path: str | Path) -> FioResult:
         if "job options" in job or "global options" in doc:
             own = _options(path, job.get("job options", {}), f"{jp}.job options")
             opts = {**global_opts, **own}
-        else:  # old fio (e.g. 2.1.x) did not record options: rw, bs, iodepth are unknown
-            opts = None
-            warnings.append(f"{jp}: fio recorded no job options; rw, bs, iodepth, numjobs unknown")
+        else:  # old fio (e.g. 2.1.x) recorded no options: use its text header, else unknown
+            opts = _text_header_options(str(job.get("jobname")), outside)
+            if opts is None:
+                warnings.append(
+                    f"{jp}: fio recorded no job options; rw, bs, iodepth, numjobs unknown"
+                )
+            else:
+                warnings.append(f"{jp}: rw, bs, iodepth read from fio's text header line")
         rows.extend(_job_rows(path, job, jp, opts, warnings))
         bins.extend(_job_bins(path, job, jp))
     if not rows and not doc["jobs"]:
@@ -182,21 +194,38 @@ def parse_size_bytes(text: str, kb_base: int = FIO_DEFAULT_KB_BASE) -> int:
 
 
 def block_size_bytes(bs: str, direction: str, kb_base: int = FIO_DEFAULT_KB_BASE) -> float:
-    """Block size for one direction from a fio ``bs`` option (``4k``, ``4k,64k``, ``4k-4k``).
+    """Block size for one direction from a fio ``bs`` option or fio's text header.
 
-    Comma-separated values are read,write,trim (a missing trim takes the write value); a range
-    with different ends has no single size and gives NaN.
+    Accepts ``4k``, ``4k,64k`` (read,write[,trim]; a missing trim takes the write value),
+    ``4096B-4096B`` ranges, fio 3 text ``bs=(R) 64.0KiB-64.0KiB, (W) ..., (T) ...`` and fio 2
+    text ``4K-4K/4K-4K/4K-4K``. A range with different ends has no single size: NaN.
     """
-    parts = [p.strip() for p in bs.split(",") if p.strip()]
-    if not parts:
-        raise ValueError(f"empty bs option: {bs!r}")
-    index = DIRECTIONS.index(direction)
-    part = parts[min(index, len(parts) - 1)]
-    lo, _, hi = part.partition("-")
+    bs = bs.strip().removeprefix("bs=")
+    labelled = dict(_BS_LABEL_RE.findall(bs))
+    if labelled:
+        label = direction[0].upper()
+        if label not in labelled:
+            raise ValueError(f"no ({label}) block size in {bs!r}")
+        part = labelled[label]
+    else:
+        parts = [p.strip() for p in re.split(r"[,/]", bs) if p.strip()]
+        if not parts:
+            raise ValueError(f"empty bs option: {bs!r}")
+        part = parts[min(DIRECTIONS.index(direction), len(parts) - 1)]
+    lo, _, hi = part.strip().partition("-")
     lo_bytes = parse_size_bytes(lo, kb_base)
     if hi and parse_size_bytes(hi, kb_base) != lo_bytes:
         return math.nan
     return float(lo_bytes)
+
+
+def _text_header_options(name: str, text_lines: list[tuple[int, str]]) -> dict[str, str] | None:
+    """rw, bs and iodepth from fio's text header line for the job, when fio printed one."""
+    for _, line in text_lines:
+        m = _TEXT_HEADER_RE.match(line.strip())
+        if m and m["job"] == name:
+            return {"rw": m["rw"], "bs": m["bs"], "iodepth": m["iodepth"], TEXT_SOURCE: "1"}
+    return None
 
 
 def _extract_json(path: str | Path, text: str) -> tuple[Any, int, int]:
@@ -309,7 +338,11 @@ def _job_settings(
         "rw": opts.get("rw", opts.get("readwrite", FIO_DEFAULT_RW)),
         "bs_bytes": _bs_for(path, opts, direction, kb_base, jp, name, warnings),
         "iodepth": _int_option(path, opts, "iodepth", FIO_DEFAULT_IODEPTH, jp),
-        "numjobs": _int_option(path, opts, "numjobs", FIO_DEFAULT_NUMJOBS, jp),
+        "numjobs": (
+            pd.NA
+            if TEXT_SOURCE in opts
+            else _int_option(path, opts, "numjobs", FIO_DEFAULT_NUMJOBS, jp)
+        ),
     }
 
 
