@@ -19,6 +19,7 @@ from iscsi_report.ingest.textio import read_text
 
 
 def _fx(fixtures_dir: Path, name: str) -> Path:
+    """Path of an iostat fixture."""
     return fixtures_dir / "iostat" / name
 
 
@@ -316,6 +317,7 @@ CORPUS_REFUSED = {"sysstat-tests_iostat-h-human.out": "iostat -h"}
 
 
 def _corpus_names(corpus_dir: Path) -> list[str]:
+    """Names of the corpus iostat files."""
     return sorted(p.name for p in (corpus_dir / "iostat").iterdir())
 
 
@@ -430,3 +432,31 @@ def test_old_sysstat_cpu_header(tmp_path: Path) -> None:
     s = iostat.summary(r)
     assert s["cpu"] == {"user": 1.5, "system": 2.5, "iowait": 3.0, "idle": 93.0}
     assert s["devices"]["hda"]["wareq_sz_kb"] is None
+
+
+@pytest.mark.corpus
+def test_sniff_leaves_other_tools_alone(corpus_dir: Path) -> None:
+    """Neither fio's nor iostat's sniff() claims the corpus ping and iperf3 outputs."""
+    from iscsi_report.ingest import fio
+
+    for folder in ("ping", "iperf3"):
+        for path in (corpus_dir / folder).iterdir():
+            text = read_text(path)
+            assert iostat.sniff(text) is None, path.name
+            assert fio.sniff(text) is None, path.name
+
+
+def test_device_only_reports_split_on_device_header(tmp_path: Path) -> None:
+    """-d without -t: each Device header starts the next report."""
+    block = "Device            r/s     w/s\nsda              {r}    {w}\n\n"
+    text = "Linux 6.1.0 (host) \t11/21/2026 \t_x86_64_\t(2 CPU)\n\n" + "".join(
+        block.format(r=f"{r:.2f}", w=f"{w:.2f}") for r, w in ((1, 2), (3, 4), (5, 6))
+    )
+    path = tmp_path / "d.txt"
+    path.write_text(text)
+    r = iostat.parse(path)
+    assert r.devices.report.tolist() == [0, 1, 2]
+    assert r.devices.r_per_s.tolist() == [1.0, 3.0, 5.0]
+    assert r.cpu.empty
+    assert iostat.summary(r)["devices"]["sda"]["w_per_s"] == pytest.approx(5.0)
+    assert iostat.summary(r)["cpu"] == {"user": None, "system": None, "iowait": None, "idle": None}

@@ -462,7 +462,7 @@ def _parse_json(path: str | Path, text: str) -> IostatResult:
         host=_opt_str(host.get("nodename")),
         date=_opt_str(host.get("date")),
         cpu_count=cpus if isinstance(cpus, int) and not isinstance(cpus, bool) else None,
-        sysstat_version=_opt_str(doc_version(host)),
+        sysstat_version=_opt_str(_json_version(host)),
         devices=_frame(path, DEVICES_SCHEMA, devices, device=True),
         cpu=_frame(path, CPU_SCHEMA, cpu, device=False),
         unparsed=[],
@@ -470,7 +470,7 @@ def _parse_json(path: str | Path, text: str) -> IostatResult:
     )
 
 
-def doc_version(host: dict[str, Any]) -> Any:
+def _json_version(host: dict[str, Any]) -> Any:
     """sysstat version if the JSON states it (iostat 12.x does not; sadf adds sysdata-version)."""
     return host.get("sysdata-version")
 
