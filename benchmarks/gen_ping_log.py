@@ -53,11 +53,11 @@ def main(out: str, n_sent: int = 450_000) -> None:
             printed.append(float(texts[i]))
         vals = np.array(printed)
         received = len(vals)
-        loss = round(100 * (n_sent - received) / n_sent)
+        loss = 100 * (n_sent - received) / n_sent  # iputils prints it with %g
         mdev = np.sqrt(np.mean(vals**2) - np.mean(vals) ** 2)
         fh.write("\n--- 10.231.7.2 ping statistics ---\n")
         fh.write(
-            f"{n_sent} packets transmitted, {received} received, {loss}% packet loss, "
+            f"{n_sent} packets transmitted, {received} received, {loss:g}% packet loss, "
             f"time {int(n_sent * INTERVAL_MS)}ms\n"
         )
         fh.write(
