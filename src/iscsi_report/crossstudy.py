@@ -872,6 +872,12 @@ def bounds_table(cs: CrossStudy, fit: CpuFit | None = None, model: WireModel | N
     return pd.DataFrame(rows)
 
 
+def _binding_label(rec: Mapping[str, Any]) -> str:
+    """Short text naming a row's binding bound and whether it was measured or inferred."""
+    label = BOUND_LABELS[rec["binding"]]
+    return label if math.isfinite(rec["binding_fraction"]) else f"{label} (by elimination)"
+
+
 def bounds_long(bounds: pd.DataFrame) -> pd.DataFrame:
     """Long form of :func:`bounds_table` for charts: one row per case and known bound."""
     rows = []
@@ -885,6 +891,7 @@ def bounds_long(bounds: pd.DataFrame) -> pd.DataFrame:
                         "bound": BOUND_LABELS[b],
                         "fraction": rec[f"frac_{b}"],
                         "binding": rec["binding"] == b,
+                        "binding_label": _binding_label(rec),
                     }
                 )
     return pd.DataFrame(rows)
