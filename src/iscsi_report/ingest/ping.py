@@ -240,8 +240,10 @@ def _scan_replies(buf: np.ndarray, nl: np.ndarray, size: int) -> _FastReplies:
     rok &= _equals(buf, after, _MS_SUFFIX)
     ends = line_ends[tline]
     plain = after + len(_MS_SUFFIX) == ends
-    dup = _equals(buf, after + len(_MS_SUFFIX), _DUP_SUFFIX) & (
-        after + len(_MS_SUFFIX) + len(_DUP_SUFFIX) == ends
+    dup = np.zeros(len(tpos), dtype=bool)
+    other = np.flatnonzero(rok & ~plain)  # usually few: check the (DUP!) suffix only there
+    dup[other] = _equals(buf, after[other] + len(_MS_SUFFIX), _DUP_SUFFIX) & (
+        after[other] + len(_MS_SUFFIX) + len(_DUP_SUFFIX) == ends[other]
     )
     starts = line_starts[tline]
     has_ts = _byte_at(buf, starts) == _LBRACKET
