@@ -268,3 +268,17 @@ def test_generator_targets_equal_published_yaml(published) -> None:
         assert T.FIO_BLOCKDEV_HDD[bs].mib_per_s == published[f"fio.wireless.blockdev_hdd.{b}.mib_per_s"].value
     for k, v in T.IOSTAT_EXCERPT.items():
         assert published[f"iostat.excerpt.{k}"].value == v
+
+
+def test_every_file_parses_with_the_project_parsers(manifest: dict) -> None:
+    from iscsi_report.ingest import fio as fio_parser
+    from iscsi_report.ingest import iostat as iostat_parser
+    from iscsi_report.ingest import iperf3 as iperf3_parser
+    from iscsi_report.ingest import ping as ping_parser
+
+    parsers = {"fio": fio_parser, "iostat": iostat_parser, "iperf3": iperf3_parser,
+               "ping": ping_parser}  # fmt: skip
+    for f in manifest["files"]:
+        if f["path"].endswith(".gz"):
+            continue  # the two 450,000-reply files are covered by the statistics tests
+        parsers[f["tool"]].parse(DATASET / f["path"])

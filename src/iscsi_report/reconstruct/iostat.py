@@ -94,9 +94,10 @@ def busy_target_pct(run: FioRun) -> float:
 
 def _busy_series(rng: np.random.Generator, mean: float) -> np.ndarray:
     """Per-second busy % (2 decimals) whose mean is exactly ``mean``."""
-    cents = np.rint((mean + rng.normal(0, 1.2, RUN_REPORTS)) * 100).astype(np.int64)
-    cents = np.maximum(cents, 50)
-    cents[np.argmax(cents)] += round(mean * 100) * RUN_REPORTS - int(cents.sum())
+    noise = rng.normal(0, min(1.2, mean / 6), RUN_REPORTS)
+    cents = np.rint((mean + noise - noise.mean()) * 100).astype(np.int64)
+    residual = round(mean * 100) * RUN_REPORTS - int(cents.sum())  # rounding: |residual| < 60
+    cents[: abs(residual)] += int(np.sign(residual))
     return cents / 100
 
 
