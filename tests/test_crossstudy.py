@@ -338,3 +338,19 @@ def test_charts_refuse_unaggregated_frames() -> None:
     big = pd.DataFrame({"size_bytes": range(charts.MAX_ROWS + 1), "model_diff_pct": 0.0})
     with pytest.raises(ValueError, match="aggregate"):
         charts.reply_time_chart(big)
+
+
+def test_session_depth_caps(cs: cs_mod.CrossStudy) -> None:
+    t = cs_mod.session_depth_table(cs.l3).set_index("settings")
+    # with 48 LUNs per session, 48 x queue_depth always exceeds cmds_max: cmds_max is the cap
+    assert (t["binding_setting"] == "cmds_max").all()
+    assert t.loc["default", "in_flight_cap"] == 32 * 128
+    assert t.loc["tuned", "in_flight_cap"] == 32 * 256
+    assert t.loc["tuned", "max_latency_ms_at_write_iops"] == pytest.approx(8192 / 1_171_000 * 1000)
+
+
+def test_nvme_comparison_row(cs: cs_mod.CrossStudy) -> None:
+    b = cs_mod.bounds_table(cs).set_index("case")
+    row = b.loc["NVMe/TCP comparison (9 GB/s, 4 disks)"]
+    assert row["frac_link"] == pytest.approx(9e9 / (100e9 / 8 * 8948 / 9038))
+    assert row["binding"] == "latency_qd"

@@ -624,6 +624,37 @@ def queue_depth_change_table(l3: Study) -> pd.DataFrame:
     return t
 
 
+def session_depth_table(l3: Study) -> pd.DataFrame:
+    """Commands the initiator can keep in flight over 4x8 sessions to the 48 LUNs, default vs tuned.
+
+    Per session the cap is ``min(cmds_max, LUNs x queue_depth)``; the latency column is the
+    largest mean latency that still sustains the fio 4 KiB IOPS at that cap (Little's law).
+    """
+    sessions = l3.value("l3.tests.storage_ports") * l3.value("l3.tests.sessions_per_port")
+    luns = l3.value("l3.synthetic.disks")
+    rows = []
+    for label, cmds_id, depth_id in (
+        ("default", "l3.analysis.default_cmds_max", "l3.analysis.default_queue_depth"),
+        ("tuned", "l3.tldr.cmds_max", "l3.tldr.queue_depth"),
+    ):
+        cmds_max, depth = l3.value(cmds_id), l3.value(depth_id)
+        per_session = min(cmds_max, luns * depth)
+        row: dict[str, Any] = {
+            "settings": label,
+            "cmds_max": cmds_max,
+            "queue_depth": depth,
+            "sessions": sessions,
+            "per_session_cap": per_session,
+            "binding_setting": "cmds_max" if cmds_max <= luns * depth else "queue_depth",
+            "in_flight_cap": sessions * per_session,
+        }
+        for rw, kiops_id in (("write", "l3.record.write_kiops"), ("read", "l3.reading.read_kiops")):
+            iops = l3.value(kiops_id) * IOPS_PER_KIOPS
+            row[f"max_latency_ms_at_{rw}_iops"] = little_latency_ms(row["in_flight_cap"], iops)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def writer_thread_queue_depth(size_bytes: float, tcp_wmem_bytes: float) -> float:
     """Queue depth above which SCST replies can overflow the socket send buffer (seed 001)."""
     return tcp_wmem_bytes / (size_bytes + ISCSI_BHS_BYTES)
@@ -827,6 +858,11 @@ def _l3_rows(l3: Study) -> list[dict[str, Any]]:
             "table validation, queue_depth 256",
             l3.value("l3.analysis.after_gbit_per_s") * 1e9 / BITS_PER_BYTE,
             "later found: second port of each card underloaded until 4x8 sessions",
+        ),
+        (
+            "NVMe/TCP comparison (9 GB/s, 4 disks)",
+            l3.value("l3.bonus.nvme_gbyte_per_s") * BYTES_PER_GB,
+            "not iSCSI: same fio parameters over NVMe/TCP, for scale",
         ),
     ):
         rows.append(
