@@ -25,8 +25,10 @@ import pandas as pd
 import statsmodels.api as sm
 from statsmodels.stats.outliers_influence import OLSInfluence
 
-from iscsi_report import model
+from iscsi_report import model, storage
+from iscsi_report.dataset import Dataset, verify
 from iscsi_report.errors import DesignError
+from iscsi_report.ingest import iperf3, ping
 
 # Term groups of model.write_latency that share one coefficient.
 TERM_GROUPS: dict[str, tuple[str, ...]] = {
@@ -46,11 +48,12 @@ RANK_TOLERANCE = 1e-10  # relative singular-value cut-off for rank deficiency
 CONFIDENCE = 0.95
 COV_TYPE = "HC3"  # MacKinnon & White: robust to heteroscedasticity, good for small n
 
-# Columns a runs frame must have (one row per remote fio run) and optional iSCSI key columns.
-RUN_COLUMNS: tuple[str, ...] = (
-    "run", "network", "device", "bs_bytes", "max_outstanding_r2t",
-    "op_ms", "one_way_ms", "link_bps", "device_ms", "cpu_ms",
-)  # fmt: skip
+# Columns a configuration frame must have (measured model inputs), and a runs frame (one row per
+# remote fio run) in addition its observed op time; optional iSCSI key columns follow.
+INPUT_COLUMNS: tuple[str, ...] = (
+    "network", "device", "bs_bytes", "max_outstanding_r2t", "one_way_ms", "link_bps", "device_ms", "cpu_ms",
+)
+RUN_COLUMNS: tuple[str, ...] = ("run", *INPUT_COLUMNS, "op_ms")
 ISCSI_COLUMNS: dict[str, object] = {
     "first_burst_bytes": model.DEFAULT_FIRST_BURST_BYTES,
     "max_burst_bytes": model.DEFAULT_MAX_BURST_BYTES,
@@ -60,17 +63,26 @@ ISCSI_COLUMNS: dict[str, object] = {
 CONFIG_KEYS: tuple[str, ...] = ("network", "device", "max_outstanding_r2t", "bs_bytes")
 
 
+def check_inputs(frame: pd.DataFrame, columns: Sequence[str] = INPUT_COLUMNS) -> None:
+    """Refuse a frame missing a column, or with a non-finite or negative input (op time <= 0)."""
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise DesignError(f"frame lacks column(s) {missing}; expected {list(columns)}")
+    if frame.empty:
+        raise DesignError("frame is empty: nothing to fit or project")
+    numeric = [c for c in ("op_ms", "one_way_ms", "link_bps", "device_ms", "cpu_ms") if c in columns]
+    values = frame[numeric].to_numpy(float)
+    bad = ~np.isfinite(values).all(axis=1) | (values < 0).any(axis=1)
+    if "op_ms" in numeric:
+        bad |= frame["op_ms"].to_numpy(float) <= 0
+    if bad.any():
+        label = frame["run"] if "run" in frame.columns else frame.index.to_series()
+        raise DesignError(f"row(s) {list(label[bad])} have a missing, negative or zero input")
+
+
 def check_runs(runs: pd.DataFrame) -> None:
     """Refuse a runs frame missing a column or holding a non-finite or non-positive op time."""
-    missing = [c for c in RUN_COLUMNS if c not in runs.columns]
-    if missing:
-        raise DesignError(f"runs frame lacks column(s) {missing}; expected {list(RUN_COLUMNS)}")
-    if runs.empty:
-        raise DesignError("runs frame is empty: nothing to fit")
-    numeric = runs[["op_ms", "one_way_ms", "link_bps", "device_ms", "cpu_ms"]].to_numpy(float)
-    bad = ~np.isfinite(numeric).all(axis=1) | (runs["op_ms"].to_numpy(float) <= 0)
-    if bad.any():
-        raise DesignError(f"run(s) {list(runs.loc[bad, 'run'])} have a missing or non-positive input")
+    check_inputs(runs, RUN_COLUMNS)
 
 
 def iscsi_params(row: Mapping[str, object]) -> model.IscsiParams:
@@ -103,8 +115,8 @@ def unit_counts(bs_bytes: int, params: model.IscsiParams) -> tuple[float, float]
 
 
 def term_matrix(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per run: the model's term-group values (ms) from its measured inputs, plus ``legs``."""
-    check_runs(runs)
+    """Per row: the model's term-group values (ms) from its measured inputs, plus ``legs``."""
+    check_inputs(runs)
     counts = [unit_counts(int(r["bs_bytes"]), iscsi_params(r)) for r in runs.to_dict("records")]
     legs = np.array([c[0] for c in counts])
     units = np.array([c[1] for c in counts])
@@ -138,7 +150,7 @@ class Variant:
 
 
 def default_variants() -> list[Variant]:
-    """The variants the chapter compares; ``network_physical`` is the declared primary."""
+    """The variants the chapter compares; :data:`PRIMARY_VARIANT` is the declared primary."""
     one = PHYSICAL_COEFFICIENT
     return [
         Variant("blog_as_written", {r: one for r in REGRESSORS}, note="every β fixed at 1: no fit"),
@@ -151,7 +163,11 @@ def default_variants() -> list[Variant]:
     ]
 
 
-PRIMARY_VARIANT = "network_physical"
+# Declared primary, on identifiability grounds: per-byte transmission and per-byte CPU (and device)
+# cost are collinear within a network, so one must be pinned; the transmission time at the iperf3
+# rate is the physically measured one. One-way latency stays free because the latency iSCSI's
+# back-to-back messages see need not be ping's mean (seed 000, "Projections").
+PRIMARY_VARIANT = "transmit_physical"
 
 
 def design_diagnostics(x: pd.DataFrame) -> tuple[float, pd.DataFrame]:
@@ -241,7 +257,7 @@ def _fixed_only(variant: Variant, runs: pd.DataFrame, terms: pd.DataFrame) -> Te
     table = _run_table(runs, terms, fitted, np.full(len(y), np.nan), np.full(len(y), np.nan))
     resid = y - fitted
     return TermFit(variant, coef, float("nan"), pd.DataFrame(columns=["term", "vif"]), False, [], table,
-                   pd.DataFrame(), float(np.sqrt(np.mean(resid**2))), float(len(y)), float("nan"))
+                   pd.DataFrame(), float(np.sqrt(np.mean(resid**2))), float(len(y)), r_squared(y, fitted))
 
 
 def _run_table(runs: pd.DataFrame, terms: pd.DataFrame, fitted: np.ndarray, hat: np.ndarray,
@@ -260,8 +276,10 @@ def _run_table(runs: pd.DataFrame, terms: pd.DataFrame, fitted: np.ndarray, hat:
 
 
 def fit_variant(runs: pd.DataFrame, variant: Variant, *,
-                condition_threshold: float = CONDITION_NUMBER_THRESHOLD) -> TermFit:
-    """Fit one variant by OLS with HC3 errors; DesignError if singular, flagged if near-collinear."""
+                condition_threshold: float = CONDITION_NUMBER_THRESHOLD,
+                vif_threshold: float = VIF_THRESHOLD) -> TermFit:
+    """Fit one variant by OLS with HC3 errors; DesignError if singular, flagged if near-collinear
+    (scaled condition number or any VIF above its threshold)."""
     terms = term_matrix(runs)
     if not variant.free:
         return _fixed_only(variant, runs, terms)
@@ -276,11 +294,13 @@ def fit_variant(runs: pd.DataFrame, variant: Variant, *,
     y = runs["op_ms"].to_numpy(float) - offset
     cond, vif = design_diagnostics(x)
     warnings = []
-    near = cond > condition_threshold
+    max_vif = float(vif["vif"].max()) if vif["vif"].notna().any() else 0.0
+    near = cond > condition_threshold or max_vif > vif_threshold
     if near:
         warnings.append(
-            f"near-collinear design: scaled condition number {cond:.1f} > {condition_threshold:g}; "
-            "individual coefficients are poorly determined (see VIFs)"
+            f"near-collinear design: scaled condition number {cond:.1f} (threshold "
+            f"{condition_threshold:g}), largest VIF {max_vif:.1f} (threshold {vif_threshold:g}); "
+            "individual coefficients are poorly determined"
         )
     if len(y) <= x.shape[1]:
         raise DesignError(f"variant {variant.name}: {len(y)} runs leave no residual degrees of freedom "
@@ -308,7 +328,13 @@ def fit_variant(runs: pd.DataFrame, variant: Variant, *,
     table = _run_table(runs, terms, fitted, hat, infl.cooks_distance[0], student)
     cov = pd.DataFrame(robust.cov_params(), index=x.columns, columns=x.columns)
     return TermFit(variant, coef, cond, vif, near, warnings, table, cov, float(np.sqrt(ols.scale)),
-                   float(ols.df_resid), float(ols.rsquared))
+                   float(ols.df_resid), r_squared(runs["op_ms"].to_numpy(float), fitted))
+
+
+def r_squared(observed: np.ndarray, fitted: np.ndarray) -> float:
+    """Share of the variance of op_ms the fit explains (on op_ms itself, not the offset response)."""
+    total = float(((observed - observed.mean()) ** 2).sum())
+    return 1.0 - float(((observed - fitted) ** 2).sum()) / total if total > 0 else float("nan")
 
 
 @dataclass(frozen=True)
@@ -359,6 +385,94 @@ def variant_table(outcomes: Sequence[VariantOutcome]) -> pd.DataFrame:
             "note": o.refused or o.variant.note,
         })
     return pd.DataFrame(rows)
+
+
+# ---- Measured inputs from a dataset ------------------------------------------------------------
+
+MODEL_PING_INTERVAL_S = 0.002  # the blog's choice: 2 ms pings resemble iSCSI's message spacing
+CPU_CORES_COUNTED = 1  # the blog reads iostat's busy % as one core's seconds per second
+MANIFEST_PARAMETER_KEYS = {  # manifest iscsi_parameters key -> ISCSI_COLUMNS name
+    "FirstBurstLength": "first_burst_bytes",
+    "MaxBurstLength": "max_burst_bytes",
+    "ImmediateData": "immediate_data",
+    "InitialR2T": "initial_r2t",
+}
+
+
+def rtt_samples_by_network(ds: Dataset, interval_s: float = MODEL_PING_INTERVAL_S) -> dict[str, np.ndarray]:
+    """RTT samples (ms, duplicates excluded) of each network's ping files at ``interval_s``."""
+    out: dict[str, list[np.ndarray]] = {}
+    for f in ds.select("ping", interval_s=interval_s):
+        result = ping.parse(verify(f))
+        out.setdefault(str(f.labels["network"]), []).append(result.rtt_ms[~result.duplicate])
+    if not out:
+        raise DesignError(f"dataset {ds.name}: no ping files with interval_s={interval_s}")
+    return {k: np.concatenate(v) for k, v in out.items()}
+
+
+def link_bps_by_network(ds: Dataset) -> dict[str, float]:
+    """Received bits per second of each network's iperf3 run(s) (mean if several)."""
+    rates: dict[str, list[float]] = {}
+    for f in ds.select("iperf3"):
+        received = iperf3.summary(iperf3.parse(verify(f)))["received_bps"]
+        rates.setdefault(str(f.labels["network"]), []).append(received)
+    return {k: float(np.mean(v)) for k, v in rates.items()}
+
+
+def _yes(value: object) -> bool:
+    """iSCSI boolean keys are printed Yes/No."""
+    return str(value).strip().lower() in ("yes", "true", "1")
+
+
+def iscsi_columns(ds: Dataset, name: str | None) -> dict[str, object]:
+    """The ISCSI_COLUMNS values of a named manifest parameter set (RFC defaults if unnamed)."""
+    if name is None:
+        return dict(ISCSI_COLUMNS)
+    if name not in ds.iscsi_parameters:
+        raise DesignError(f"dataset {ds.name}: iscsi_parameters has no set {name!r}")
+    keys = ds.iscsi_parameters[name]
+    out = dict(ISCSI_COLUMNS)
+    for key, col in MANIFEST_PARAMETER_KEYS.items():
+        if key in keys:
+            out[col] = _yes(keys[key]) if isinstance(ISCSI_COLUMNS[col], bool) else int(keys[key])
+    return out
+
+
+def runs_from_dataset(ds: Dataset) -> tuple[pd.DataFrame, dict[str, storage.DeviceFit]]:
+    """One row per remote fio run with its measured model inputs (see :data:`RUN_COLUMNS`).
+
+    one_way_ms = mean 2 ms-interval RTT / 2 of its network; link_bps from iperf3; device_ms from
+    the local-device fit (:mod:`iscsi_report.storage`) at the request size iostat saw; cpu_ms from
+    the target's iostat busy share over the run's IOPS.
+    """
+    runs = storage.fio_runs(ds)
+    fits, _ = storage.fit_devices(runs)
+    remote = runs[~storage.is_local(runs)].copy()
+    rtt = rtt_samples_by_network(ds)
+    links = link_bps_by_network(ds)
+    for network in remote["network"].unique():
+        if network not in rtt or network not in links:
+            raise DesignError(f"network {network!r} has fio runs but no 2 ms ping or iperf3 file")
+    req = storage.iostat_requests(ds).set_index("run")["request_bytes"]
+    cpu_table = storage.cpu_ms_per_op(storage.iostat_cpu(ds), cores=CPU_CORES_COUNTED)
+    cpu = cpu_table.set_index("run")["cpu_ms_per_op"]
+    remote["one_way_ms"] = remote["network"].map({k: v.mean() / 2 for k, v in rtt.items()})
+    remote["link_bps"] = remote["network"].map(links)
+    remote["device_request_bytes"] = remote["run"].map(req)
+    remote["cpu_ms"] = remote["run"].map(cpu)
+    missing = remote["device_request_bytes"].isna() | remote["cpu_ms"].isna()
+    if missing.any():
+        raise DesignError(f"run(s) {list(remote.loc[missing, 'run'])} have no matching iostat file")
+    for device in remote["device"].unique():
+        if device not in fits:
+            raise DesignError(f"device {device!r} has remote runs but no local fit")
+    remote["device_ms"] = [fits[d].predict_ms(b) for d, b in
+                           zip(remote["device"], remote["device_request_bytes"], strict=True)]
+    params = [iscsi_columns(ds, n) for n in remote["iscsi_parameters"]]
+    for col in ISCSI_COLUMNS:
+        remote[col] = [p[col] for p in params]
+    remote["validation"] = storage.is_validation(remote)
+    return remote.reset_index(drop=True), fits
 
 
 # ---- Leave-one-configuration-out validation ------------------------------------------------
