@@ -91,15 +91,16 @@ class Study:
 
 @dataclass(frozen=True)
 class CrossStudy:
-    """The three seeds this chapter recomputes."""
+    """The three seeds this chapter recomputes, and the blog it compares them with."""
 
     scst: Study
     l3: Study
     comstar: Study
+    blog: Study  # seed 002, transcribed by the blog chapter; used for the four-bound table
 
     def studies(self) -> dict[str, Study]:
-        """The studies keyed as in :data:`STUDY_FILES`."""
-        return {"scst": self.scst, "l3": self.l3, "comstar": self.comstar}
+        """The studies keyed as in :data:`STUDY_FILES`, plus ``blog``."""
+        return {"scst": self.scst, "l3": self.l3, "comstar": self.comstar, "blog": self.blog}
 
     def numbers(self) -> dict[str, PublishedNumber]:
         """Every published number of the three files; ids are unique across them."""
@@ -153,9 +154,10 @@ def load_study(path: str | Path) -> Study:
 
 
 def load_cross_study(published_dir: str | Path) -> CrossStudy:
-    """Load the three seed files of this chapter from ``published_dir``."""
+    """Load the three seed files of this chapter, and the blog's, from ``published_dir``."""
     d = Path(published_dir)
-    return CrossStudy(**{key: load_study(d / name) for key, name in STUDY_FILES.items()})
+    studies = {key: load_study(d / name) for key, name in STUDY_FILES.items()}
+    return CrossStudy(**studies, blog=load_study(d / BLOG_FILE))
 
 
 # === Bytes on the wire ============================================================================
@@ -685,33 +687,17 @@ BOUND_LABELS = {
 }
 
 
-@dataclass(frozen=True)
-class BlogConfiguration:
-    """One measured Helios4 configuration of the blog (seed 002, "Projections" table)."""
-
-    name: str
-    r2t: int
-    op_time_ms: float  # the blog's modelled time of one 2 MiB write at queue depth 1
-    achieved_mib_per_s: float  # "Actual thr" column
-    link_bit_per_s: float  # iperf3 goodput of the network
-    device_iops: float  # local fio sg IOPS of the drive at 2 MiB
-
-
-BLOG_IO_BYTES = 2 * BYTES_PER_MIB
-BLOG_QUEUE_DEPTH = 1
-BLOG_CPU_MS_PER_OP = 8.0  # "CPU lat (1M*2)": 12% CPU at 30 IOPS of 1 MiB, doubled for 2 MiB
-BLOG_WIRELESS_BIT_PER_S = 600e6  # iperf3 over 802.11ac
-BLOG_WIRED_BIT_PER_S = 930e6  # iperf3 over gigabit Ethernet
-BLOG_HDD_IOPS_2MIB = 67.0  # fio sg, 2M, HDD
-BLOG_SSD_IOPS_2MIB = 176.0  # fio sg, 2M, SSD
-BLOG_CONFIGURATIONS = (
-    BlogConfiguration("wireless, HDD", 1, 70.14, 31.0, BLOG_WIRELESS_BIT_PER_S, BLOG_HDD_IOPS_2MIB),
-    BlogConfiguration("wired, HDD", 1, 34.67, 62.0, BLOG_WIRED_BIT_PER_S, BLOG_HDD_IOPS_2MIB),
-    BlogConfiguration("wired, SSD", 1, 30.07, 72.0, BLOG_WIRED_BIT_PER_S, BLOG_SSD_IOPS_2MIB),
-    BlogConfiguration("wireless, HDD", 16, 49.14, 42.0, BLOG_WIRELESS_BIT_PER_S, BLOG_HDD_IOPS_2MIB),
-    BlogConfiguration("wired, HDD", 16, 31.74, 70.0, BLOG_WIRED_BIT_PER_S, BLOG_HDD_IOPS_2MIB),
-    BlogConfiguration("wired, SSD", 16, 27.14, 82.0, BLOG_WIRED_BIT_PER_S, BLOG_SSD_IOPS_2MIB),
+BLOG_FILE = "blog-2023.yaml"
+BLOG_IO_BYTES = 2 * BYTES_PER_MIB  # bs=2M in the blog's fio job
+FIO_DEFAULT_IODEPTH = 1  # the blog's jobs set no iodepth: one command in flight per job
+MBIT = 1e6
+# (projection key, label, iperf3 id, local 2 MiB device IOPS id) of the blog's measured setups
+BLOG_SETUPS = (
+    ("wireless_hdd", "wireless, HDD", "network.iperf3.wireless_mbit_per_s", "fio.local.hdd.2m.iops"),
+    ("wired_hdd", "wired, HDD", "network.iperf3.wired_mbit_per_s", "fio.local.hdd.2m.iops"),
+    ("wired_ssd", "wired, SSD", "network.iperf3.wired_mbit_per_s", "fio.local.ssd.2m.iops"),
 )
+BLOG_R2T_SETTINGS = (1, 16)  # MaxOutstandingR2T of the blog's two projection blocks
 COMSTAR_ASSUMED_MTU_BYTES = 1500  # the seed does not give the MTU; standard frames assumed
 
 
@@ -755,26 +741,30 @@ def _bound_row(
     return row
 
 
-def _blog_rows() -> list[dict[str, Any]]:
-    """The blog's six configurations: queue depth 1, so IOPS <= 1 / op time."""
+def _blog_rows(blog: Study) -> list[dict[str, Any]]:
+    """The blog's six measured configurations: one command in flight, so IOPS <= 1 / op time."""
+    queue_depth = blog.value("setup.fio_numjobs") * FIO_DEFAULT_IODEPTH
     rows = []
-    for cfg in BLOG_CONFIGURATIONS:
-        bounds = {
-            "latency_qd": BLOG_QUEUE_DEPTH / (cfg.op_time_ms / MS_PER_S) * BLOG_IO_BYTES,
-            "link": cfg.link_bit_per_s / BITS_PER_BYTE,
-            "cpu": MS_PER_S / BLOG_CPU_MS_PER_OP * BLOG_IO_BYTES,
-            "device": cfg.device_iops * BLOG_IO_BYTES,
-        }
-        rows.append(
-            _bound_row(
-                "Helios4 blog (seed 002)",
-                f"{cfg.name}, MaxOutstandingR2T={cfg.r2t}, 2 MiB writes",
-                BLOG_IO_BYTES,
-                cfg.achieved_mib_per_s * BYTES_PER_MIB,
-                bounds,
-                f"op time {cfg.op_time_ms} ms at queue depth 1; link is iperf3 goodput",
+    for r2t in BLOG_R2T_SETTINGS:
+        for key, label, link_id, device_id in BLOG_SETUPS:
+            prefix = f"projection.r2t{r2t}.{key}"
+            op_ms = blog.value(f"{prefix}.op_ms")
+            bounds = {
+                "latency_qd": queue_depth / (op_ms / MS_PER_S) * BLOG_IO_BYTES,
+                "link": blog.value(link_id) * MBIT / BITS_PER_BYTE,
+                "cpu": MS_PER_S / blog.value(f"{prefix}.cpu_lat_ms") * BLOG_IO_BYTES,
+                "device": blog.value(device_id) * BLOG_IO_BYTES,
+            }
+            rows.append(
+                _bound_row(
+                    "Helios4 blog (seed 002)",
+                    f"{label}, MaxOutstandingR2T={r2t}, 2 MiB writes",
+                    BLOG_IO_BYTES,
+                    blog.value(f"{prefix}.actual_mib_per_s") * BYTES_PER_MIB,
+                    bounds,
+                    f"modelled op time {op_ms} ms at queue depth {queue_depth:g}; link is iperf3 goodput",
+                )
             )
-        )
     return rows
 
 
@@ -904,7 +894,7 @@ def bounds_table(cs: CrossStudy, fit: CpuFit | None = None, model: WireModel | N
     """Every system's achieved rate as a fraction of each bound, and the bound that binds."""
     model = model or WireModel()
     fit = fit or scst_cpu_fit(cs.scst)
-    rows = _blog_rows() + _scst_rows(cs.scst, fit, model) + _l3_rows(cs.l3) + _comstar_rows(cs.comstar)
+    rows = _blog_rows(cs.blog) + _scst_rows(cs.scst, fit, model) + _l3_rows(cs.l3) + _comstar_rows(cs.comstar)
     return pd.DataFrame(rows)
 
 
