@@ -50,6 +50,11 @@ ETH_HEADER_BYTES = 14  # destination, source, EtherType
 ETH_FCS_BYTES = 4
 ETH_INTERFRAME_GAP_BYTES = 12  # 96 bit times of idle line
 
+REDUCED_CLOCK_SIZE_BYTES = 2048  # the paper's 1.6 GHz runs read 2048 bytes
+ROOFLINE_MIN_BYTES = 512
+ROOFLINE_MAX_BYTES = 2**20
+ROOFLINE_POINTS = 49  # four per octave over 512 B .. 1 MiB
+CROSSOVER_SEARCH_BYTES = (1.0, float(2**24))  # bracket for the CPU = network root
 SATURATION_FRACTION = 0.9  # a resource running at >= 90% of its ceiling is taken as the binding one
 
 STUDY_FILES = {
@@ -404,7 +409,7 @@ def clock_scaled_fraction(
 def clock_scaling_table(scst: Study, fit: CpuFit, model: WireModel | None = None) -> pd.DataFrame:
     """Predict the 2048-byte results at 1.6 GHz by scaling CPU time with 2.4/1.6; compare to seed."""
     model = model or WireModel()
-    size = 2048
+    size = REDUCED_CLOCK_SIZE_BYTES
     ghz_from = scst.value("scst.nagle.standard_clock_ghz")
     ghz_to = scst.value("scst.nagle.reduced_clock_ghz")
     peaks = peak_table(scst).set_index("size_bytes")
@@ -469,7 +474,7 @@ ROOFLINE_NETWORK = "network (1 Gb/s)"
 def roofline_frame(fit: CpuFit, model: WireModel, sizes_bytes: np.ndarray | None = None) -> pd.DataFrame:
     """IOPS ceilings against I/O size: the network line and one CPU line per mode (long form)."""
     if sizes_bytes is None:
-        sizes_bytes = np.geomspace(512, 2**20, 49)
+        sizes_bytes = np.geomspace(ROOFLINE_MIN_BYTES, ROOFLINE_MAX_BYTES, ROOFLINE_POINTS)
     rows = []
     for size in sizes_bytes:
         rows.append(
@@ -513,7 +518,7 @@ def crossover_table(fit: CpuFit, model: WireModel, clock_ghz: float | None = Non
         def gap(size: float, mode: str = mode) -> float:
             return fit.cpu_us(mode, size, clock_ghz) - reply_time_us(size, model)
 
-        lo, hi = 1.0, float(2**24)
+        lo, hi = CROSSOVER_SEARCH_BYTES
         size = brentq(gap, lo, hi) if gap(lo) * gap(hi) < 0 else float("nan")
         rows.append(
             {
@@ -597,8 +602,10 @@ def littles_law_table(cs: CrossStudy) -> pd.DataFrame:
             "derivation": "upper bound on commands in flight = IOPS x 1.25 ms (initiator allows 384)",
         }
     )
-    for size in (4096, 16384, 65536):
-        qd = scst.value(f"scst.measure.saturation_qd.{size}")
+    prefix = "scst.measure.saturation_qd."
+    for key in sorted((k for k in scst.numbers if k.startswith(prefix)), key=lambda k: int(k[len(prefix) :])):
+        size = int(key[len(prefix) :])
+        qd = scst.value(key)
         iops = float(peaks.loc[size, "nodelay_iops"])
         rows.append(
             {
@@ -936,6 +943,8 @@ def _scst_recomputed(scst: Study, model: WireModel) -> tuple[dict[str, float], d
     rec: dict[str, float] = {}
     why: dict[str, str] = {}
     peaks = peak_table(scst).set_index("size_bytes")
+    tpt = scst.table("throughput_time")
+    cpu_bound = {m: set(tpt.dropna(subset=[f"cpu_us_{m}"])["size_bytes"]) for m in MODES}
     for size, row in peaks.iterrows():
         best = float(row["adaptive_iops"])
         reply = reply_time_us(size, model)
@@ -951,12 +960,12 @@ def _scst_recomputed(scst: Study, model: WireModel) -> tuple[dict[str, float], d
         why[f"scst.peak.mbps.{size}"] = "Best peak IOPS x size / 10^6."
         rec[f"scst.peak.net_pct.{size}"] = PERCENT * best * reply / US_PER_S
         why[f"scst.peak.net_pct.{size}"] = "Best peak IOPS x our network reply time."
-        if size in scst.table("throughput_time").dropna(subset=["cpu_us_nodelay"])["size_bytes"].tolist():
+        if size in cpu_bound["nodelay"]:
             rec[f"scst.tpt.cpu_us_nodelay.{size}"] = US_PER_S / float(row["nodelay_iops"])
             why[f"scst.tpt.cpu_us_nodelay.{size}"] = "10^6 / TCP_NODELAY peak IOPS."
             rec[f"scst.peak.diff_pct.{size}"] = _pct_change(best, float(row["nodelay_iops"]))
             why[f"scst.peak.diff_pct.{size}"] = "Adaptive Nagle peak over TCP_NODELAY peak."
-        if size in (512, 1024):
+        if size in cpu_bound["adaptive"]:
             rec[f"scst.tpt.cpu_us_adaptive.{size}"] = US_PER_S / best
             why[f"scst.tpt.cpu_us_adaptive.{size}"] = "10^6 / Adaptive Nagle peak IOPS."
     inconsistent_1024 = (
