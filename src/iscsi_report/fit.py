@@ -533,3 +533,44 @@ def _mib(run: pd.Series) -> float:
 def mean_abs_error_pct(loo: pd.DataFrame) -> float:
     """Mean absolute leave-one-out error (%) over the scored runs."""
     return float(loo["error_pct"].abs().mean())
+
+
+def blog_errors() -> pd.DataFrame:
+    """The blog's six validation errors: as published and as its own formula gives them."""
+    table = model.blog_projection_table()
+    return pd.DataFrame({
+        "network": table["network"], "device": table["device"].str.lower(),
+        "max_outstanding_r2t": table["max_outstanding_r2t"].astype(int),
+        "blog_error_pct": table["published_error_pct"], "blog_formula_error_pct": table["error_pct"],
+    })
+
+
+def validation_table(runs: pd.DataFrame, variant: Variant, keys: Sequence[str] = CONFIG_KEYS) -> pd.DataFrame:
+    """Leave-one-configuration-out errors of the validation runs beside the blog's errors."""
+    loo = leave_one_out(runs, variant, runs["validation"].to_numpy(bool), keys)
+    loo["max_outstanding_r2t"] = loo["max_outstanding_r2t"].astype(int)
+    out = loo.merge(blog_errors(), on=["network", "device", "max_outstanding_r2t"], how="left")
+    out.insert(0, "configuration", out["network"] + " " + out["device"] + " R2T "
+               + out["max_outstanding_r2t"].astype(str))
+    return out
+
+
+def loo_by_variant(runs: pd.DataFrame, variants: Sequence[Variant] | None = None,
+                   keys: Sequence[str] = CONFIG_KEYS) -> pd.DataFrame:
+    """Mean and largest absolute leave-one-out error of every variant (refused folds counted)."""
+    rows = []
+    for v in variants if variants is not None else default_variants():
+        loo = leave_one_out(runs, v, runs["validation"].to_numpy(bool), keys)
+        rows.append({"variant": v.name, "mean_abs_error_pct": mean_abs_error_pct(loo),
+                     "max_abs_error_pct": float(loo["error_pct"].abs().max()),
+                     "refused_folds": int((loo["refused"] != "").sum()),
+                     "primary": v.name == PRIMARY_VARIANT})
+    return pd.DataFrame(rows)
+
+
+def variant_by_name(name: str) -> Variant:
+    """One of :func:`default_variants` by name (ValueError listing the names otherwise)."""
+    found = {v.name: v for v in default_variants()}
+    if name not in found:
+        raise ValueError(f"unknown variant {name!r}; choose one of {sorted(found)}")
+    return found[name]
