@@ -31,8 +31,9 @@ from iscsi_report.params import NotebookJob, discover, jobs_for
 from iscsi_report.paths import Project
 
 KERNEL_NAME = "iscsi-report"
-# Tags that keep the runner's plumbing off the published page.
+# Tags that keep the runner's plumbing off the published page; other code is collapsed.
 HIDDEN_CELL_TAGS = {"injected-parameters": "remove-cell", "parameters": "remove-cell"}
+CODE_CELL_TAG = "hide-input"
 
 
 @dataclass
@@ -97,6 +98,8 @@ def _publish_notebook(src: Path, dest: Path) -> None:
         for tag, hide in HIDDEN_CELL_TAGS.items():
             if tag in tags and hide not in tags:
                 tags.append(hide)
+        if cell.cell_type == "code" and not set(tags) & {"remove-cell", "remove-input", CODE_CELL_TAG}:
+            tags.append(CODE_CELL_TAG)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_suffix(f".{uuid.uuid4().hex}.tmp")
     nbformat.write(nb, tmp)

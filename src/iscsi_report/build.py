@@ -117,7 +117,8 @@ def build_book(project: Project, force: bool = False, stream=sys.stdout) -> int:
     site_root = site_root.with_name(f"{site_root.name}-{os.getpid()}")
     site_root.mkdir(parents=True)
     cmd = [
-        sys.executable, "-m", "jupyter_book", "build", str(project.book_dir),
+        sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
+        "build", str(project.book_dir),
         "--config", str(project.root / "_config.yml"),
         "--toc", str(project.book_dir / "_toc.yml"),
         "--path-output", str(site_root), "--builder", "html",

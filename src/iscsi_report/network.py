@@ -23,7 +23,7 @@ def rtt_samples(ds: Dataset) -> pd.DataFrame:
     frames = []
     for f in ds.select("ping"):
         result = ping.parse(verify(f))
-        replies = result.replies[~result.replies["duplicate"]]
+        replies = result.samples[~result.samples["duplicate"]]
         frames.append(pd.DataFrame({
             "file": f.rel,
             "network": f.labels.get("network", "unknown"),
@@ -74,7 +74,8 @@ def iperf_intervals(ds: Dataset) -> pd.DataFrame:
     frames = []
     for f in ds.select("iperf3"):
         result = iperf3.parse(verify(f))
-        iv = result.sum_intervals
+        iv = result.intervals
+        iv = iv[(iv["stream"] == "sum") & (iv["direction"] == "forward")]
         frames.append(pd.DataFrame({
             "file": f.rel, "network": f.labels.get("network", "unknown"),
             "start_s": iv["start_s"].to_numpy(), "end_s": iv["end_s"].to_numpy(),

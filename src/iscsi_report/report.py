@@ -61,12 +61,16 @@ class Context:
         display(shown.style.hide(axis="index").format(precision=decimals, thousands=","))
         display(Markdown(f"{{download}}`Download {name}.csv <{self.table_link(name)}>`"))
 
-    def raw_links(self, paths: list[Path]) -> None:
-        """Show download links to the exact raw files this chapter read."""
+    def raw_links(self, paths: list[Path] | None = None) -> None:
+        """Show download links to the raw files this chapter read (default: every file it opened)."""
         from IPython.display import Markdown, display
 
-        items = [f"- {{download}}`{p.name} <{self.link_to(p)}>`" for p in sorted(paths)]
-        display(Markdown("\n".join(items)))
+        from iscsi_report.ingest.textio import files_read
+
+        chosen = sorted(paths if paths is not None else files_read())
+        items = [f"- {{download}}`{p.relative_to(self.project_root).as_posix()} <{self.link_to(p)}>`"
+                 for p in chosen]
+        display(Markdown("\n".join(items) or "No raw file was read."))
 
 
 def start(
@@ -105,9 +109,10 @@ def svg(spec: Any) -> str:
     return vlc.vegalite_to_svg(as_dict)
 
 
-def glue(name: str, value: Any) -> Any:
+def glue(name: str, value: Any) -> None:
     """Glue ``value`` under ``name`` for the prose (``{glue:text}`name:.2f```), hidden where made."""
     from myst_nb import glue as nb_glue
 
+    if hasattr(value, "item") and callable(value.item):  # numpy scalar: glue the Python number
+        value = value.item()
     nb_glue(name, value, display=False)
-    return value

@@ -14,14 +14,21 @@ from pathlib import Path
 from iscsi_report.errors import IngestError
 
 READS_LOG_ENV = "ISCSI_REPORT_READS_LOG"
+_READS: dict[Path, None] = {}  # files read by this process, in first-read order
 
 
 def record_read(path: str | Path) -> None:
-    """Append the absolute path to the reads log named by $ISCSI_REPORT_READS_LOG, if set."""
+    """Remember the file as read by this process, and append it to $ISCSI_REPORT_READS_LOG if set."""
+    _READS.setdefault(Path(path).resolve(), None)
     log = os.environ.get(READS_LOG_ENV)
     if log:
         with open(log, "a", encoding="utf-8") as fh:
             fh.write(str(Path(path).resolve()) + "\n")
+
+
+def files_read() -> list[Path]:
+    """Every raw file this process has read so far (a chapter lists them as its sources)."""
+    return list(_READS)
 
 
 def read_bytes(path: str | Path) -> bytes:
