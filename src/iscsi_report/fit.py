@@ -574,3 +574,26 @@ def variant_by_name(name: str) -> Variant:
     if name not in found:
         raise ValueError(f"unknown variant {name!r}; choose one of {sorted(found)}")
     return found[name]
+
+
+def r2t_saving_per_message(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per network/device/block size measured at two MaxOutstandingR2T values: time saved per
+    one-way message removed, beside the ping one-way latency the model charges for it."""
+    terms = term_matrix(runs)
+    data = runs.assign(legs=terms["legs"])
+    rows = []
+    for (net, dev, bs), g in data.groupby(["network", "device", "bs_bytes"], sort=True):
+        by_m = g.groupby("max_outstanding_r2t").agg(op_ms=("op_ms", "mean"), legs=("legs", "first"),
+                                                     one_way_ms=("one_way_ms", "first"))
+        if len(by_m) < 2:
+            continue
+        lo, hi = by_m.iloc[0], by_m.iloc[-1]
+        removed = lo["legs"] - hi["legs"]
+        if removed <= 0:
+            continue
+        saved = (lo["op_ms"] - hi["op_ms"]) / removed
+        rows.append({"network": net, "device": dev, "bs_bytes": int(bs),
+                     "r2t_low": int(by_m.index[0]), "r2t_high": int(by_m.index[-1]),
+                     "messages_removed": removed, "saved_ms_per_message": saved,
+                     "ping_one_way_ms": lo["one_way_ms"], "ratio": saved / lo["one_way_ms"]})
+    return pd.DataFrame(rows)
