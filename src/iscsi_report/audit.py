@@ -16,6 +16,7 @@ import pandas as pd
 import yaml
 
 from iscsi_report.errors import ReportError
+from iscsi_report.ingest.textio import read_text
 
 MATCH = "match"
 WITHIN = "within tolerance"
@@ -40,7 +41,7 @@ class PublishedNumber:
 def load_published(path: str | Path) -> dict[str, PublishedNumber]:
     """Read a ``data/published/*.yaml`` file into PublishedNumber entries keyed by id."""
     p = Path(path)
-    doc = yaml.safe_load(p.read_text(encoding="utf-8"))
+    doc = yaml.safe_load(read_text(p))  # through textio: tracked as a read
     if not isinstance(doc, dict) or not isinstance(doc.get("numbers"), list):
         raise ReportError(f"{p}: expected a mapping with a 'numbers' list")
     source = str(doc.get("source", p.name))

@@ -24,8 +24,10 @@ import statsmodels.formula.api as smf
 import yaml
 from scipy.optimize import brentq
 
+from iscsi_report import model as latency_model
 from iscsi_report.audit import PublishedNumber, load_published
 from iscsi_report.errors import ReportError
+from iscsi_report.ingest.textio import read_text
 
 # --- Units ----------------------------------------------------------------------------------------
 BITS_PER_BYTE = 8
@@ -149,7 +151,7 @@ def load_study(path: str | Path) -> Study:
     """Read one ``data/published`` YAML into a :class:`Study` (numbers via ``audit.load_published``)."""
     p = Path(path)
     numbers = load_published(p)
-    doc = yaml.safe_load(p.read_text(encoding="utf-8"))
+    doc = yaml.safe_load(read_text(p))  # through textio: tracked as a read
     return Study(
         path=p,
         source=str(doc.get("source", p.name)),
@@ -751,11 +753,16 @@ def _bound_row(
 def _blog_rows(blog: Study) -> list[dict[str, Any]]:
     """The blog's six measured configurations: one command in flight, so IOPS <= 1 / op time."""
     queue_depth = blog.value("setup.fio_numjobs") * FIO_DEFAULT_IODEPTH
+    # op times from the blog's own formula and inputs: two printed wired R2T=1 values do not
+    # follow from them (see latency_model.blog_wired_r2t1_discrepancy); the consistent ones are used.
+    keys = ["max_outstanding_r2t", "network", "device"]
+    formula = latency_model.blog_projection_table().set_index(keys)["op_ms"]
     rows = []
     for r2t in BLOG_R2T_SETTINGS:
         for key, label, link_id, device_id in BLOG_SETUPS:
             prefix = f"projection.r2t{r2t}.{key}"
-            op_ms = blog.value(f"{prefix}.op_ms")
+            network_label, device_label = key.split("_")
+            op_ms = round(float(formula[(r2t, network_label, device_label.upper())]), 2)
             bounds = {
                 "latency_qd": queue_depth / (op_ms / MS_PER_S) * BLOG_IO_BYTES,
                 "link": blog.value(link_id) * MBIT / BITS_PER_BYTE,

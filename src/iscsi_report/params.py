@@ -101,11 +101,11 @@ def load_run(path: Path) -> RunSpec:
     unknown = sorted(set(doc) - TOP_LEVEL_KEYS)
     if unknown:
         raise ParamsError(f"{path}: unknown key {unknown[0]!r} (allowed: {sorted(TOP_LEVEL_KEYS)})")
-    for key in ("title", "dataset", "notebooks"):
+    for key in ("title", "notebooks"):
         if key not in doc:
             raise ParamsError(f"{path}: missing key {key!r}")
-    if not isinstance(doc["dataset"], str):
-        raise ParamsError(f"{path}: key 'dataset': expected a string")
+    if not isinstance(doc.get("dataset", ""), str | None):
+        raise ParamsError(f"{path}: key 'dataset': expected a string (or null: published numbers only)")
     timeout = doc.get("timeout_s", DEFAULT_TIMEOUT_S)
     if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0:
         raise ParamsError(f"{path}: key 'timeout_s': expected a positive integer of seconds")
@@ -113,7 +113,7 @@ def load_run(path: Path) -> RunSpec:
         name=path.stem,
         path=path,
         title=str(doc["title"]),
-        dataset=doc["dataset"],
+        dataset=doc.get("dataset") or "",
         timeout_s=timeout,
         notebooks=_notebook_overrides(path, doc["notebooks"]),
     )
@@ -143,7 +143,7 @@ def _notebook_overrides(path: Path, entries: Any) -> dict[str, dict[str, Any]]:
 def jobs_for(project: Project, spec: RunSpec) -> list[NotebookJob]:
     """Validate a run's notebooks and overrides against the parameter cells; build its jobs."""
     raw = project.raw_dir / spec.dataset
-    if not (raw / "manifest.yaml").is_file():
+    if spec.dataset and not (raw / "manifest.yaml").is_file():
         raise ParamsError(f"{spec.path}: key 'dataset': no manifest at {raw / 'manifest.yaml'}")
     jobs = []
     for name, overrides in spec.notebooks.items():
