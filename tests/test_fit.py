@@ -173,3 +173,32 @@ def test_leave_one_out_reports_a_refused_fold():
                             runs.head(5).index == 0)
     assert "runs" in loo.loc[0, "refused"]
     assert np.isnan(loo.loc[0, "error_pct"])
+
+
+def test_parameter_set_must_agree_with_the_r2t_label():
+    sets = {"r2t16": model.IscsiParams(max_outstanding_r2t=16)}
+    assert fit._parameter_set(sets, {"run": "a", "iscsi_parameters": "r2t16", "max_outstanding_r2t": 16}) \
+        .max_outstanding_r2t == 16
+    with pytest.raises(DesignError, match="MaxOutstandingR2T=16"):
+        fit._parameter_set(sets, {"run": "a", "iscsi_parameters": "r2t16", "max_outstanding_r2t": 1})
+    with pytest.raises(DesignError, match="not under"):
+        fit._parameter_set(sets, {"run": "a", "iscsi_parameters": "other", "max_outstanding_r2t": 1})
+
+
+def test_runs_from_the_reconstructed_blog_dataset():
+    from pathlib import Path
+
+    from iscsi_report import dataset
+
+    raw = Path(__file__).resolve().parents[1] / "data" / "raw" / "blog-2023"
+    if not (raw / "manifest.yaml").is_file():
+        pytest.skip("blog-2023 dataset not present")
+    runs, fits = fit.runs_from_dataset(dataset.load(raw))
+    assert len(runs) == 23 and int(runs["validation"].sum()) == 6
+    assert set(fits) == {"hdd", "ssd"}
+    assert runs.groupby("network")["one_way_ms"].first().to_dict() == pytest.approx(
+        {"wired": 0.11, "wireless": 1.475}, rel=0.01)
+    r2t16 = runs[runs["max_outstanding_r2t"] == 16]
+    assert (r2t16[list(fit.ISCSI_COLUMNS)].iloc[0].to_dict()
+            == {"first_burst_bytes": 65536, "max_burst_bytes": 262144, "immediate_data": True,
+                "initial_r2t": False})

@@ -25,10 +25,10 @@ import pandas as pd
 import statsmodels.api as sm
 from statsmodels.stats.outliers_influence import OLSInfluence
 
-from iscsi_report import model, storage
+from iscsi_report import model, r2t, storage
 from iscsi_report.dataset import Dataset, verify
 from iscsi_report.errors import DesignError
-from iscsi_report.ingest import iperf3, ping
+from iscsi_report.ingest import ping
 
 # Term groups of model.write_latency that share one coefficient.
 TERM_GROUPS: dict[str, tuple[str, ...]] = {
@@ -389,14 +389,9 @@ def variant_table(outcomes: Sequence[VariantOutcome]) -> pd.DataFrame:
 
 # ---- Measured inputs from a dataset ------------------------------------------------------------
 
-MODEL_PING_INTERVAL_S = 0.002  # the blog's choice: 2 ms pings resemble iSCSI's message spacing
+MODEL_PING_INTERVAL_S = r2t.DEFAULT_PING_INTERVAL_S  # the blog's 2 ms pings
+BITS_PER_MBIT = 1e6
 CPU_CORES_COUNTED = 1  # the blog reads iostat's busy % as one core's seconds per second
-MANIFEST_PARAMETER_KEYS = {  # manifest iscsi_parameters key -> ISCSI_COLUMNS name
-    "FirstBurstLength": "first_burst_bytes",
-    "MaxBurstLength": "max_burst_bytes",
-    "ImmediateData": "immediate_data",
-    "InitialR2T": "initial_r2t",
-}
 
 
 def rtt_samples_by_network(ds: Dataset, interval_s: float = MODEL_PING_INTERVAL_S) -> dict[str, np.ndarray]:
@@ -410,54 +405,42 @@ def rtt_samples_by_network(ds: Dataset, interval_s: float = MODEL_PING_INTERVAL_
     return {k: np.concatenate(v) for k, v in out.items()}
 
 
-def link_bps_by_network(ds: Dataset) -> dict[str, float]:
-    """Received bits per second of each network's iperf3 run(s) (mean if several)."""
-    rates: dict[str, list[float]] = {}
-    for f in ds.select("iperf3"):
-        received = iperf3.summary(iperf3.parse(verify(f)))["received_bps"]
-        rates.setdefault(str(f.labels["network"]), []).append(received)
-    return {k: float(np.mean(v)) for k, v in rates.items()}
-
-
-def _yes(value: object) -> bool:
-    """iSCSI boolean keys are printed Yes/No."""
-    return str(value).strip().lower() in ("yes", "true", "1")
-
-
-def iscsi_columns(ds: Dataset, name: str | None) -> dict[str, object]:
-    """The ISCSI_COLUMNS values of a named manifest parameter set (RFC defaults if unnamed)."""
-    if name is None:
-        return dict(ISCSI_COLUMNS)
-    if name not in ds.iscsi_parameters:
-        raise DesignError(f"dataset {ds.name}: iscsi_parameters has no set {name!r}")
-    keys = ds.iscsi_parameters[name]
-    out = dict(ISCSI_COLUMNS)
-    for key, col in MANIFEST_PARAMETER_KEYS.items():
-        if key in keys:
-            out[col] = _yes(keys[key]) if isinstance(ISCSI_COLUMNS[col], bool) else int(keys[key])
-    return out
+def _parameter_set(sets: Mapping[str, model.IscsiParams], run: Mapping[str, object]) -> model.IscsiParams:
+    """The run's named manifest parameter set (RFC defaults if unnamed), checked against its R2T label."""
+    name = run.get("iscsi_parameters")
+    if name is None or (isinstance(name, float) and np.isnan(name)):
+        return model.IscsiParams(max_outstanding_r2t=int(run["max_outstanding_r2t"]))
+    if name not in sets:
+        raise DesignError(f"run {run['run']}: parameter set {name!r} is not under the manifest's "
+                          "iscsi_parameters")
+    params = sets[str(name)]
+    if params.max_outstanding_r2t != int(run["max_outstanding_r2t"]):
+        raise DesignError(f"run {run['run']}: label max_outstanding_r2t={run['max_outstanding_r2t']} but "
+                          f"set {name!r} has MaxOutstandingR2T={params.max_outstanding_r2t}")
+    return params
 
 
 def runs_from_dataset(ds: Dataset) -> tuple[pd.DataFrame, dict[str, storage.DeviceFit]]:
     """One row per remote fio run with its measured model inputs (see :data:`RUN_COLUMNS`).
 
-    one_way_ms = mean 2 ms-interval RTT / 2 of its network; link_bps from iperf3; device_ms from
+    one_way_ms = mean 2 ms-interval RTT / 2 of its network and link_bps from iperf3 (both via
+    :mod:`iscsi_report.r2t`, as the projections chapter reads them); device_ms from
     the local-device fit (:mod:`iscsi_report.storage`) at the request size iostat saw; cpu_ms from
     the target's iostat busy share over the run's IOPS.
     """
     runs = storage.fio_runs(ds)
     fits, _ = storage.fit_devices(runs)
     remote = runs[~storage.is_local(runs)].copy()
-    rtt = rtt_samples_by_network(ds)
-    links = link_bps_by_network(ds)
+    nets = r2t.network_inputs(r2t.rtt_means(ds), r2t.iperf_rates(ds), MODEL_PING_INTERVAL_S)
+    nets = nets.set_index("network")
     for network in remote["network"].unique():
-        if network not in rtt or network not in links:
+        if network not in nets.index or nets.loc[network, "missing"]:
             raise DesignError(f"network {network!r} has fio runs but no 2 ms ping or iperf3 file")
     req = storage.iostat_requests(ds).set_index("run")["request_bytes"]
     cpu_table = storage.cpu_ms_per_op(storage.iostat_cpu(ds), cores=CPU_CORES_COUNTED)
     cpu = cpu_table.set_index("run")["cpu_ms_per_op"]
-    remote["one_way_ms"] = remote["network"].map({k: v.mean() / 2 for k, v in rtt.items()})
-    remote["link_bps"] = remote["network"].map(links)
+    remote["one_way_ms"] = remote["network"].map(nets["one_way_ms"])
+    remote["link_bps"] = remote["network"].map(nets["received_mbit_per_s"] * BITS_PER_MBIT)
     remote["device_request_bytes"] = remote["run"].map(req)
     remote["cpu_ms"] = remote["run"].map(cpu)
     missing = remote["device_request_bytes"].isna() | remote["cpu_ms"].isna()
@@ -468,9 +451,10 @@ def runs_from_dataset(ds: Dataset) -> tuple[pd.DataFrame, dict[str, storage.Devi
             raise DesignError(f"device {device!r} has remote runs but no local fit")
     remote["device_ms"] = [fits[d].predict_ms(b) for d, b in
                            zip(remote["device"], remote["device_request_bytes"], strict=True)]
-    params = [iscsi_columns(ds, n) for n in remote["iscsi_parameters"]]
+    sets = r2t.parameter_sets(ds.iscsi_parameters, ds.root / "manifest.yaml").sets
+    params = [_parameter_set(sets, r) for r in remote.to_dict("records")]
     for col in ISCSI_COLUMNS:
-        remote[col] = [p[col] for p in params]
+        remote[col] = [getattr(p, col) for p in params]
     remote["validation"] = storage.is_validation(remote)
     return remote.reset_index(drop=True), fits
 

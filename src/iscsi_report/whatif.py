@@ -214,3 +214,44 @@ def blog_questions(bs_bytes: int = model.BLOG_BS_BYTES,
          "network": "wired", "device": "ssd", "max_outstanding_r2t": 16, "link_bps": faster_link_bps},
     ]
 
+
+
+def measured_points(runs: pd.DataFrame, bs_bytes: int, devices: Sequence[str],
+                    max_outstanding_r2t: Sequence[int]) -> pd.DataFrame:
+    """Measured runs at one block size on the heatmap's panels, with their link in Mbit/s."""
+    sel = runs[(runs["bs_bytes"] == bs_bytes) & runs["device"].isin(list(devices))
+               & runs["max_outstanding_r2t"].isin(list(max_outstanding_r2t))]
+    return sel.assign(link_mbit_per_s=sel["link_bps"] / BITS_PER_MBIT)
+
+
+def upgrade_table(run_interval: pd.DataFrame, op_interval: pd.DataFrame) -> pd.DataFrame:
+    """Projection per question with its run interval and the per-operation interval beside it."""
+    cols = ["label", "network", "device", "max_outstanding_r2t", "link_bps", "op_ms", "mib_per_s",
+            "mib_per_s_lo", "mib_per_s_hi", "iops_lo", "iops_hi"]
+    return run_interval[cols].assign(op_mib_per_s_lo=op_interval["mib_per_s_lo"].to_numpy(),
+                                     op_mib_per_s_hi=op_interval["mib_per_s_hi"].to_numpy())
+
+
+def gain_pct(table: pd.DataFrame, row: int, base_row: int = 0) -> float:
+    """Per cent change of projected MiB/s of ``row`` over ``base_row``."""
+    return float((table.iloc[row]["mib_per_s"] / table.iloc[base_row]["mib_per_s"] - 1.0) * 100.0)
+
+
+def device_table(devices: Mapping[str, DeviceProfile]) -> pd.DataFrame:
+    """Device profiles as a table (name, fixed ms, ms per MiB, source)."""
+    return pd.DataFrame([{"device": p.name, "fixed_ms": p.fixed_ms, "ms_per_mib": p.ms_per_mib,
+                          "source": p.source} for p in devices.values()])
+
+
+def cpu_table(cpu: CpuProfile) -> pd.DataFrame:
+    """The CPU profile as a one-row table."""
+    return pd.DataFrame([{"cpu_fixed_ms": cpu.fixed_ms, "cpu_ms_per_mib": cpu.ms_per_mib}])
+
+
+def pivot_mib_per_s(cells: pd.DataFrame, bs_bytes: int) -> pd.DataFrame:
+    """Projected MiB/s at one block size: a row per device, R2T and one-way latency, a column per link."""
+    sel = cells[cells["bs_bytes"] == bs_bytes]
+    wide = sel.pivot_table(index=["device", "max_outstanding_r2t", "one_way_ms"], columns="link_mbit_per_s",
+                           values="mib_per_s", sort=True)
+    wide.columns = [f"{c:g} Mbit/s" for c in wide.columns]
+    return wide.reset_index()

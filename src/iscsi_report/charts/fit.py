@@ -44,16 +44,17 @@ def leverage(runs: pd.DataFrame, threshold_cooks_d: float) -> alt.Chart:
     return (points + labels).properties(width=2 * WIDTH, height=HEIGHT)
 
 
-def coefficients(table: pd.DataFrame) -> alt.Chart:
-    """Coefficient estimates with 95 % intervals per variant; fixed ones drawn hollow, 1 marked."""
+def coefficients(table: pd.DataFrame) -> alt.FacetChart:
+    """Coefficient estimates with 95 % intervals per variant; fixed ones marked, 1 drawn dashed."""
     data = table[table["term"] != "intercept_ms"]
-    base = alt.Chart(data).encode(y=alt.Y("variant:N", title=None))
-    bars = base.mark_rule().encode(x=alt.X("ci_low:Q", title="coefficient (1 = model as written)"),
-                                   x2="ci_high:Q")
-    points = base.mark_point(filled=True, size=50).encode(
-        x="estimate:Q", shape=alt.Shape("fixed:N", title="fixed"), color=alt.Color("fixed:N", legend=None))
-    one = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4], color="gray").encode(x="x:Q")
-    return (one + bars + points).properties(width=WIDTH, height=110).facet(
+    y = alt.Y("variant:N", title=None)
+    bars = alt.Chart().mark_rule().encode(
+        y=y, x=alt.X("ci_low:Q", title="coefficient (1 = model as written)"), x2="ci_high:Q")
+    points = alt.Chart().mark_point(filled=True, size=50).encode(
+        y=y, x="estimate:Q", shape=alt.Shape("fixed:N", title="fixed"),
+        color=alt.Color("fixed:N", legend=None))
+    one = alt.Chart().mark_rule(strokeDash=[4, 4], color="gray").encode(x=alt.datum(1.0))
+    return alt.layer(one, bars, points, data=data).properties(width=WIDTH, height=110).facet(
         facet=alt.Facet("term:N", title=None), columns=2)
 
 
@@ -82,8 +83,8 @@ def _heatmap(cells: pd.DataFrame, measured: pd.DataFrame, color: alt.Color) -> a
     """
     data = pd.concat([cells[HEAT_FIELDS].assign(kind="cell"), measured[POINT_FIELDS].assign(kind="measured")],
                      ignore_index=True)
-    x = alt.X("one_way_lo:Q", scale=alt.Scale(type="log"), title="one-way latency (ms, log)")
-    y = alt.Y("link_lo:Q", scale=alt.Scale(type="log"), title="link (Mbit/s, log)")
+    x = alt.X("one_way_lo:Q", scale=alt.Scale(type="log", nice=False), title="one-way latency (ms, log)")
+    y = alt.Y("link_lo:Q", scale=alt.Scale(type="log", nice=False), title="link (Mbit/s, log)")
     rect = alt.Chart().transform_filter(alt.datum.kind == "cell").mark_rect().encode(
         x=x, x2="one_way_hi:Q", y=y, y2="link_hi:Q", color=color)
     points = alt.Chart().transform_filter(alt.datum.kind == "measured").mark_point(
