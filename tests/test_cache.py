@@ -1,0 +1,65 @@
+"""The run cache is keyed on content: notebook, parameters, package code, and the files read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from iscsi_report import cache
+from iscsi_report.params import NotebookJob
+from iscsi_report.paths import Project
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> tuple[Project, NotebookJob]:
+    project = Project.at(tmp_path)
+    nb = tmp_path / "notebooks" / "chap.ipynb"
+    nb.parent.mkdir()
+    nb.write_text("{}")
+    for rel in ("data/raw/a.txt", "results/run/t.csv"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(rel)
+    job = NotebookJob("run", "chap", nb, {"dataset": "d", "project_root": str(tmp_path)}, 60)
+    record = cache.Record(cache.static_key(job, "code"), cache.digests(project, ["data/raw/a.txt"]),
+                          cache.digests(project, ["results/run/t.csv"]), 1.0)
+    cache.save_record(project, job, record)
+    return project, job
+
+
+def test_unchanged_job_is_fresh(setup: tuple[Project, NotebookJob]) -> None:
+    project, job = setup
+    assert cache.why_stale(project, job, "code") is None
+
+
+def test_changed_raw_file_makes_it_stale(setup: tuple[Project, NotebookJob]) -> None:
+    project, job = setup
+    (project.root / "data/raw/a.txt").write_text("changed")
+    assert cache.why_stale(project, job, "code") == "raw input changed"
+
+
+def test_changed_code_notebook_or_params_make_it_stale(setup: tuple[Project, NotebookJob]) -> None:
+    project, job = setup
+    assert cache.why_stale(project, job, "other code") is not None
+    job.source.write_text('{"x": 1}')
+    assert cache.why_stale(project, job, "code") is not None
+
+
+def test_params_change_but_not_place_change(setup: tuple[Project, NotebookJob]) -> None:
+    project, job = setup
+    place = {**job.parameters, "project_root": "/elsewhere"}
+    moved = NotebookJob(job.run, job.notebook, job.source, place, 60)
+    assert cache.why_stale(project, moved, "code") is None
+    other = NotebookJob(job.run, job.notebook, job.source, {**job.parameters, "dataset": "e"}, 60)
+    assert cache.why_stale(project, other, "code") == "notebook, parameters or package code changed"
+
+
+def test_missing_or_edited_output_makes_it_stale(setup: tuple[Project, NotebookJob]) -> None:
+    project, job = setup
+    (project.root / "results/run/t.csv").write_text("tampered")
+    assert cache.why_stale(project, job, "code") == "outputs missing or modified"
+
+
+def test_no_record_means_never_run(tmp_path: Path) -> None:
+    job = NotebookJob("r", "n", tmp_path / "n.ipynb", {}, 1)
+    assert cache.why_stale(Project.at(tmp_path), job, "c") == "never run"

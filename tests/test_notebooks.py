@@ -1,0 +1,40 @@
+"""Source notebooks, params files and the toc agree with each other and with the conventions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from iscsi_report.build import toc_files
+from iscsi_report.params import INJECTED, discover, jobs_for, parameters_cell
+from iscsi_report.paths import Project
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_source_notebook_is_clean(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), "outputs committed"
+    defaults = parameters_cell(path)
+    assert set(INJECTED) <= set(defaults)
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
+
+
+def test_every_params_file_validates_and_every_chapter_is_in_the_toc() -> None:
+    project = Project.at(ROOT)
+    listed = toc_files(project)
+    executed = set()
+    for spec in discover(project):
+        for job in jobs_for(project, spec):
+            executed.add(f"runs/{job.run}/{job.notebook}")
+    assert executed == {entry for entry in listed if entry.startswith("runs/")}
+
+
+def test_every_notebook_is_used_by_some_run() -> None:
+    project = Project.at(ROOT)
+    used = {nb for spec in discover(project) for nb in spec.notebooks}
+    assert used == {p.stem for p in NOTEBOOKS}

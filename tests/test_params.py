@@ -1,0 +1,95 @@
+"""Params files are validated against the notebooks' parameter cells before anything runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+from iscsi_report.errors import ParamsError
+from iscsi_report.params import jobs_for, load_run, parameters_cell
+from iscsi_report.paths import Project
+
+PARAMS_CELL = 'run_name = ""\ndataset = ""\nproject_root = ""\nresults_dir = ""\nbins = 20\nscale = 1.5\n'
+
+
+def _notebook(path: Path, source: str = PARAMS_CELL, tag: str = "parameters") -> None:
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["tags"] = [tag]
+    nb.cells = [nbformat.v4.new_markdown_cell("# t"), cell]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, path)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    _notebook(tmp_path / "notebooks" / "chap.ipynb")
+    raw = tmp_path / "data" / "raw" / "ds"
+    raw.mkdir(parents=True)
+    (raw / "manifest.yaml").write_text("files: []\n")
+    (tmp_path / "params").mkdir()
+    return Project.at(tmp_path)
+
+
+def _params(project: Project, doc: dict) -> Path:
+    path = project.params_dir / "run.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_valid_params_make_jobs_with_injected_values(project: Project) -> None:
+    doc = {"title": "t", "dataset": "ds", "notebooks": [{"chap": {"bins": 10, "scale": 2}}]}
+    path = _params(project, doc)
+    (job,) = jobs_for(project, load_run(path))
+    assert job.parameters == {"bins": 10, "scale": 2, "run_name": "run", "dataset": "ds",
+                              "project_root": str(project.root)}
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        ({"title": "t", "dataset": "ds", "notebooks": ["chap"], "colour": 1}, "unknown key 'colour'"),
+        ({"title": "t", "dataset": "ds", "notebooks": [{"chap": {"nope": 1}}]},
+         "notebooks.chap.nope: unknown parameter"),
+        ({"title": "t", "dataset": "ds", "notebooks": [{"chap": {"bins": "ten"}}]},
+         "notebooks.chap.bins: expected int, got str"),
+        ({"title": "t", "dataset": "ds", "notebooks": [{"chap": {"bins": True}}]},
+         "notebooks.chap.bins: expected int, got bool"),
+        ({"title": "t", "dataset": "ds", "notebooks": [{"chap": {"run_name": "x"}}]},
+         "set by the runner"),
+        ({"title": "t", "dataset": "nowhere", "notebooks": ["chap"]}, "key 'dataset': no manifest"),
+        ({"title": "t", "dataset": "ds", "notebooks": ["missing"]}, "'missing': no notebook"),
+        ({"title": "t", "dataset": "ds", "notebooks": []}, "expected a non-empty list"),
+        ({"title": "t", "dataset": "ds", "notebooks": ["chap"], "timeout_s": -1}, "positive integer"),
+        ({"dataset": "ds", "notebooks": ["chap"]}, "missing key 'title'"),
+    ],
+)
+def test_malformed_params_name_file_and_key(project: Project, doc: dict, message: str) -> None:
+    path = _params(project, doc)
+    with pytest.raises(ParamsError, match=str(path).replace(".", r"\.")) as err:
+        jobs_for(project, load_run(path))
+    assert message in str(err.value)
+
+
+def test_int_accepted_for_float_default(project: Project) -> None:
+    path = _params(project, {"title": "t", "dataset": "ds", "notebooks": [{"chap": {"scale": 3}}]})
+    assert jobs_for(project, load_run(path))[0].parameters["scale"] == 3
+
+
+@pytest.mark.parametrize(
+    ("source", "tag", "message"),
+    [
+        (PARAMS_CELL, "other", "found 0"),
+        ("run_name = ''\nx = f()\n", "parameters", "x is not a literal"),
+        ("run_name = ''\n", "parameters", "must declare dataset, project_root, results_dir"),
+        ("for i in []: pass\n", "parameters", "expected `name = literal`"),
+    ],
+)
+def test_bad_parameter_cells_are_refused(tmp_path: Path, source: str, tag: str, message: str) -> None:
+    path = tmp_path / "n.ipynb"
+    _notebook(path, source, tag)
+    with pytest.raises(ParamsError, match=message):
+        parameters_cell(path)
