@@ -198,18 +198,19 @@ def test_error_without_text_gives_errno(tmp_path: Path, fixtures_dir: Path) -> N
 
 
 def test_summary_contract(fixtures_dir: Path) -> None:
-    """summary(): exact keys, clat mean as lat_mean_ms, JSON-serialisable."""
+    """summary(): the contract's keys plus direction, clat mean as lat_mean_ms, JSON-serialisable."""
     path = fixtures_dir / "fio" / "fio-3.33_read_and_randrw.json"
     doc = _load_json(path)
     s = fio.summary(fio.parse(path))
     json.dumps(s)
     assert s["fio_version"] == doc["fio version"]
-    keys = {"job", "rw", "bs_bytes", "iodepth", "iops", "bw_bytes_per_s", "lat_mean_ms"}
+    keys = {"job", "rw", "direction", "bs_bytes", "iodepth", "iops", "bw_bytes_per_s", "lat_mean_ms"}
     assert all(set(j) == keys for j in s["jobs"])
     randrw_write = doc["jobs"][1]["write"]
     assert s["jobs"][2] == {
         "job": "randrw-4k",
         "rw": "randrw",
+        "direction": "write",
         "bs_bytes": 4096,
         "iodepth": 4,
         "iops": pytest.approx(randrw_write["iops"]),

@@ -165,6 +165,7 @@ def summary(result: FioResult) -> dict[str, Any]:
         {
             "job": r.job,
             "rw": r.rw if isinstance(r.rw, str) else None,
+            "direction": r.direction,  # beyond the contract: tells a randrw job's two entries apart
             "bs_bytes": _json_num(r.bs_bytes, integral=True),
             "iodepth": None if pd.isna(r.iodepth) else int(r.iodepth),
             "iops": _json_num(r.iops),
