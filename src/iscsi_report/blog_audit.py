@@ -851,13 +851,19 @@ def glue_key(published_id: str) -> str:
 
 
 def glue_rows(table: pd.DataFrame, ids: list[str], glue: Callable[[str, Any], Any]) -> None:
-    """Glue ``<id>_pub``, ``<id>_rec`` and ``<id>_diff_pct`` for each of ``ids``."""
+    """Glue ``<id>_pub``, ``_rec``, ``_diff_pct`` and ``_verdict`` (id in :func:`glue_key` form)."""
     rows = table.set_index("id")
     for key in ids:
         name = glue_key(key)
         glue(f"{name}_pub", float(rows.loc[key, "published"]))
         glue(f"{name}_rec", float(rows.loc[key, "recomputed"]))
         glue(f"{name}_diff_pct", float(rows.loc[key, "difference_pct"]))
+        glue(f"{name}_verdict", str(rows.loc[key, "verdict"]))
+
+
+def truncation_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """Rows whose verdict rests on the truncated-IOPS rule (rounding would not print them)."""
+    return table[table["explanation"] == TRUNCATION_NOTE].reset_index(drop=True)
 
 
 def glue_counts(counts: pd.DataFrame, glue: Callable[[str, Any], Any]) -> None:
