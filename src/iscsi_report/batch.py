@@ -31,6 +31,10 @@ from iscsi_report.params import NotebookJob, discover, jobs_for
 from iscsi_report.paths import Project
 
 KERNEL_NAME = "iscsi-report"
+# Parallel kernels started at the same instant can race for ports and die before replying;
+# only such start-up failures are retried (a failing cell never is).
+KERNEL_START_ATTEMPTS = 3
+KERNEL_START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel didn't respond in")
 # Tags that keep the runner's plumbing off the published page; other code is collapsed.
 HIDDEN_CELL_TAGS = {"injected-parameters": "remove-cell", "parameters": "remove-cell"}
 CODE_CELL_TAG = "hide-input"
@@ -61,6 +65,15 @@ def ensure_kernel(project: Project) -> dict[str, str]:
     env["JUPYTER_PATH"] = str(project.cache_dir / "jupyter")
     env["PYTHONHASHSEED"] = "0"
     return env
+
+
+def _kernel_failed_to_start(log: Path) -> bool:
+    """True if papermill failed before any cell ran because the kernel did not come up."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return False
+    return any(marker in text for marker in KERNEL_START_FAILURES)
 
 
 def _error_from_notebook(path: Path) -> str:
@@ -144,9 +157,16 @@ def execute(project: Project, job: NotebookJob, env: dict[str, str], code: str) 
         "--execution-timeout", str(job.timeout_s), "--no-progress-bar",
     ]
     run_env = {**env, READS_LOG_ENV: str(work / "reads.log")}
-    with open(log, "wb") as fh:
-        rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=run_env,
-                            cwd=project.root, check=False).returncode
+    for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
+        with open(log, "wb") as fh:
+            rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=run_env,
+                                cwd=project.root, check=False).returncode
+        if rc == 0 or attempt == KERNEL_START_ATTEMPTS or not _kernel_failed_to_start(log):
+            break
+        print(f"retry   {job.run}/{job.notebook}: the kernel failed to start (attempt {attempt})",
+              flush=True)
+        out_nb.unlink(missing_ok=True)
+        (work / "reads.log").unlink(missing_ok=True)
     seconds = time.monotonic() - started
     if rc != 0:
         failed = project.cache_dir / "failed" / job.run / f"{job.notebook}.ipynb"
