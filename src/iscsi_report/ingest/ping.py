@@ -22,24 +22,37 @@ from iscsi_report.errors import IngestError
 from iscsi_report.ingest.textio import read_text
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     import pandas as pd
 
 FORMATS = ("iputils", "inetutils", "busybox", "bsd")
 
-# byte values used by the vectorised scanner
-_NL, _EQ, _SP, _DOT, _LBRACKET, _RBRACKET = (ord(c) for c in "\n= .[]")
-_ZERO, _NINE = ord("0"), ord("9")
-_MS_SUFFIX = b" ms"
-_DUP_SUFFIX = b" (DUP!)"
-_BYTES_FROM = b" bytes "  # "from" follows; the cheaper check is already unambiguous
-_RTT_WIDTH = 10  # longest time= token taken by the fast path ("99999.999" and terminator)
-_SEQ_WIDTH = 6  # icmp_seq is 16 bits: at most 5 digits and a terminator
+# byte values and sizes used by the vectorised scanner
+_NL, _EQ, _LBRACKET, _DOT, _ZERO = (ord(c) for c in "\n=[.0")
+_SEPARATORS = (ord(":"), ord(","))  # "from HOST: icmp_seq" (iputils) or "from HOST, icmp_seq"
+_WORD_BYTES = 8  # tokens and literals are read as little-endian uint64 words (SWAR)
+_BLOCK_BYTES = 1 << 20  # the text is scanned in blocks of whole lines: temporaries stay in cache
+_PAD = 32  # NUL bytes around each block: every fixed-width read of a candidate line stays inside
+_MIN_REPLY_BYTES = len("1 bytes from a: seq=1 time=1 ms")
 _TIMESTAMP_WIDTH = 24  # "[1595037214.261953]" epoch seconds with microseconds
-_BYTES_WIDTH = 6  # reply size digits, "64" .. "65507", and a terminator
 _MAX_MANTISSA_DIGITS = 15  # below 2**53: mantissa / 10**k is then correctly rounded
 _POW10_F = np.power(10.0, np.arange(_TIMESTAMP_WIDTH + 2))
-_INT32_DIGITS = 9  # tokens narrower than this fit an int32 mantissa
-_PAD = 64  # NUL bytes appended to the buffer so fixed-width windows never run past its end
+_ONES = 0x0101010101010101  # 1 in every byte of a word
+_HIGH_BITS = 0x80 * _ONES
+_LOW_7_BITS = 0x7F * _ONES
+_ASCII_ZEROS = ord("0") * _ONES
+_DOTS = ord(".") * _ONES
+_HIGH_NIBBLES = 0xF0 * _ONES
+_LOW_NIBBLES = 0x0F * _ONES
+_DIGIT_CARRY = 0x06 * _ONES  # a low nibble above 9 carries into the high nibble when 6 is added
+_ALL_ONES = np.uint64(2**64 - 1)
+# SWAR digit combination: 8 digits (first digit in the lowest byte) -> pairs -> quads -> value
+_PAIR_MUL, _QUAD_MUL, _OCTET_MUL = 10 * 2**8 + 1, 100 * 2**16 + 1, 10_000 * 2**32 + 1
+_PAIR_MASK, _QUAD_MASK = 0x00FF00FF00FF00FF, 0x0000FFFF0000FFFF
+_MS_SUFFIX = b" ms"
+_DUP_SUFFIX = b" (DUP!)"
+_BYTES_FROM = b" bytes from "
 
 # -- careful per-line path ------------------------------------------------------------------
 _TS = r"(?:\[(?P<ts>\d+(?:\.\d+)?)\] )?"
@@ -132,23 +145,144 @@ class PingResult:
         return PING_SAMPLES.validate(df)
 
 
-# -- vectorised helpers ---------------------------------------------------------------------
+# -- vectorised fast path -------------------------------------------------------------------
+# It takes exactly the reply lines of this shape (ASCII digits; tokens of at most 8 bytes):
+#     [TS] N bytes from SRC: icmp_seq=N ttl=N time=F ms[ (DUP!)]
+# with ", " for ": ", " seq=" for " icmp_seq=", " hlim=" for " ttl=" or no ttl at all: a strict
+# subset of _REPLY_RE, so it yields the values the careful path would.  A line is located by
+# its newline and its '=' signs (2 or 3 of them), then read backwards from its end in 8-byte
+# little-endian words (SWAR): literal checks and digit parsing take a few array operations
+# per token instead of one per byte.  The text goes through in blocks of about _BLOCK_BYTES
+# (whole lines, copied into a NUL-padded scratch buffer), so no temporary array is file-sized.
+
+
+def _word_view(buf: np.ndarray) -> np.ndarray:
+    """Unaligned little-endian uint64 view: element i holds buf[i:i+8] (no copy)."""
+    return np.ndarray((len(buf) - _WORD_BYTES + 1,), dtype="<u8", buffer=buf, strides=(1,))
+
+
+def _words_at(words: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """The 8-byte words starting at pos (the block's padding keeps pos within the view)."""
+    return words[pos]
+
+
+def _blocks(data: str | bytes) -> Iterator[tuple[int, int]]:
+    """(start, end) ranges of about _BLOCK_BYTES each, made of whole lines."""
+    newline = "\n" if isinstance(data, str) else b"\n"
+    start = 0
+    while start < len(data):
+        end = len(data)
+        if start + _BLOCK_BYTES < len(data):
+            end = data.rfind(newline, start, start + _BLOCK_BYTES) + 1
+            if end <= start:  # a line longer than a block: take it whole
+                end = data.find(newline, start + _BLOCK_BYTES) + 1 or len(data)
+        yield start, end
+        start = end
+
+
+def _padded_block(data: str | bytes, start: int, end: int, scratch: np.ndarray) -> np.ndarray:
+    """data[start:end] as uint8 with _PAD NUL bytes on both sides (in scratch when it fits)."""
+    size = end - start + 2 * _PAD
+    if len(scratch) < size:
+        scratch = np.zeros(size, dtype=np.uint8)
+    block = scratch[:size]
+    chunk = data[start:end]
+    block[_PAD:-_PAD] = np.frombuffer(chunk.encode("ascii") if isinstance(chunk, str) else chunk, np.uint8)
+    block[-_PAD:] = 0
+    return block
+
+
+def _zero_bytes(x: np.ndarray) -> np.ndarray:
+    """0x80 in every zero byte of each word, 0 elsewhere (exact: no false positives)."""
+    return ~(((x & _LOW_7_BITS) + _LOW_7_BITS) | x | _LOW_7_BITS)
+
+
+def _digit_bytes(x: np.ndarray) -> np.ndarray:
+    """0x80 in every byte of each word that is an ASCII digit, 0 elsewhere."""
+    high_is_3 = _zero_bytes((x & _HIGH_NIBBLES) ^ _ASCII_ZEROS)
+    low_le_9 = _zero_bytes(((x & _LOW_NIBBLES) + _DIGIT_CARRY) & _HIGH_NIBBLES)
+    return high_is_3 & low_le_9
+
+
+def _lowest_marked_byte(marks: np.ndarray) -> np.ndarray:
+    """Index (0-7) of the lowest byte holding 0x80 in each word; -1 where none does."""
+    lowest = marks & (~marks + np.uint64(1))  # isolate the lowest set bit: 2**(8*i+7) or 0
+    _, exponent = np.frexp(lowest.astype(np.float64))  # exact: a power of two is 0.5 * 2**exp
+    return (exponent - 8) >> 3
+
+
+def _top_bytes_mask(length: np.ndarray) -> np.ndarray:
+    """Word mask selecting the top length bytes (length clipped to 1..8)."""
+    length = np.clip(length, 1, _WORD_BYTES)
+    return np.left_shift(_ALL_ONES, (8 * (_WORD_BYTES - length)).astype(np.uint64))
+
+
+def _swar_value(x: np.ndarray) -> np.ndarray:
+    """Integer value of 8 ASCII digits per word (first digit in the lowest byte)."""
+    x = ((x & _LOW_NIBBLES) * _PAIR_MUL) >> 8
+    x = ((x & _PAIR_MASK) * _QUAD_MUL) >> 16
+    return ((x & _QUAD_MASK) * _OCTET_MUL) >> 32
+
+
+def _ends_with(words: np.ndarray, end: np.ndarray, literal: bytes) -> np.ndarray:
+    """Whether the bytes just before each end equal literal (any length, 8 bytes per step)."""
+    same = np.ones(len(end), dtype=bool)
+    while literal:
+        chunk, literal = literal[-_WORD_BYTES:], literal[:-_WORD_BYTES]
+        word = _words_at(words, end - _WORD_BYTES)
+        same &= (word >> (8 * (_WORD_BYTES - len(chunk)))) == int.from_bytes(chunk, "little")
+        end = end - len(chunk)
+    return same
+
+
+def _integer_before(words: np.ndarray, end: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(value, ok) of the all-digit token of length 1..8 bytes ending at each end."""
+    keep = _top_bytes_mask(length)
+    x = (_words_at(words, end - _WORD_BYTES) & keep) | (_ASCII_ZEROS & ~keep)
+    ok = (_digit_bytes(x) == _HIGH_BITS) & (length >= 1) & (length <= _WORD_BYTES)
+    return _swar_value(x), ok
+
+
+def _decimal_before(words: np.ndarray, end: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(value, unit, ok) of the token [0-9]+(.[0-9]+)? of 1..8 bytes ending at each end.
+
+    value equals float() of the token: an integer mantissa below 10**8 divided by a power of
+    ten, both exact doubles, so the quotient is correctly rounded; unit is 10**-decimals.
+    """
+    word = _words_at(words, end - _WORD_BYTES)
+    keep = _top_bytes_mask(length)
+    dots = _zero_bytes(word ^ _DOTS) & keep
+    dot = _lowest_marked_byte(dots)  # byte index of the dot, -1 without one
+    has_dot = dot >= 0
+    below = np.left_shift(np.uint64(1), (8 * np.maximum(dot, 0)).astype(np.uint64)) - np.uint64(1)
+    closed = ((word & below) << np.uint64(8)) | (word & ~(below | (below << np.uint64(8)) | 0xFF))
+    mantissa_word = np.where(has_dot, closed, word)
+    n_digits = length - has_dot
+    keep = _top_bytes_mask(n_digits)
+    x = (mantissa_word & keep) | (_ASCII_ZEROS & ~keep)
+    ok = (_digit_bytes(x) == _HIGH_BITS) & (n_digits >= 1) & (length <= _WORD_BYTES)
+    ok &= (dots & (dots - np.uint64(1))) == 0  # at most one dot
+    first = _WORD_BYTES - length  # byte index of the token's first character
+    ok &= ~has_dot | ((dot > first) & (dot < _WORD_BYTES - 1))  # digits on both sides of it
+    decimals = np.where(has_dot, _WORD_BYTES - 1 - dot, 0)
+    scale = _POW10_F[decimals]
+    return _swar_value(x) / scale, 1.0 / scale, ok
 
 
 def _decimals(buf: np.ndarray, pos: np.ndarray, width: int) -> tuple[np.ndarray, ...]:
-    """Parse the decimal token ([0-9]+(.[0-9]+)?) starting at each pos, vectorised.
+    """Parse the decimal token ([0-9]+(.[0-9]+)?) starting at each pos (ping -D timestamps).
 
     Returns (value, length, ok, unit): value is exactly what float() gives for the token
     (integer mantissa divided by a power of ten), length its byte count, ok whether a
     well-formed token was found within width bytes, unit 10**-decimals.  One column of bytes
-    at a time (Horner's rule), so memory stays O(n) and no 2-D index array is built.
+    at a time (Horner's rule); buf must hold width bytes after every pos.
     """
     n = len(pos)
     active = np.ones(n, dtype=bool)
     length = np.zeros(n, dtype=np.int32)
     n_dots = np.zeros(n, dtype=np.int32)
     frac_digits = np.zeros(n, dtype=np.int32)
-    mantissa = np.zeros(n, dtype=np.int64 if width > _INT32_DIGITS else np.int32)
+    mantissa = np.zeros(n, dtype=np.int64)
     for j in range(width):
         byte = buf[pos + j]
         digit_value = byte - np.uint8(_ZERO)  # wraps for bytes below '0'
@@ -168,29 +302,6 @@ def _decimals(buf: np.ndarray, pos: np.ndarray, width: int) -> tuple[np.ndarray,
     return mantissa / scale, length, ok, 1.0 / scale
 
 
-def _equals(buf: np.ndarray, pos: np.ndarray, literal: bytes) -> np.ndarray:
-    """Whether buf[pos:pos+len(literal)] == literal for every pos (buf is NUL-padded)."""
-    same = np.ones(len(pos), dtype=bool)
-    for j, byte in enumerate(literal):
-        same &= buf[pos + j] == byte
-    return same
-
-
-def _digit_run(buf: np.ndarray, pos: np.ndarray, width: int) -> np.ndarray:
-    """Number of consecutive ASCII digits starting at each pos (at most width)."""
-    run = np.zeros(len(pos), dtype=np.int32)
-    active = np.ones(len(pos), dtype=bool)
-    for j in range(width):
-        active &= (buf[pos + j] - np.uint8(_ZERO)) < 10
-        run += active
-    return run
-
-
-def _byte_at(buf: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """buf[pos] (buf is NUL-padded, so pos may run up to _PAD bytes past the text)."""
-    return buf[pos]
-
-
 @dataclass
 class _FastReplies:
     line: np.ndarray  # 0-based line index of each recognised reply
@@ -199,70 +310,183 @@ class _FastReplies:
     unit_ms: np.ndarray
     timestamp_s: np.ndarray
     duplicate: np.ndarray
+    short_seq_key: bool = False  # some reply said "seq=" rather than "icmp_seq=" (BusyBox)
 
 
-def _scan_replies(buf: np.ndarray, nl: np.ndarray, size: int) -> _FastReplies:
-    """Find the common reply lines ([ts] N bytes from X: icmp_seq=N ttl=N time=F ms[ (DUP!)])."""
-    eq = np.flatnonzero(buf == _EQ)
-    eq = eq[eq >= 5]
-    before = [buf[eq - k] for k in range(1, 6)]
-    is_time = (
-        (before[3] == ord("t"))
-        & (before[2] == ord("i"))
-        & (before[1] == ord("m"))
-        & (before[0] == ord("e"))
-        & (before[4] == _SP)
+@dataclass
+class _Lines:
+    """Lines of a padded block: starts[i]:ends[i] is its line i without the newline."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+    equals: np.ndarray  # number of '=' signs on each line
+    last_event: np.ndarray  # index in the event array of each line's end
+
+
+def _split_lines(block: np.ndarray, final: bool) -> tuple[_Lines, np.ndarray]:
+    """Line boundaries and '=' counts of a padded block, from its newline/'=' positions (events).
+
+    A block that is not the text's last ends with a newline, after which it has no line.
+    """
+    text = block[_PAD:-_PAD]
+    hit = text == _NL
+    hit |= text == _EQ
+    events = np.flatnonzero(hit) + _PAD
+    is_nl = block[events] == _NL
+    nl = events[is_nl]
+    last_event = np.flatnonzero(is_nl)
+    ends = nl
+    if final:  # the text's last line runs to its end (it is empty after a final newline)
+        last_event = np.append(last_event, len(events))
+        ends = np.append(nl, len(block) - _PAD)
+    equals = np.diff(last_event, prepend=-1) - 1
+    starts = np.concatenate(([_PAD], ends[:-1] + 1))
+    return _Lines(starts, ends, equals, last_event), events
+
+
+def _suffix(words: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rtt token end, duplicate, ok) from the line end: ' ms' or ' ms (DUP!)' closes a reply."""
+    plain = _ends_with(words, end, _MS_SUFFIX)
+    dup = np.zeros(len(end), dtype=bool)
+    other = np.flatnonzero(~plain)  # usually few: check the (DUP!) suffix only there
+    dup[other] = _ends_with(words, end[other], _MS_SUFFIX + _DUP_SUFFIX)
+    rtt_end = end - len(_MS_SUFFIX) - len(_DUP_SUFFIX) * dup
+    return rtt_end, dup, plain | dup
+
+
+def _seq_key(words: np.ndarray, buf: np.ndarray, seq_eq: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(separator position, short key, ok): ': icmp_seq=' or ': seq=' (',' for ':') before '='."""
+    key_end = seq_eq + 1
+    long_key = _ends_with(words, key_end, b" icmp_seq=")
+    short_key = ~long_key & _ends_with(words, key_end, b" seq=")
+    separator = seq_eq - np.where(long_key, len(b": icmp_seq"), len(b": seq"))
+    sep_byte = buf[separator]
+    ok = (long_key | short_key) & ((sep_byte == _SEPARATORS[0]) | (sep_byte == _SEPARATORS[1]))
+    return separator, short_key, ok
+
+
+def _seq_end(words: np.ndarray, ttl_eq: np.ndarray, time_key: np.ndarray, has_ttl: np.ndarray):
+    """(end of the seq token, ok): before ' ttl=N'/' hlim=N' when present, else before ' time='."""
+    ttl = _ends_with(words, ttl_eq + 1, b" ttl=")
+    hlim = ~ttl & _ends_with(words, ttl_eq + 1, b" hlim=")
+    _, ttl_ok = _integer_before(words, time_key, time_key - ttl_eq - 1)
+    key_start = ttl_eq - np.where(ttl, len(b" ttl"), len(b" hlim"))
+    seq_end = np.where(has_ttl, key_start, time_key)
+    return seq_end, ~has_ttl | ((ttl | hlim) & ttl_ok)
+
+
+def _line_prefix(buf: np.ndarray, words: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(timestamp, end of ' bytes from ', ok) for '[TS] N bytes from ' at each line start."""
+    n = len(start)
+    timestamp = np.full(n, np.nan)
+    body = start.copy()
+    ok = np.ones(n, dtype=bool)
+    stamped = np.flatnonzero(buf[start] == _LBRACKET)  # ping -D; buf holds 24 more bytes
+    if len(stamped):
+        ts, ts_len, ts_ok, _ = _decimals(buf, start[stamped] + 1, _TIMESTAMP_WIDTH)
+        after = start[stamped] + 1 + ts_len
+        ts_ok &= _ends_with(words, after + len(b"] "), b"] ")
+        timestamp[stamped] = ts
+        body[stamped] = after + len(b"] ")
+        ok[stamped] = ts_ok
+    count_len = _lowest_marked_byte(~_digit_bytes(_words_at(words, body)) & _HIGH_BITS)
+    after_from = body + count_len + len(_BYTES_FROM)
+    ok &= (count_len >= 1) & _ends_with(words, after_from, _BYTES_FROM)
+    return timestamp, after_from, ok
+
+
+def _block_replies(buf: np.ndarray, lines: _Lines, events: np.ndarray) -> _FastReplies:
+    """Recognise the common reply lines of a padded block and parse their numbers.
+
+    Candidates have 2 or 3 '=' and at least _MIN_REPLY_BYTES, so with _PAD bytes around the
+    block every word read below (at most 16 bytes before '=' or past a line) stays inside it.
+    """
+    words = _word_view(buf)
+    cand = np.flatnonzero(
+        ((lines.equals == 2) | (lines.equals == 3)) & (lines.ends - lines.starts >= _MIN_REPLY_BYTES)
     )
-    is_seq = (before[2] == ord("s")) & (before[1] == ord("e")) & (before[0] == ord("q"))
-    is_seq &= (before[3] == ord("_")) | (before[3] == _SP)
-    tpos = eq[is_time] + 1
-    spos = eq[is_seq] + 1
-    line_starts = np.concatenate(([0], nl + 1))
-    line_ends = np.concatenate((nl, [size]))
-    tline = np.searchsorted(nl, tpos)
-    # exactly one time= per line, and a seq= earlier on the same line
-    single = np.ones(len(tpos), dtype=bool)
-    if len(tpos) > 1:
-        repeat = tline[1:] == tline[:-1]
-        single[1:] &= ~repeat
-        single[:-1] &= ~repeat
-    if len(spos) == 0:
-        spos = np.zeros(1, dtype=tpos.dtype)  # a seq= at offset 0 never pairs: 0 < any start
-    k = np.maximum(np.searchsorted(spos, tpos) - 1, 0)
-    # the last seq= before time= must lie on the same line (after that line's start)
-    keep = single & (spos[k] > line_starts[tline]) & (spos[k] < tpos)
-    tpos, tline, sp = tpos[keep], tline[keep], spos[k][keep]
-
-    rtt, rlen, rok, unit = _decimals(buf, tpos, _RTT_WIDTH)
-    seqv, slen, sok, _ = _decimals(buf, sp, _SEQ_WIDTH)
-    sok &= _byte_at(buf, sp + slen) == _SP
-    after = tpos + rlen
-    rok &= _equals(buf, after, _MS_SUFFIX)
-    ends = line_ends[tline]
-    plain = after + len(_MS_SUFFIX) == ends
-    dup = np.zeros(len(tpos), dtype=bool)
-    other = np.flatnonzero(rok & ~plain)  # usually few: check the (DUP!) suffix only there
-    dup[other] = _equals(buf, after[other] + len(_MS_SUFFIX), _DUP_SUFFIX) & (
-        after[other] + len(_MS_SUFFIX) + len(_DUP_SUFFIX) == ends[other]
-    )
-    starts = line_starts[tline]
-    has_ts = _byte_at(buf, starts) == _LBRACKET
-    if has_ts.any():
-        ts, tslen, tsok, _ = _decimals(buf, starts + 1, _TIMESTAMP_WIDTH)
-        tsok &= _equals(buf, starts + 1 + tslen, b"] ")
-        body = np.where(has_ts, starts + tslen + 3, starts)
-    else:
-        ts, tsok, body = np.full(len(starts), np.nan), has_ts, starts
-    blen = _digit_run(buf, body, _BYTES_WIDTH)
-    bok = (blen > 0) & _equals(buf, body + blen, _BYTES_FROM)
-    ok = rok & sok & (plain | dup) & bok & (~has_ts | tsok) & (sp > body)
+    start, end, n_eq, last = lines.starts[cand], lines.ends[cand], lines.equals[cand], lines.last_event[cand]
+    time_eq, mid_eq, seq_eq = events[last - 1], events[last - 2], events[last - n_eq]
+    rtt_end, dup, ok = _suffix(words, end)
+    rtt, unit, rtt_ok = _decimal_before(words, rtt_end, rtt_end - time_eq - 1)
+    ok &= rtt_ok & _ends_with(words, time_eq + 1, b" time=")
+    time_key = time_eq - len(b" time")
+    seq_end, ttl_ok = _seq_end(words, mid_eq, time_key, n_eq == 3)
+    seq, seq_ok = _integer_before(words, seq_end, seq_end - seq_eq - 1)
+    ok &= ttl_ok & seq_ok
+    separator, short_key, key_ok = _seq_key(words, buf, seq_eq)
+    ok &= key_ok
+    timestamp, src_start, prefix_ok = _line_prefix(buf, words, start)
+    ok &= prefix_ok & (src_start < separator)  # SRC is not empty
     return _FastReplies(
-        line=tline[ok],
-        seq=seqv[ok].astype(np.int64),
+        line=cand[ok],
+        seq=seq[ok].astype(np.int64),
         rtt_ms=rtt[ok],
         unit_ms=unit[ok],
-        timestamp_s=np.where(has_ts, ts, np.nan)[ok],
+        timestamp_s=timestamp[ok],
         duplicate=dup[ok],
+        short_seq_key=bool((short_key & ok).any()),
+    )
+
+
+@dataclass
+class _Scan:
+    """The fast path's replies and the lines left to the careful path, for the whole text."""
+
+    fast: _FastReplies
+    todo: np.ndarray  # rows (line index, start, end, previous line's start, its end) in bytes
+
+
+def _scan(data: str | bytes) -> _Scan:
+    """Run the fast path block by block; keep the bounds of every other non-empty line.
+
+    data is UTF-8 bytes or an ASCII str (whose character offsets are its byte offsets), so
+    a str never needs encoding whole.
+    """
+    replies, todo = [], []
+    scratch = np.zeros(0, dtype=np.uint8)
+    first_line, previous = 0, (0, 0)  # line index at the block start, bounds of the line before it
+    for start, end in _blocks(data):
+        block = scratch = _padded_block(data, start, end, scratch)
+        lines, events = _split_lines(block, final=end == len(data))
+        fast = _block_replies(block, lines, events)
+        todo.append(_other_lines(lines, fast.line, start - _PAD, first_line, previous))
+        fast.line += first_line
+        replies.append(fast)
+        if len(lines.starts):
+            previous = (lines.starts[-1] + start - _PAD, lines.ends[-1] + start - _PAD)
+        first_line += len(lines.starts)
+    return _Scan(_concat_replies(replies), np.concatenate([np.zeros((0, 5), np.int64), *todo]))
+
+
+def _other_lines(
+    lines: _Lines, taken: np.ndarray, offset: int, first_line: int, previous: tuple[int, int]
+) -> np.ndarray:
+    """Rows (line index, start, end, previous start, previous end) of the block's non-empty
+    lines that the fast path did not take; offset turns block positions into text positions."""
+    rest = lines.starts != lines.ends
+    rest[taken] = False
+    idx = np.flatnonzero(rest)
+    starts, ends = lines.starts + offset, lines.ends + offset
+    prev_starts = np.append(previous[0], starts[:-1])[idx]
+    prev_ends = np.append(previous[1], ends[:-1])[idx]
+    return np.column_stack((idx + first_line, starts[idx], ends[idx], prev_starts, prev_ends))
+
+
+def _concat_replies(parts: list[_FastReplies]) -> _FastReplies:
+    """One _FastReplies from the blocks' (an empty one for an empty text)."""
+    if not parts:
+        empty = np.zeros(0)
+        ints = empty.astype(np.int64)
+        return _FastReplies(ints, ints, empty, empty, empty, empty.astype(bool))
+    return _FastReplies(
+        line=np.concatenate([p.line for p in parts]),
+        seq=np.concatenate([p.seq for p in parts]),
+        rtt_ms=np.concatenate([p.rtt_ms for p in parts]),
+        unit_ms=np.concatenate([p.unit_ms for p in parts]),
+        timestamp_s=np.concatenate([p.timestamp_s for p in parts]),
+        duplicate=np.concatenate([p.duplicate for p in parts]),
+        short_seq_key=any(p.short_seq_key for p in parts),
     )
 
 
@@ -404,17 +628,6 @@ def _detect_format(state: _Careful, fast_count: int) -> str:
 # -- assembling -----------------------------------------------------------------------------
 
 
-def _lines_for_careful_path(data: bytes, nl: np.ndarray, fast_lines: np.ndarray) -> list[int]:
-    """Indexes of non-empty lines that the fast scanner did not take."""
-    n_lines = len(nl) + 1
-    taken = np.zeros(n_lines, dtype=bool)
-    taken[fast_lines] = True
-    starts = np.concatenate(([0], nl + 1))
-    ends = np.concatenate((nl, [len(data)]))
-    taken |= starts == ends
-    return np.flatnonzero(~taken).tolist()
-
-
 def _cross_check(result: PingResult) -> None:
     """Compare the printed statistics with the samples; disagreements go to warnings."""
     st = result.statistics
@@ -495,19 +708,16 @@ def _merge(fast: _FastReplies, state: _Careful) -> dict[str, np.ndarray]:
 def parse_text(text: str, path: str | Path = "<text>") -> PingResult:
     """Parse ping output given as text (see :func:`parse`)."""
     path = str(path)
-    data = text.encode("utf-8")
-    if b"\r" in data:
-        data = data.replace(b"\r\n", b"\n")
-    buf = np.frombuffer(data, dtype=np.uint8)
-    nl = np.flatnonzero(buf == _NL)
-    fast = _scan_replies(np.concatenate((buf, np.zeros(_PAD, dtype=np.uint8))), nl, len(buf))
-    state = _Careful()
-    lines = data.split(b"\n") if len(fast.line) < 1000 else None
-    prev_blank = False
-    for idx in _lines_for_careful_path(data, nl, fast.line):
-        raw = lines[idx] if lines is not None else _line_bytes(data, nl, idx)
-        prev_blank = idx > 0 and _is_blank(data, nl, idx - 1)
-        _careful_line(idx + 1, raw.decode("utf-8"), prev_blank, state)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    data = text if text.isascii() else text.encode("utf-8")  # offsets must be byte offsets
+    scan = _scan(data)
+    fast = scan.fast
+    state = _Careful(short_seq_key=fast.short_seq_key)
+    for idx, start, end, prev_start, prev_end in scan.todo.tolist():
+        prev_blank = idx > 0 and not data[prev_start:prev_end].strip()
+        line = data[start:end]
+        _careful_line(idx + 1, line if isinstance(line, str) else line.decode("utf-8"), prev_blank, state)
     n_replies = len(fast.line) + len(state.replies)
     _refuse_locale(path, state.unparsed, n_replies)
     if n_replies == 0 and state.transmitted is None and state.header is None:
@@ -542,18 +752,6 @@ def parse_text(text: str, path: str | Path = "<text>") -> PingResult:
             f"{first[1][:80]!r}"
         )
     return result
-
-
-def _line_bytes(data: bytes, nl: np.ndarray, idx: int) -> bytes:
-    """Bytes of 0-based line idx (without its newline)."""
-    start = int(nl[idx - 1]) + 1 if idx > 0 else 0
-    end = int(nl[idx]) if idx < len(nl) else len(data)
-    return data[start:end]
-
-
-def _is_blank(data: bytes, nl: np.ndarray, idx: int) -> bool:
-    """Whether 0-based line idx is empty."""
-    return not _line_bytes(data, nl, idx).strip()
 
 
 def _mark_unflagged_duplicates(result: PingResult) -> None:
