@@ -19,6 +19,7 @@ from pathlib import Path
 
 import yaml
 
+from iscsi_report import provenance
 from iscsi_report.errors import ReportError
 from iscsi_report.locking import pipeline_lock
 from iscsi_report.paths import Project
@@ -56,7 +57,7 @@ def check_toc(project: Project) -> None:
             raise ReportError(f"book/_toc.yml lists {rel} but it has not been executed "
                               "(run `iscsi-report run` for its params file)")
         src = project.book_dir / rel
-        if not rel.startswith("runs/") and not any(
+        if not rel.startswith("runs/") and rel != provenance.PAGE and not any(
             src.with_suffix(s).is_file() for s in (".md", ".ipynb")
         ):
             raise ReportError(f"book/_toc.yml lists {rel} but book/{rel}.md does not exist")
@@ -65,16 +66,22 @@ def check_toc(project: Project) -> None:
 
 
 def input_key(project: Project) -> str:
-    """Digest of everything the site is built from: book/, _config.yml, results/, data/."""
+    """Digest of everything the site is built from: book/, _config.yml, results/, data/.
+
+    The generated provenance page is left out (its build time changes every build); what it shows
+    beyond these files (code, params, package versions, git state) enters via its fingerprint.
+    """
     h = hashlib.sha256()
     roots = [project.book_dir, project.results_dir, project.root / "data"]
     files = [project.root / "_config.yml"]
     for root in roots:
         if root.is_dir():
-            files.extend(p for p in root.rglob("*") if p.is_file())
+            files.extend(p for p in root.rglob("*")
+                         if p.is_file() and not provenance.is_generated(project, p))
     for p in sorted(files):
         h.update(p.relative_to(project.root).as_posix().encode())
         h.update(p.read_bytes())
+    h.update(provenance.fingerprint(project).encode())
     return h.hexdigest()
 
 
@@ -113,6 +120,7 @@ def build_book(project: Project, force: bool = False, stream=sys.stdout) -> int:
     if not force and stamp_file.is_file() and stamp_file.read_text() == key:
         print("book: site is up to date (no input changed)", file=stream, flush=True)
         return 0
+    provenance.write_page(project)
     site_root = project.build_dir / "sites" / time.strftime("%Y%m%dT%H%M%S")
     site_root = site_root.with_name(f"{site_root.name}-{os.getpid()}")
     site_root.mkdir(parents=True)
