@@ -1,0 +1,371 @@
+"""The built site in a real browser: headless Chromium, served from 127.0.0.1, network blocked.
+
+One book is built from a project copy with the small real lab dataset (three chapters and the
+provenance page). Every HTML page is opened once; what each page did and shows is collected, then
+each test asserts one property: no console error and no request leaving the machine, every chart
+drawn, every glued number in the prose, every local link resolving, every download serving the
+exact bytes of its source, and each chapter linking exactly the raw files it read.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote, urldefrag, urlparse
+
+import nbformat
+import pytest
+import yaml
+from e2e.projects import LAB, cli, make_project
+
+pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.xdist_group("browser")]
+
+CHROMIUM = Path("/usr/bin/chromium")
+LOCAL_HOST = "127.0.0.1"
+CHAPTERS = ["network", "storage", "model"]
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+PAGE_TIMEOUT_MS = 30_000
+SVG_MIME_KEY = "image/svg+xml"
+GLUE_ROLE = re.compile(r"\{glue(?::text)?\}`([^`]+)`")
+TABLE_LINK = re.compile(r"Download (\S+\.csv)")
+CANARY_URL = "http://192.0.2.1/canary.js"  # TEST-NET-1: must be blocked, never reached
+
+
+def _browser_or_skip() -> None:
+    """Skip without Chromium or playwright locally; fail under CI (it must not skip silently)."""
+    missing = []
+    if not CHROMIUM.is_file():
+        missing.append(f"{CHROMIUM} (Debian package chromium)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        missing.append("the playwright Python package (pip install -e '.[test]')")
+    if missing:
+        message = "browser test needs " + " and ".join(missing)
+        if os.environ.get("CI"):
+            pytest.fail(message + " (CI is set: refusing to skip)")
+        pytest.skip(message)
+
+
+@dataclass
+class PageVisit:
+    """What one page did and showed in the browser."""
+
+    console_errors: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+    hrefs: list[str] = field(default_factory=list)
+    ids: set[str] = field(default_factory=set)
+    downloads: list[tuple[str, str]] = field(default_factory=list)  # (absolute href, link text)
+    charts: list[dict] = field(default_factory=list)
+    pasted: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Site:
+    """The built project, the served URL and every page's visit."""
+
+    project: Path
+    base: str
+    pages: dict[str, PageVisit]
+    svg_boxes: dict[str, dict]
+    blocked: list[str]
+    canary_blocked: bool
+
+
+def _with_provenance_page(project: Path) -> None:
+    """List the generated provenance page in the copy's toc, as the real book does."""
+    toc_path = project / "book" / "_toc.yml"
+    toc = yaml.safe_load(toc_path.read_text())
+    toc["parts"].append({"caption": "About this build", "chapters": [{"file": "provenance"}]})
+    toc_path.write_text(yaml.safe_dump(toc, sort_keys=False))
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project copy with the lab run's three chapters and the provenance page, built once."""
+    _browser_or_skip()
+    root = make_project(tmp_path_factory.mktemp("site"), runs={LAB: (LAB, CHAPTERS)})
+    _with_provenance_page(root)
+    result = cli(root, "book", "--jobs", "2")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return root
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(project: Path) -> Iterator[str]:
+    """The live site (``_build/html`` resolved) served on 127.0.0.1 from a thread."""
+    handler = partial(_QuietHandler, directory=str((project / "_build" / "html").resolve()))
+    httpd = ThreadingHTTPServer((LOCAL_HOST, 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://{LOCAL_HOST}:{httpd.server_address[1]}/"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _page_files(project: Path) -> list[str]:
+    """Every HTML page of the site, relative to its root (theme assets excluded)."""
+    html = (project / "_build" / "html").resolve()
+    return sorted(p.relative_to(html).as_posix() for p in html.rglob("*.html")
+                  if not p.relative_to(html).parts[0].startswith("_"))
+
+
+_COLLECT_JS = """() => ({
+  hrefs: Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
+  ids: Array.from(document.querySelectorAll('[id]')).map(e => e.id),
+  downloads: Array.from(document.querySelectorAll('a.download')).map(a => [a.href, a.textContent.trim()]),
+  charts: Array.from(document.querySelectorAll('img')).filter(i => /\\.svg$/.test(i.src)).map(i => {
+      const r = i.getBoundingClientRect();
+      return {src: i.src, complete: i.complete, natural_w: i.naturalWidth, natural_h: i.naturalHeight,
+              box_w: r.width, box_h: r.height};
+  }),
+  pasted: Array.from(document.querySelectorAll('.pasted-text')).map(e => e.textContent),
+})"""
+
+_SVG_BOX_JS = """() => {
+  const svg = document.documentElement;
+  const b = svg.getBBox();
+  const marks = svg.querySelectorAll('path,rect,line,text').length;
+  return {tag: svg.tagName, w: b.width, h: b.height, marks: marks};
+}"""
+
+
+def _visit(page, url: str) -> PageVisit:
+    """Open one page, wait for the network to settle, collect what it shows and what went wrong."""
+    visit = PageVisit()
+    page.on("console", lambda m: m.type == "error" and visit.console_errors.append(m.text))
+    page.on("pageerror", lambda e: visit.console_errors.append(f"uncaught: {e}"))
+    page.on("requestfailed", lambda r: visit.failed_requests.append(f"{r.url}: {r.failure}"))
+    page.on("response", lambda r: r.status >= 400 and visit.failed_requests.append(f"{r.url}: {r.status}"))
+    page.goto(url, wait_until="networkidle", timeout=PAGE_TIMEOUT_MS)
+    if page.url != url:  # index.html redirects to the root page: collect where it landed
+        page.wait_for_load_state("networkidle", timeout=PAGE_TIMEOUT_MS)
+    found = page.evaluate(_COLLECT_JS)
+    visit.hrefs, visit.ids = found["hrefs"], set(found["ids"])
+    visit.downloads = [tuple(d) for d in found["downloads"]]
+    visit.charts, visit.pasted = found["charts"], found["pasted"]
+    return visit
+
+
+@pytest.fixture(scope="module")
+def site(project: Path, server: str, tmp_path_factory: pytest.TempPathFactory) -> Site:
+    """Open every page (and every chart's SVG) in headless Chromium with the network blocked."""
+    from playwright.sync_api import sync_playwright
+
+    blocked: list[str] = []
+
+    def gate(route) -> None:
+        if urlparse(route.request.url).hostname == LOCAL_HOST:
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS,
+        )
+        try:
+            context.route("**/*", gate)
+            page = context.new_page()
+            page.goto(server + "intro.html", wait_until="load", timeout=PAGE_TIMEOUT_MS)
+            page.evaluate("u => fetch(u).catch(() => null)", CANARY_URL)  # prove the gate works
+            canary = CANARY_URL in blocked
+            blocked.clear()
+            page.close()
+            pages = {}
+            for rel in _page_files(project):
+                page = context.new_page()
+                pages[rel] = _visit(page, server + rel)
+                page.close()
+            svg_boxes = {}
+            srcs = sorted({c["src"] for v in pages.values() for c in v.charts})
+            for src in srcs:
+                page = context.new_page()
+                page.goto(src, wait_until="load", timeout=PAGE_TIMEOUT_MS)
+                svg_boxes[src] = page.evaluate(_SVG_BOX_JS)
+                page.close()
+        finally:
+            context.close()
+    return Site(project, server, pages, svg_boxes, blocked, canary)
+
+
+def _chapter_pages(site: Site) -> list[tuple[str, Path]]:
+    """(page, executed notebook) for every chapter of the book."""
+    return [(f"runs/{LAB}/{nb}.html", site.project / "book" / "runs" / LAB / f"{nb}.ipynb")
+            for nb in CHAPTERS]
+
+
+def _fetch(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, b""
+
+
+# ------------------------------------------------------------------------------ tests
+
+
+def test_every_page_of_the_book_was_opened(site: Site) -> None:
+    expected = {"index.html", "intro.html", "provenance.html", *(p for p, _ in _chapter_pages(site))}
+    assert expected <= set(site.pages), sorted(site.pages)
+
+
+def test_no_console_error_and_no_request_leaves_the_machine(site: Site) -> None:
+    assert site.canary_blocked, "the network gate did not see a request to another host"
+    assert site.blocked == []
+    for rel, visit in site.pages.items():
+        assert visit.console_errors == [], rel
+        assert visit.failed_requests == [], rel
+
+
+def test_every_chart_renders(site: Site) -> None:
+    for rel, nb_path in _chapter_pages(site):
+        nb = nbformat.read(nb_path, as_version=4)
+        n_svg = sum(SVG_MIME_KEY in out.get("data", {}) for c in nb.cells for out in c.get("outputs", []))
+        charts = site.pages[rel].charts
+        assert n_svg > 0 and len(charts) == n_svg, (rel, n_svg, len(charts))
+        for chart in charts:
+            assert chart["complete"] and chart["natural_w"] > 0 and chart["natural_h"] > 0, chart
+            assert chart["box_w"] > 0 and chart["box_h"] > 0, chart
+            box = site.svg_boxes[chart["src"]]
+            assert box["tag"] == "svg" and box["w"] > 0 and box["h"] > 0 and box["marks"] > 0, box
+
+
+def _glue_values(nb) -> dict[str, str]:
+    """name -> text/plain of every value glued in the executed notebook."""
+    values = {}
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            scrap = out.get("metadata", {}).get("scrapbook")
+            if scrap:
+                values[scrap["name"]] = out["data"][scrap["mime_prefix"] + "text/plain"]
+    return values
+
+
+def _expected_text(plain: str, spec: str) -> str:
+    """The text a ``{glue:text}`name:spec``` reference shows, by Python's format()."""
+    try:
+        value = ast.literal_eval(plain)
+    except (ValueError, SyntaxError):
+        value = plain
+    if not spec:
+        return str(value)
+    kind = spec[-1]
+    if kind in "eEfFgGn%":
+        value = float(value)
+    elif kind in "bcdoxX":
+        value = int(value)
+    return format(value, spec)
+
+
+def test_every_glued_number_appears_where_referenced(site: Site) -> None:
+    for rel, nb_path in _chapter_pages(site):
+        nb = nbformat.read(nb_path, as_version=4)
+        values = _glue_values(nb)
+        expected = []
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                for ref in GLUE_ROLE.findall(cell.source):
+                    name, _, spec = ref.partition(":")
+                    assert name in values, f"{rel}: {name} is referenced but was never glued"
+                    expected.append(_expected_text(values[name], spec))
+        assert expected, f"{rel}: no glue reference (the check would prove nothing)"
+        assert site.pages[rel].pasted == expected, rel
+
+
+def test_internal_links_resolve(site: Site) -> None:
+    ids_by_url = {site.base + rel: visit.ids for rel, visit in site.pages.items()}
+    status: dict[str, int] = {}
+    checked = 0
+    for rel, visit in site.pages.items():
+        for href in visit.hrefs:
+            if urlparse(href).hostname != LOCAL_HOST:
+                continue
+            url, frag = urldefrag(href)
+            if url not in status:
+                status[url] = _fetch(url)[0]
+            assert status[url] == 200, f"{rel}: {href} -> {status[url]}"
+            if frag and url in ids_by_url:
+                assert unquote(frag) in ids_by_url[url], f"{rel}: no anchor #{frag} on {url}"
+            checked += 1
+    assert checked > 0
+
+
+def _download_source(site: Site, page: str, text: str) -> Path:
+    """The project file a download link must serve: its path is the text, or a run's table."""
+    candidate = site.project / text
+    if text and candidate.is_file():
+        return candidate
+    m = TABLE_LINK.fullmatch(text)
+    assert m, f"{page}: download link {text!r} names no known source"
+    run = Path(page).parts[1]
+    return site.project / "results" / run / m.group(1)
+
+
+def test_downloads_serve_the_exact_source_bytes(site: Site) -> None:
+    n_tables = n_raw = 0
+    for rel, visit in site.pages.items():
+        for href, text in visit.downloads:
+            source = _download_source(site, rel, text)
+            code, body = _fetch(href)
+            assert code == 200, f"{rel}: {href} -> {code}"
+            assert body == source.read_bytes(), f"{rel}: {href} differs from {source}"
+            n_tables += source.suffix == ".csv"
+            n_raw += "data/raw" in source.as_posix()
+    csvs = list((site.project / "results" / LAB).glob("*.csv"))
+    assert n_tables >= len(csvs) > 0 and n_raw > 0
+
+
+def _linked(site: Site, page: str, prefix: str) -> set[str]:
+    return {text for _, text in site.pages[page].downloads if text.startswith(prefix)}
+
+
+def test_each_chapter_links_exactly_the_raw_files_it_read(site: Site) -> None:
+    prefix = f"data/raw/{LAB}/"
+    manifest = prefix + "manifest.yaml"
+    for rel, _ in _chapter_pages(site):
+        record = json.loads((site.project / ".cache" / "runs" / LAB / f"{Path(rel).stem}.json").read_text())
+        read = {p for p in record["reads"] if p.startswith(prefix)}
+        linked = _linked(site, rel, prefix)
+        assert linked <= read, f"{rel} links files it did not read: {sorted(linked - read)}"
+        assert read - {manifest} == linked - {manifest}, f"{rel}: read but not linked"
+
+
+def test_provenance_page_links_every_raw_file_with_its_digest(site: Site) -> None:
+    manifest = yaml.safe_load((site.project / "data" / "raw" / LAB / "manifest.yaml").read_text())
+    listed = {f"data/raw/{LAB}/{f['path']}" for f in manifest["files"]}
+    assert listed <= _linked(site, "provenance.html", "data/raw/")
+    html = (site.project / "_build" / "html" / "provenance.html").read_text()
+    for f in manifest["files"]:
+        assert f["sha256"] in html
+    assert "fio-3.33" in html and "iperf 3.12" in html
+
+
+def test_site_folder_is_self_contained(site: Site) -> None:
+    """No page refers to a CDN: every script and stylesheet is served from the site itself."""
+    html = (site.project / "_build" / "html").resolve()
+    for rel in site.pages:
+        text = (html / rel).read_text()
+        for src in re.findall(r'<(?:script|link)[^>]+(?:src|href)="(https?://[^"]+)"', text):
+            pytest.fail(f"{rel} loads {src} from the network")
