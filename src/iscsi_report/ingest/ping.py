@@ -224,13 +224,17 @@ def _swar_value(x: np.ndarray) -> np.ndarray:
     return ((x & _QUAD_MASK) * _OCTET_MUL) >> 32
 
 
+def _word_ends_with(word: np.ndarray, literal: bytes) -> np.ndarray:
+    """Whether the top len(literal) <= 8 bytes of each word equal literal."""
+    return (word >> (8 * (_WORD_BYTES - len(literal)))) == int.from_bytes(literal, "little")
+
+
 def _ends_with(words: np.ndarray, end: np.ndarray, literal: bytes) -> np.ndarray:
     """Whether the bytes just before each end equal literal (any length, 8 bytes per step)."""
     same = np.ones(len(end), dtype=bool)
     while literal:
         chunk, literal = literal[-_WORD_BYTES:], literal[:-_WORD_BYTES]
-        word = _words_at(words, end - _WORD_BYTES)
-        same &= (word >> (8 * (_WORD_BYTES - len(chunk)))) == int.from_bytes(chunk, "little")
+        same &= _word_ends_with(_words_at(words, end - _WORD_BYTES), chunk)
         end = end - len(chunk)
     return same
 
@@ -356,9 +360,9 @@ def _suffix(words: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray,
 
 def _seq_key(words: np.ndarray, buf: np.ndarray, seq_eq: np.ndarray) -> tuple[np.ndarray, ...]:
     """(separator position, short key, ok): ': icmp_seq=' or ': seq=' (',' for ':') before '='."""
-    key_end = seq_eq + 1
-    long_key = _ends_with(words, key_end, b" icmp_seq=")
-    short_key = ~long_key & _ends_with(words, key_end, b" seq=")
+    key = _words_at(words, seq_eq + 1 - _WORD_BYTES)  # both keys end in this word
+    long_key = _word_ends_with(key, b"cmp_seq=") & _ends_with(words, seq_eq - 7, b" i")
+    short_key = _word_ends_with(key, b" seq=")
     separator = seq_eq - np.where(long_key, len(b": icmp_seq"), len(b": seq"))
     sep_byte = buf[separator]
     ok = (long_key | short_key) & ((sep_byte == _SEPARATORS[0]) | (sep_byte == _SEPARATORS[1]))
@@ -367,8 +371,9 @@ def _seq_key(words: np.ndarray, buf: np.ndarray, seq_eq: np.ndarray) -> tuple[np
 
 def _seq_end(words: np.ndarray, ttl_eq: np.ndarray, time_key: np.ndarray, has_ttl: np.ndarray):
     """(end of the seq token, ok): before ' ttl=N'/' hlim=N' when present, else before ' time='."""
-    ttl = _ends_with(words, ttl_eq + 1, b" ttl=")
-    hlim = ~ttl & _ends_with(words, ttl_eq + 1, b" hlim=")
+    key = _words_at(words, ttl_eq + 1 - _WORD_BYTES)
+    ttl = _word_ends_with(key, b" ttl=")
+    hlim = _word_ends_with(key, b" hlim=")
     _, ttl_ok = _integer_before(words, time_key, time_key - ttl_eq - 1)
     key_start = ttl_eq - np.where(ttl, len(b" ttl"), len(b" hlim"))
     seq_end = np.where(has_ttl, key_start, time_key)
