@@ -76,19 +76,54 @@ def _kernel_failed_to_start(log: Path) -> bool:
     return any(marker in text for marker in KERNEL_START_FAILURES)
 
 
-def _error_from_notebook(path: Path) -> str:
-    """The failing cell's error as 'cell N: Ename: message', read from the saved notebook."""
+def _cell_label(nb: nbformat.NotebookNode, index: int) -> str:
+    """'cell N [first line]', N the 0-based index in the source notebook (papermill's cell skipped)."""
+    number = sum("injected-parameters" not in c.get("metadata", {}).get("tags", []) for c in nb.cells[:index])
+    first = nb.cells[index].source.strip().splitlines()[:1]
+    return f"cell {number}" + (f" [{first[0][:60]}]" if first else "")
+
+
+def _failed_cell(path: Path) -> tuple[str, str]:
+    """(label, 'Ename: message') of the cell that failed, else of the last cell that started.
+
+    A timeout shows as an error output (the kernel is interrupted); a killed kernel leaves no
+    error output, so the cell running at the time is the last one papermill started.
+    """
     try:
         nb = nbformat.read(path, as_version=4)
     except (OSError, ValueError):
-        return ""
+        return "", ""
     for index, cell in enumerate(nb.cells):
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
-                first = cell.source.strip().splitlines()[:1]
-                head = f" [{first[0][:60]}]" if first else ""
-                return f"cell {index}{head}: {out.get('ename')}: {out.get('evalue')}"
-    return ""
+                return _cell_label(nb, index), f"{out.get('ename')}: {out.get('evalue')}"
+    started = [i for i, c in enumerate(nb.cells)
+               if c.cell_type == "code" and c.get("metadata", {}).get("papermill", {}).get("start_time")]
+    return (_cell_label(nb, started[-1]), "") if started else ("", "")
+
+
+def _error_from_notebook(path: Path) -> str:
+    """The failing cell's error as 'cell N [first line]: Ename: message' ('' if none)."""
+    label, error = _failed_cell(path)
+    return f"{label}: {error}" if error else ""
+
+
+def _failure_detail(job: NotebookJob, out_nb: Path, log: Path, rc: int) -> str:
+    """One line saying which cell failed and how: its error, the execution timeout or a dead kernel."""
+    try:
+        log_text = log.read_text(errors="replace")
+    except OSError:
+        log_text = ""
+    label, error = _failed_cell(out_nb) if out_nb.exists() else ("", "")
+    where = label or "a cell"
+    if "CellTimeoutError" in log_text:
+        return (f"{where}: timed out after {job.timeout_s} s (the execution timeout, `timeout_s` in "
+                f"params/{job.run}.yaml); the cell was interrupted")
+    if "DeadKernelError" in log_text:
+        return f"{where}: the kernel died while running it (killed, or out of memory)"
+    if error:
+        return f"{where}: {error}"
+    return _error_from_log(log) or f"papermill exited with status {rc}"
 
 
 def _error_from_log(log: Path) -> str:
@@ -171,8 +206,7 @@ def execute(project: Project, job: NotebookJob, env: dict[str, str], code: str) 
     if rc != 0:
         failed = project.cache_dir / "failed" / job.run / f"{job.notebook}.ipynb"
         failed.parent.mkdir(parents=True, exist_ok=True)
-        detail = _error_from_notebook(out_nb) if out_nb.exists() else ""
-        detail = detail or _error_from_log(log) or f"papermill exited with status {rc}"
+        detail = _failure_detail(job, out_nb, log, rc)
         if out_nb.exists():
             os.replace(out_nb, failed)
         shutil.copy(log, failed.with_suffix(".log"))
@@ -190,6 +224,19 @@ def execute(project: Project, job: NotebookJob, env: dict[str, str], code: str) 
     cache.save_record(project, job, cache.Record(cache.static_key(job, code), reads, outputs, seconds))
     shutil.rmtree(work, ignore_errors=True)
     return Outcome(job, "ok", seconds)
+
+
+def execute_or_report(project: Project, job: NotebookJob, env: dict[str, str], code: str) -> Outcome:
+    """:func:`execute`, with a disk error (full disk, read-only folder) reported as the job's failure.
+
+    No cache record is written in that case, so whatever was half published is re-executed next time.
+    """
+    started = time.monotonic()
+    try:
+        return execute(project, job, env, code)
+    except OSError as exc:
+        detail = f"cannot stage or publish outputs: {type(exc).__name__}: {exc}"
+        return Outcome(job, "FAILED", time.monotonic() - started, detail)
 
 
 def plan(project: Project, selected: list[str] | None) -> list[NotebookJob]:
@@ -214,13 +261,18 @@ def run_jobs(project: Project, jobs: list[NotebookJob], n_workers: int, force: b
     env = ensure_kernel(project) if todo else {}
     total = len(todo)
     with ThreadPoolExecutor(max_workers=max(1, n_workers)) as pool:
-        futures = {pool.submit(execute, project, job, env, code): job for job in todo}
-        for done, fut in enumerate(as_completed(futures), start=1):
-            outcome = fut.result()
-            outcomes.append(outcome)
-            mark = "ok" if outcome.status == "ok" else "FAILED"
-            print(f"[{done}/{total}] {mark:6} {outcome.job.run}/{outcome.job.notebook} "
-                  f"{outcome.seconds:.1f}s", file=stream, flush=True)
+        futures = {pool.submit(execute_or_report, project, job, env, code): job for job in todo}
+        try:
+            for done, fut in enumerate(as_completed(futures), start=1):
+                outcome = fut.result()
+                outcomes.append(outcome)
+                mark = "ok" if outcome.status == "ok" else "FAILED"
+                print(f"[{done}/{total}] {mark:6} {outcome.job.run}/{outcome.job.notebook} "
+                      f"{outcome.seconds:.1f}s", file=stream, flush=True)
+        except BaseException:  # Ctrl-C: start nothing more; running notebooks end (SIGINT reached them)
+            for fut in futures:
+                fut.cancel()
+            raise
     order = {(j.run, j.notebook): i for i, j in enumerate(jobs)}
     return sorted(outcomes, key=lambda o: order[(o.job.run, o.job.notebook)])
 
