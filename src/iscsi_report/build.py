@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -26,6 +27,11 @@ from iscsi_report.paths import Project
 
 KEEP_SITES = 2  # the live site and the one before it
 STAMP_FILE = ".build-key"
+FAILED_LOG = "last-failed-build.log"
+MAX_ERROR_LINES = 30
+ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+# Sphinx warnings/errors ("file.md:3: WARNING: ...") and Python exceptions ("OSError: [Errno 28] ...").
+ERROR_LINE_RE = re.compile(r"\b(WARNING|ERROR|CRITICAL|SEVERE)\b|^\w*(Error|Exception): \S")
 
 
 def toc_files(project: Project) -> set[str]:
@@ -102,13 +108,51 @@ def _swap(project: Project, new_html: Path) -> None:
     os.replace(tmp, link)
 
 
+def _complete(site: Path) -> bool:
+    """True for a site folder whose build finished (its stamp is written last, before the swap)."""
+    return (site / "_build" / "html" / STAMP_FILE).is_file()
+
+
 def _prune(project: Project, keep: Path) -> None:
-    """Remove old site folders (never the live one); leftovers of killed builds go too."""
+    """Remove leftovers of killed or failed builds, and old sites beyond KEEP_SITES (never the live one)."""
     sites = sorted((project.build_dir / "sites").iterdir(), key=lambda p: p.name)
     live = keep.resolve()
     old = [s for s in sites if s.resolve() != live]
-    for s in old[: max(0, len(old) - (KEEP_SITES - 1))]:
+    complete = [s for s in old if _complete(s)]
+    doomed = [s for s in old if not _complete(s)] + complete[: max(0, len(complete) - (KEEP_SITES - 1))]
+    for s in doomed:
         shutil.rmtree(s, ignore_errors=True)
+
+
+def _save_failed_log(project: Project, output: str) -> str:
+    """Keep a failed build's output (``_build/``, else ``.cache/`` when _build is full); say where."""
+    for folder in (project.build_dir, project.cache_dir):
+        path = folder / FAILED_LOG
+        try:
+            path.write_text(output, encoding="utf-8")
+            return str(path)
+        except OSError:
+            path.unlink(missing_ok=True)
+    return "not saved (no space left for it)"
+
+
+def build_errors(output: str) -> list[str]:
+    """The lines of a build's output that say what went wrong (warnings, errors), colours removed."""
+    found: dict[str, None] = {}
+    for line in ANSI_RE.sub("", output).splitlines():
+        if ERROR_LINE_RE.search(line):
+            found.setdefault(line.strip()[:300], None)
+    return list(found)
+
+
+def _failed(project: Project, site_root: Path, output: str, stream) -> int:
+    """Drop the half-built site, keep the log, say what failed; the live site was never touched."""
+    shutil.rmtree(site_root, ignore_errors=True)
+    where = _save_failed_log(project, output)
+    errors = build_errors(output)
+    print("\n".join(errors[:MAX_ERROR_LINES] or output.strip().splitlines()[-25:]), file=stream)
+    print(f"book: build FAILED; the previous site is untouched; log: {where}", file=stream, flush=True)
+    return 1
 
 
 def build_book(project: Project, force: bool = False, stream=sys.stdout) -> int:
@@ -123,7 +167,6 @@ def build_book(project: Project, force: bool = False, stream=sys.stdout) -> int:
     provenance.write_page(project)
     site_root = project.build_dir / "sites" / time.strftime("%Y%m%dT%H%M%S")
     site_root = site_root.with_name(f"{site_root.name}-{os.getpid()}")
-    site_root.mkdir(parents=True)
     cmd = [
         sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
         "build", str(project.book_dir),
@@ -133,20 +176,21 @@ def build_book(project: Project, force: bool = False, stream=sys.stdout) -> int:
         "-W", "-n", "--keep-going",
     ]
     started = time.monotonic()
-    proc = subprocess.run(cmd, cwd=project.root, capture_output=True, text=True, check=False)
-    log = site_root / "build.log"
-    log.write_text(proc.stdout + proc.stderr, encoding="utf-8")
-    new_html = site_root / "_build" / "html"
-    if proc.returncode != 0 or not (new_html / "index.html").is_file():
-        shutil.copy(log, project.build_dir / "last-failed-build.log")
+    try:
+        site_root.mkdir(parents=True)
+        proc = subprocess.run(cmd, cwd=project.root, capture_output=True, text=True, check=False)
+        output = proc.stdout + proc.stderr
+        new_html = site_root / "_build" / "html"
+        if proc.returncode != 0 or not (new_html / "index.html").is_file():
+            return _failed(project, site_root, output, stream)
+        (site_root / "build.log").write_text(output, encoding="utf-8")
+        (new_html / STAMP_FILE).write_text(key)
+        _swap(project, new_html)
+    except OSError as exc:  # e.g. no space left on device while writing the new site
+        return _failed(project, site_root, f"{type(exc).__name__}: {exc}", stream)
+    except BaseException:  # interrupted: leave no half-built site behind
         shutil.rmtree(site_root, ignore_errors=True)
-        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
-        print(tail, file=stream)
-        print(f"book: build FAILED; the previous site is untouched; log: "
-              f"{project.build_dir / 'last-failed-build.log'}", file=stream, flush=True)
-        return 1
-    (new_html / STAMP_FILE).write_text(key)
-    _swap(project, new_html)
+        raise
     _prune(project, site_root)
     print(f"book: built in {time.monotonic() - started:.1f}s -> {link}/index.html",
           file=stream, flush=True)

@@ -12,6 +12,8 @@ from iscsi_report.errors import ReportError
 from iscsi_report.locking import pipeline_lock
 from iscsi_report.paths import Project
 
+INTERRUPTED_STATUS = 130  # the shell's status for a command ended by Ctrl-C (128 + SIGINT)
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``iscsi-report book``."""
@@ -34,3 +36,7 @@ def run(args: argparse.Namespace) -> int:
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("book: interrupted; unfinished notebooks published nothing and the previous site is "
+              "untouched; run again to finish", file=sys.stderr, flush=True)
+        return INTERRUPTED_STATUS
