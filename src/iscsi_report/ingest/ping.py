@@ -308,6 +308,8 @@ def _decimals(buf: np.ndarray, pos: np.ndarray, width: int) -> tuple[np.ndarray,
 
 @dataclass
 class _FastReplies:
+    """Replies taken by the fast path, in text order (one array element per reply)."""
+
     line: np.ndarray  # 0-based line index of each recognised reply
     seq: np.ndarray
     rtt_ms: np.ndarray
