@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # Debian packages: the tools the fixtures were captured with, and Chromium for the browser test.
 SYSTEM_PACKAGES := chromium datamash
 
-.PHONY: book test lint publish clean sysdeps
+.PHONY: book test lint check-site publish clean sysdeps
 
 book: $(VENV)/.book-installed
 	$(BIN)/iscsi-report book --jobs $(JOBS)
@@ -20,8 +20,21 @@ lint: $(VENV)/.test-installed
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
 
-publish: book $(VENV)/.publish-installed
-	$(BIN)/ghp-import --no-jekyll --push --force --branch gh-pages $$(readlink -f _build/html)
+# The browser checks (tests/browser) run against this project's live site instead of a lab copy.
+# SITE: the exact folder to check (default: _build/html resolved).
+CHECK_SITE = ISCSI_REPORT_SITE_ROOT="$(CURDIR)" $(BIN)/pytest -q -p no:cacheprovider -m browser tests/browser
+
+check-site: $(VENV)/.test-installed sysdeps
+	ISCSI_REPORT_SITE="$(SITE)" $(CHECK_SITE)
+
+# Push the live site to the gh-pages branch. _build/html is a symlink to the live site's folder:
+# it is resolved once, that folder is checked in the browser, and that same folder is pushed.
+publish: book $(VENV)/.test-installed $(VENV)/.publish-installed sysdeps
+	@site="$$(readlink -f _build/html)"; \
+	echo "publishing $$site"; \
+	ISCSI_REPORT_SITE="$$site" $(CHECK_SITE) && \
+	$(BIN)/ghp-import --no-jekyll --push --force --branch gh-pages \
+	  --message "Site built by make book from $$(git rev-parse --short HEAD 2>/dev/null || echo 'a non-git tree')" "$$site"
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
