@@ -36,7 +36,8 @@ _BLOCK_BYTES = 1 << 20  # the text is scanned in blocks of whole lines: temporar
 _PAD = 32  # NUL bytes around each block: every fixed-width read of a candidate line stays inside
 _MIN_REPLY_BYTES = len("1 bytes from a: seq=1 time=1 ms")
 _TIMESTAMP_WIDTH = 24  # "[1595037214.261953]" epoch seconds with microseconds
-_MAX_MANTISSA_DIGITS = 15  # below 2**53: mantissa / 10**k is then correctly rounded
+_MAX_MANTISSA_DIGITS = 18  # an int64 mantissa cannot overflow
+_EXACT_MANTISSA_LIMIT = 2**53  # below it, mantissa / 10**k is correctly rounded, as float() is
 _POW10_F = np.power(10.0, np.arange(_TIMESTAMP_WIDTH + 2))
 _ONES = 0x0101010101010101  # 1 in every byte of a word
 _HIGH_BITS = 0x80 * _ONES
@@ -302,6 +303,7 @@ def _decimals(buf: np.ndarray, pos: np.ndarray, width: int) -> tuple[np.ndarray,
         mantissa += digit_value * is_digit
     ok = (length > 0) & ~active & ((n_dots == 0) | ((n_dots == 1) & (frac_digits > 0)))
     ok &= (length - n_dots <= _MAX_MANTISSA_DIGITS) & (length - n_dots > frac_digits)
+    ok &= mantissa < _EXACT_MANTISSA_LIMIT  # "1595037214.261953" (ping -D) has 16 digits
     scale = _POW10_F[frac_digits]
     return mantissa / scale, length, ok, 1.0 / scale
 
