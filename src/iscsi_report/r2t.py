@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from iscsi_report import model
+from iscsi_report import model, network
 from iscsi_report.dataset import Dataset, verify
 from iscsi_report.errors import IngestError
-from iscsi_report.ingest import iperf3, ping
+from iscsi_report.ingest import iperf3
 from iscsi_report.model import MIB, IscsiParams, Network
 from iscsi_report.storage import KIB_BYTES, DeviceFit
 
@@ -190,19 +190,12 @@ def exchange_table(configs: list[Configuration], bs_list: list[int]) -> pd.DataF
 
 def rtt_means(ds: Dataset) -> pd.DataFrame:
     """Mean RTT per network and ping interval over every reply (duplicates are not round trips)."""
-    rows = []
-    for f in ds.select("ping"):
-        samples = ping.parse(verify(f)).samples
-        replies = samples.loc[~samples["duplicate"], "rtt_ms"]
-        rows.append({"file": f.rel, "network": f.labels.get("network"),
-                     "interval_s": float(f.labels.get("interval_s", math.nan)),
-                     "replies": len(replies), "rtt_sum_ms": float(replies.sum())})
     cols = ["network", "interval_s", "files", "replies", "mean_rtt_ms"]
-    if not rows:
+    if not ds.select("ping"):
         return pd.DataFrame(columns=cols)
-    df = pd.DataFrame(rows).groupby(["network", "interval_s"], sort=True).agg(
-        files=("file", "size"), replies=("replies", "sum"), rtt_sum_ms=("rtt_sum_ms", "sum")).reset_index()
-    df["mean_rtt_ms"] = df["rtt_sum_ms"] / df["replies"]
+    samples = network.rtt_samples(ds)
+    df = samples.groupby(["network", "interval_s"], sort=True).agg(
+        files=("file", "nunique"), replies=("rtt_ms", "size"), mean_rtt_ms=("rtt_ms", "mean")).reset_index()
     return df[cols]
 
 
