@@ -10,7 +10,7 @@ import time
 from collections import Counter
 from importlib import import_module
 
-from iscsi_report import dataset
+from iscsi_report.core import dataset
 
 
 def main(raw_dir: str) -> None:
@@ -21,7 +21,7 @@ def main(raw_dir: str) -> None:
     counts: Counter[str] = Counter()
     for f in ds.files:
         t0 = time.perf_counter()
-        import_module(f"iscsi_report.ingest.{f.tool}").parse(dataset.verify(f))
+        import_module(f"iscsi_report.core.ingest.{f.tool}").parse(dataset.verify(f))
         seconds[f.tool] += time.perf_counter() - t0
         counts[f.tool] += 1
     for tool in sorted(counts):

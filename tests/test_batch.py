@@ -6,7 +6,7 @@ from pathlib import Path
 
 import nbformat
 
-from iscsi_report.batch import _error_from_notebook, _kernel_failed_to_start
+from iscsi_report.pipeline.batch import _error_from_notebook, _kernel_failed_to_start
 
 
 def test_kernel_start_failure_is_recognised(tmp_path: Path) -> None:

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from iscsi_report import blog_audit
-from iscsi_report.audit import MATCH, MISMATCH, WITHIN, PublishedNumber, load_published
-from iscsi_report.cache import sha256_file
-from iscsi_report.dataset import RawFile
-from iscsi_report.errors import IngestError, ReportError
+from iscsi_report.analyses import blog_audit
+from iscsi_report.analyses.audit import MATCH, MISMATCH, WITHIN, PublishedNumber, load_published
+from iscsi_report.core.dataset import RawFile
+from iscsi_report.core.errors import IngestError, ReportError
+from iscsi_report.pipeline.cache import sha256_file
 
 EXPECTED_VERDICTS = {
     "intro.observed_mib_per_s": MATCH,

@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from iscsi_report import cache
-from iscsi_report.params import NotebookJob
-from iscsi_report.paths import Project
+from iscsi_report.pipeline import cache
+from iscsi_report.pipeline.params import NotebookJob
+from iscsi_report.pipeline.paths import Project
 
 
 @pytest.fixture
 def setup(tmp_path: Path) -> tuple[Project, NotebookJob]:
     project = Project.at(tmp_path)
-    nb = tmp_path / "notebooks" / "chap.ipynb"
+    nb = tmp_path / "notebooks" / "chap.md"
     nb.parent.mkdir()
     nb.write_text("{}")
     for rel in ("data/raw/a.txt", "results/run/t.csv"):
@@ -61,5 +61,5 @@ def test_missing_or_edited_output_makes_it_stale(setup: tuple[Project, NotebookJ
 
 
 def test_no_record_means_never_run(tmp_path: Path) -> None:
-    job = NotebookJob("r", "n", tmp_path / "n.ipynb", {}, 1)
+    job = NotebookJob("r", "n", tmp_path / "n.md", {}, 1)
     assert cache.why_stale(Project.at(tmp_path), job, "c") == "never run"

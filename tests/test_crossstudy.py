@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from iscsi_report import crossstudy as cs_mod
-from iscsi_report.charts import crossstudy as charts
-from iscsi_report.errors import ReportError
+from iscsi_report.analyses import crossstudy as cs_mod
+from iscsi_report.analyses.charts import crossstudy as charts
+from iscsi_report.core.errors import ReportError
 
 REPLY_TOLERANCE_PCT = 0.15  # our first-principles reply time vs the paper's column, every row
 
@@ -314,7 +314,7 @@ def test_every_system_appears_with_a_binding_bound(cs: cs_mod.CrossStudy) -> Non
 
 
 def test_charts_build_and_render(cs: cs_mod.CrossStudy, fit: cs_mod.CpuFit) -> None:
-    from iscsi_report.report import svg
+    from iscsi_report.analyses.report import svg
 
     model = cs_mod.WireModel()
     built = [

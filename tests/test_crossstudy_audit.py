@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from iscsi_report import crossstudy
-from iscsi_report.audit import MATCH, MISMATCH, WITHIN, audit_table
+from iscsi_report.analyses import crossstudy
+from iscsi_report.analyses.audit import MATCH, MISMATCH, WITHIN, audit_table
 
 EXPECTED_VERDICTS = {
     "scst.peak.diff_pct.512": MATCH,

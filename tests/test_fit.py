@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iscsi_report import fit, model
-from iscsi_report.errors import DesignError
+from iscsi_report.analyses import fit
+from iscsi_report.core import model
+from iscsi_report.core.errors import DesignError
 
 KIB = 1024
 BLOCK_SIZES = [64 * KIB, 128 * KIB, 256 * KIB, 512 * KIB, 1024 * KIB, 2048 * KIB]
@@ -188,7 +189,7 @@ def test_parameter_set_must_agree_with_the_r2t_label():
 def test_runs_from_the_reconstructed_blog_dataset():
     from pathlib import Path
 
-    from iscsi_report import dataset
+    from iscsi_report.core import dataset
 
     raw = Path(__file__).resolve().parents[1] / "data" / "raw" / "blog-2023"
     if not (raw / "manifest.yaml").is_file():

@@ -7,8 +7,8 @@ import math
 import pandas as pd
 import pytest
 
-from iscsi_report import model as m
-from iscsi_report.model import (
+from iscsi_report.core import model as m
+from iscsi_report.core.model import (
     BLOG_WIRED,
     BLOG_WIRELESS,
     BLOG_WORKED_EXAMPLE,

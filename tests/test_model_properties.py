@@ -8,8 +8,8 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iscsi_report import model as m
-from iscsi_report.model import KIB, MIB, IscsiParams, Network
+from iscsi_report.core import model as m
+from iscsi_report.core.model import KIB, MIB, IscsiParams, Network
 
 REL = 1e-12  # float headroom for comparisons of sums of many terms
 

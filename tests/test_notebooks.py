@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
 import pytest
 
-from iscsi_report.build import toc_files
-from iscsi_report.params import INJECTED, discover, jobs_for, parameters_cell
-from iscsi_report.paths import Project
+from iscsi_report.pipeline.build import toc_files
+from iscsi_report.pipeline.params import INJECTED, discover, jobs_for, parameters_cell, read_notebook
+from iscsi_report.pipeline.paths import Project
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.md"))
+NOTEBOOKS = [p for p in NOTEBOOKS if p.name != "README.md"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_source_notebook_is_clean(path: Path) -> None:
-    nb = nbformat.read(path, as_version=4)
+    nb = read_notebook(path)
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), "outputs committed"
     defaults = parameters_cell(path)
     assert set(INJECTED) <= set(defaults)

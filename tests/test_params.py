@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jupytext
 import nbformat
 import pytest
 import yaml
 
-from iscsi_report.errors import ParamsError
-from iscsi_report.params import jobs_for, load_run, parameters_cell
-from iscsi_report.paths import Project
+from iscsi_report.core.errors import ParamsError
+from iscsi_report.pipeline.params import jobs_for, load_run, parameters_cell
+from iscsi_report.pipeline.paths import Project
 
 PARAMS_CELL = 'run_name = ""\ndataset = ""\nproject_root = ""\nresults_dir = ""\nbins = 20\nscale = 1.5\n'
 
@@ -21,12 +22,12 @@ def _notebook(path: Path, source: str = PARAMS_CELL, tag: str = "parameters") ->
     cell.metadata["tags"] = [tag]
     nb.cells = [nbformat.v4.new_markdown_cell("# t"), cell]
     path.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, path)
+    jupytext.write(nb, path, fmt="md:myst")
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Project:
-    _notebook(tmp_path / "notebooks" / "chap.ipynb")
+    _notebook(tmp_path / "notebooks" / "chap.md")
     raw = tmp_path / "data" / "raw" / "ds"
     raw.mkdir(parents=True)
     (raw / "manifest.yaml").write_text("files: []\n")
@@ -89,7 +90,7 @@ def test_int_accepted_for_float_default(project: Project) -> None:
     ],
 )
 def test_bad_parameter_cells_are_refused(tmp_path: Path, source: str, tag: str, message: str) -> None:
-    path = tmp_path / "n.ipynb"
+    path = tmp_path / "n.md"
     _notebook(path, source, tag)
     with pytest.raises(ParamsError, match=message):
         parameters_cell(path)

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from iscsi_report import cli
-from iscsi_report.projection_cli import parse_size
+from iscsi_report.cli.project import parse_size
 
 BLOG_2M = [
     "project",

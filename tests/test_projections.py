@@ -7,12 +7,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from iscsi_report import dataset as datasets
-from iscsi_report import projections as P
-from iscsi_report import r2t
-from iscsi_report.dataset import Dataset
-from iscsi_report.errors import IngestError
-from iscsi_report.model import MIB
+from iscsi_report.analyses import projections as P
+from iscsi_report.analyses import r2t
+from iscsi_report.core import dataset as datasets
+from iscsi_report.core.dataset import Dataset
+from iscsi_report.core.errors import IngestError
+from iscsi_report.core.model import MIB
 
 LIO = {"FirstBurstLength": 65536, "MaxBurstLength": 262144, "ImmediateData": "Yes",
        "InitialR2T": "No", "MaxOutstandingR2T": 1}

@@ -7,9 +7,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from iscsi_report import model, r2t
-from iscsi_report.errors import IngestError
-from iscsi_report.model import MIB
+from iscsi_report.analyses import r2t
+from iscsi_report.core import model
+from iscsi_report.core.errors import IngestError
+from iscsi_report.core.model import MIB
 
 MANIFEST = Path("manifest.yaml")
 LIO = {"FirstBurstLength": 65536, "MaxBurstLength": 262144, "ImmediateData": "Yes",

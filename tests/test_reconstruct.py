@@ -8,15 +8,16 @@ import math
 import re
 from pathlib import Path
 
+import blog_reconstruction as reconstruct
 import numpy as np
 import pytest
 import yaml
+from blog_reconstruction import fio, iperf3, ping
+from blog_reconstruction import targets as T
 
-from iscsi_report import reconstruct, stats
-from iscsi_report.audit import load_published
-from iscsi_report.ingest.textio import read_text
-from iscsi_report.reconstruct import fio, iperf3, ping
-from iscsi_report.reconstruct import targets as T
+from iscsi_report.analyses.audit import load_published
+from iscsi_report.core import stats
+from iscsi_report.core.ingest.textio import read_text
 
 DATASET = Path(__file__).resolve().parents[1] / "data" / "raw" / "blog-2023"
 PUBLISHED = Path(__file__).resolve().parents[1] / "data" / "published" / "blog-2023.yaml"
@@ -65,7 +66,7 @@ def test_regeneration_is_byte_identical(tmp_path: Path, manifest: dict) -> None:
 def test_manifest_matches_files_on_disk(manifest: dict) -> None:
     assert manifest["dataset"] == "blog-2023"
     assert manifest["reconstructed"] is True
-    assert manifest["generator"] == "python -m iscsi_report.reconstruct"
+    assert manifest["generator"] == "python data/reconstruct_blog_2023.py"
     assert manifest["iscsi_parameters"]["lio-default"]["MaxOutstandingR2T"] == 1
     assert manifest["iscsi_parameters"]["lio-r2t16"]["MaxOutstandingR2T"] == T.R2T_BURST
     on_disk = {
@@ -271,10 +272,10 @@ def test_generator_targets_equal_published_yaml(published) -> None:
 
 
 def test_every_file_parses_with_the_project_parsers(manifest: dict) -> None:
-    from iscsi_report.ingest import fio as fio_parser
-    from iscsi_report.ingest import iostat as iostat_parser
-    from iscsi_report.ingest import iperf3 as iperf3_parser
-    from iscsi_report.ingest import ping as ping_parser
+    from iscsi_report.core.ingest import fio as fio_parser
+    from iscsi_report.core.ingest import iostat as iostat_parser
+    from iscsi_report.core.ingest import iperf3 as iperf3_parser
+    from iscsi_report.core.ingest import ping as ping_parser
 
     parsers = {"fio": fio_parser, "iostat": iostat_parser, "iperf3": iperf3_parser,
                "ping": ping_parser}  # fmt: skip

@@ -8,7 +8,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from iscsi_report import stats
+from iscsi_report.core import stats
 
 DATAMASH = shutil.which("datamash")
 

@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from iscsi_report import dataset as datasets
-from iscsi_report import storage
-from iscsi_report.cache import sha256_file
-from iscsi_report.errors import DesignError, IngestError
-from iscsi_report.model import MIB
+from iscsi_report.analyses import storage
+from iscsi_report.core import dataset as datasets
+from iscsi_report.core.errors import DesignError, IngestError
+from iscsi_report.core.model import MIB
+from iscsi_report.pipeline.cache import sha256_file
 
 LAB = "data/raw/lab-veth-2026"
 SIZES = np.array([64, 128, 256, 512, 1024, 2048]) * 1024

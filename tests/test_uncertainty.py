@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 from test_fit import synthetic_runs
 
-from iscsi_report import fit, model, uncertainty
+from iscsi_report.analyses import fit, uncertainty
+from iscsi_report.core import model
 
 
 @pytest.fixture(scope="module")

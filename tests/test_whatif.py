@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iscsi_report import model, whatif
+from iscsi_report.analyses import whatif
+from iscsi_report.core import model
 
 ONES = {"one_way_ms": 1.0, "transmit_ms": 1.0, "device_ms": 1.0, "cpu_ms": 1.0}
 DEVICES = {"hdd": whatif.DeviceProfile("hdd", 0.0, 7.35, "test"),

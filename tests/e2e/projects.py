@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jupytext
 import nbformat
 import yaml
 
@@ -46,7 +47,7 @@ def add_notebook(project: Path, name: str, code: str) -> None:
     params.metadata["tags"] = ["parameters"]
     nb.cells = [nbformat.v4.new_markdown_cell(f"# {name}"), params, nbformat.v4.new_code_cell(code)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, project / "notebooks" / f"{name}.ipynb")
+    jupytext.write(nb, project / "notebooks" / f"{name}.md", fmt="md:myst")
 
 
 def cli(project: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess[str]:

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from iscsi_report.dataset import update_checksums
+from iscsi_report.core.dataset import update_checksums
 
 from .projects import LAB, add_notebook, cli, make_project
 
@@ -123,8 +123,8 @@ def test_unknown_parameter_fails_before_anything_runs(tmp_path: Path) -> None:
 def test_notebook_without_parameters_tag_is_refused(tmp_path: Path) -> None:
     project = make_project(tmp_path)
     add_notebook(project, "untagged", "x = 1")
-    nb_path = project / "notebooks" / "untagged.ipynb"
-    nb_path.write_text(nb_path.read_text().replace('"parameters"', '"other"'))
+    nb_path = project / "notebooks" / "untagged.md"
+    nb_path.write_text(nb_path.read_text().replace("[parameters]", "[other]"))
     (project / "params" / "extra.yaml").write_text(
         yaml.safe_dump({"title": "t", "dataset": LAB, "notebooks": ["untagged"]})
     )

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from iscsi_report import provenance
-from iscsi_report.dataset import update_checksums
-from iscsi_report.errors import ReportError
-from iscsi_report.paths import Project
+from iscsi_report.core.dataset import update_checksums
+from iscsi_report.core.errors import ReportError
+from iscsi_report.pipeline import provenance
+from iscsi_report.pipeline.paths import Project
 
 from .projects import LAB, cli, make_project
 

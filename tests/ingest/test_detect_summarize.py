@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from iscsi_report.cli import main
-from iscsi_report.ingest import detect, summarize
+from iscsi_report.cli import main, summarize
+from iscsi_report.core.ingest import detect
 
 FIX = Path(__file__).parents[1] / "fixtures"
 

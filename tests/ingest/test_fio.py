@@ -12,8 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from iscsi_report.errors import IngestError
-from iscsi_report.ingest import fio
+from iscsi_report.core.errors import IngestError
+from iscsi_report.core.ingest import fio
 
 NS_PER_MS = 1e6
 US_PER_MS = 1e3
@@ -229,14 +229,14 @@ def test_summary_contract(fixtures_dir: Path) -> None:
 )
 def test_sniff(fixtures_dir: Path, name: str, expected: str) -> None:
     """sniff() recognises fio output by content."""
-    from iscsi_report.ingest.textio import read_text
+    from iscsi_report.core.ingest.textio import read_text
 
     assert fio.sniff(read_text(fixtures_dir / "fio" / name)) == expected
 
 
 def test_sniff_rejects_other_tools(fixtures_dir: Path) -> None:
     """sniff() says None for iostat JSON and text."""
-    from iscsi_report.ingest.textio import read_text
+    from iscsi_report.core.ingest.textio import read_text
 
     for path in (fixtures_dir / "iostat").iterdir():
         assert fio.sniff(read_text(path)) is None, path.name

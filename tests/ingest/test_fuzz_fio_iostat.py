@@ -16,9 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from iscsi_report.errors import IngestError
-from iscsi_report.ingest import fio, iostat
-from iscsi_report.ingest.textio import read_text
+from iscsi_report.core.errors import IngestError
+from iscsi_report.core.ingest import fio, iostat
+from iscsi_report.core.ingest.textio import read_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CASES = [

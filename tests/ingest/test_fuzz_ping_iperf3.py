@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from iscsi_report.errors import IngestError
-from iscsi_report.ingest import iperf3, ping
+from iscsi_report.core.errors import IngestError
+from iscsi_report.core.ingest import iperf3, ping
 
 FIX = Path(__file__).parents[1] / "fixtures"
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from iscsi_report.errors import IngestError
-from iscsi_report.ingest import iostat
-from iscsi_report.ingest.textio import read_text
+from iscsi_report.core.errors import IngestError
+from iscsi_report.core.ingest import iostat
+from iscsi_report.core.ingest.textio import read_text
 
 
 def _fx(fixtures_dir: Path, name: str) -> Path:
@@ -437,7 +437,7 @@ def test_old_sysstat_cpu_header(tmp_path: Path) -> None:
 @pytest.mark.corpus
 def test_sniff_leaves_other_tools_alone(corpus_dir: Path) -> None:
     """Neither fio's nor iostat's sniff() claims the corpus ping and iperf3 outputs."""
-    from iscsi_report.ingest import fio
+    from iscsi_report.core.ingest import fio
 
     for folder in ("ping", "iperf3"):
         for path in (corpus_dir / folder).iterdir():

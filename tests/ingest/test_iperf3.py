@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from iscsi_report.errors import IngestError
-from iscsi_report.ingest import iperf3
+from iscsi_report.core.errors import IngestError
+from iscsi_report.core.ingest import iperf3
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "iperf3"
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from iscsi_report.errors import IngestError
-from iscsi_report.ingest import ping
+from iscsi_report.core.errors import IngestError
+from iscsi_report.core.ingest import ping
 
 FOOTER_RE = re.compile(r"(\d+) packets transmitted, (\d+) (?:packets )?received(.*)")
 RTT_RE = re.compile(r"= ([\d.]+)/([\d.]+)/([\d.]+)")

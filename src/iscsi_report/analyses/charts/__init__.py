@@ -1,0 +1,1 @@
+"""Altair chart builders, one module per chapter; render offline with iscsi_report.analyses.report.chart."""

@@ -1,0 +1,123 @@
+"""Network chapter analyses: RTT samples per network and ping interval, their summary, iperf3 rates.
+
+Everything here takes a :class:`~iscsi_report.core.dataset.Dataset` and returns tidy DataFrames;
+the notebook only shows them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from iscsi_report.core import stats
+from iscsi_report.core.dataset import Dataset, verify
+from iscsi_report.core.ingest import iperf3, ping
+
+BITS_PER_MBIT = 1e6
+SUMMARY_KEYS = ("network", "interval_s")
+
+
+def rtt_samples(ds: Dataset) -> pd.DataFrame:
+    """Every reply of every ping file: file, network, interval_s, seq, rtt_ms (duplicates dropped
+    with their count reported by :func:`ping_files`, since a DUP is not a second round trip)."""
+    frames = []
+    for f in ds.select("ping"):
+        result = ping.parse(verify(f))
+        replies = result.samples[~result.samples["duplicate"]]
+        frames.append(pd.DataFrame({
+            "file": f.rel,
+            "network": f.labels.get("network", "unknown"),
+            "interval_s": float(f.labels.get("interval_s", np.nan)),
+            "seq": replies["seq"].to_numpy(),
+            "rtt_ms": replies["rtt_ms"].to_numpy(),
+        }))
+    if not frames:
+        raise ValueError(f"dataset {ds.name}: no ping files in the manifest")
+    return pd.concat(frames, ignore_index=True)
+
+
+def ping_files(ds: Dataset) -> pd.DataFrame:
+    """Per ping file: the format found, counts, loss, lines not understood, warnings."""
+    rows = []
+    for f in ds.select("ping"):
+        result = ping.parse(verify(f))
+        s = ping.summary(result)
+        rows.append({"file": f.rel, "format": result.format, "transmitted": s["transmitted"],
+                     "received": s["received"], "loss_pct": s["loss_pct"],
+                     "duplicates": s["duplicates"], "unparsed_lines": len(result.unparsed),
+                     "warnings": "; ".join(result.warnings)})
+    return pd.DataFrame(rows)
+
+
+def latency_summary(samples: pd.DataFrame) -> pd.DataFrame:
+    """Per network and interval: the blog's statistics (datamash definitions) and modality."""
+    rows = []
+    for (network, interval), group in samples.groupby(list(SUMMARY_KEYS), sort=True):
+        rtt = group["rtt_ms"].to_numpy()
+        s = stats.summarize_rtt(rtt)
+        positive = rtt[rtt > 0]
+        modes = stats.find_modes(positive) if positive.size > 3 else []
+        rows.append({
+            "network": network, "interval_s": interval, "samples": rtt.size,
+            "mean_ms": s["mean"], "p50_ms": s["p50"], "p99_ms": s["p99"], "max_ms": s["max"],
+            "sstdev_ms": s["sstdev"], "cv_pct": s["cv_pct"],
+            "modes": len(modes),
+            "upper_mode_ms": max(modes) if modes else np.nan,
+            "bimodality_coefficient": stats.bimodality_coefficient(positive, log=True)
+            if positive.size > 3 else np.nan,
+        })
+    return pd.DataFrame(rows)
+
+
+def iperf_intervals(ds: Dataset) -> pd.DataFrame:
+    """iperf3 per-interval rates of every file (summed over streams): file, network, t, Mbit/s."""
+    frames = []
+    for f in ds.select("iperf3"):
+        result = iperf3.parse(verify(f))
+        iv = result.intervals
+        iv = iv[(iv["stream"] == "sum") & (iv["direction"] == "forward")]
+        frames.append(pd.DataFrame({
+            "file": f.rel, "network": f.labels.get("network", "unknown"),
+            "start_s": iv["start_s"].to_numpy(), "end_s": iv["end_s"].to_numpy(),
+            "mbit_per_s": iv["bits_per_s"].to_numpy() / BITS_PER_MBIT,
+        }))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["file", "network", "start_s", "end_s", "mbit_per_s"])
+
+
+def iperf_summary(ds: Dataset) -> pd.DataFrame:
+    """Per iperf3 file: protocol, streams, sent and received Mbit/s from iperf3's end sums."""
+    rows = []
+    for f in ds.select("iperf3"):
+        s = iperf3.summary(iperf3.parse(verify(f)))
+        rows.append({"file": f.rel, "network": f.labels.get("network", "unknown"),
+                     "protocol": s["protocol"], "streams": s["streams"],
+                     "sent_mbit_per_s": s["sent_bps"] / BITS_PER_MBIT,
+                     "received_mbit_per_s": s["received_bps"] / BITS_PER_MBIT})
+    return pd.DataFrame(rows)
+
+
+def log_histogram(samples: pd.DataFrame, bins_per_decade: int = 20) -> pd.DataFrame:
+    """Share of replies per log-spaced RTT bin, per network and interval (for charts)."""
+    positive = samples[samples["rtt_ms"] > 0]
+    lo = np.floor(np.log10(positive["rtt_ms"].min()))
+    hi = np.ceil(np.log10(positive["rtt_ms"].max()))
+    edges = 10.0 ** np.linspace(lo, hi, int((hi - lo) * bins_per_decade) + 1)
+    rows = []
+    for (network, interval), group in positive.groupby(list(SUMMARY_KEYS), sort=True):
+        counts, _ = np.histogram(group["rtt_ms"], bins=edges)
+        share = counts / counts.sum()
+        rows.append(pd.DataFrame({"network": network, "interval_s": interval,
+                                  "bin_lo_ms": edges[:-1], "bin_hi_ms": edges[1:], "share": share}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def ecdf_points(samples: pd.DataFrame, points: int = 400) -> pd.DataFrame:
+    """The ECDF of each group at ``points`` quantiles (enough to draw, small enough to embed)."""
+    probs = np.linspace(0.0, 1.0, points)
+    rows = []
+    for (network, interval), group in samples.groupby(list(SUMMARY_KEYS), sort=True):
+        q = np.quantile(group["rtt_ms"].to_numpy(), probs)
+        rows.append(pd.DataFrame({"network": network, "interval_s": interval,
+                                  "rtt_ms": q, "cumulative_share": probs}))
+    return pd.concat(rows, ignore_index=True)

@@ -1,0 +1,394 @@
+"""Storage chapter analyses: fio throughput by block size, the per-device latency fit, iostat.
+
+A write of ``bs`` bytes on a device at queue depth 1 takes roughly a fixed time plus ``bs``
+over a streaming bandwidth; :func:`fit_devices` estimates both by OLS with confidence intervals,
+and :meth:`DeviceFit.predict_ms` gives the model the device time at the request size that iostat
+shows the drive actually served (the blog's drive saw half-size requests, seed 000).
+Everything takes a :class:`~iscsi_report.core.dataset.Dataset` or tidy DataFrames; notebooks only show.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+from scipy import stats as sps
+
+from iscsi_report.core.dataset import Dataset, RawFile, verify
+from iscsi_report.core.errors import DesignError, IngestError
+from iscsi_report.core.ingest import fio, iostat
+from iscsi_report.core.model import MIB, MS_PER_S
+
+KIB_BYTES = 1024  # sysstat's kB
+CI_LEVEL = 0.95
+MIN_FIT_RUNS = 3  # two coefficients and at least one residual degree of freedom for a CI
+LOCAL_SCENARIO_PREFIX = "local"  # scenario labels "local-sg", "local-psync", ...
+# Labels copied from the manifest onto each run row (absent ones become None).
+RUN_LABELS = ("scenario", "device", "engine", "network", "max_outstanding_r2t",
+              "iscsi_parameters", "validation", "run")
+RUN_COLUMNS = ("file", *RUN_LABELS, "bs_bytes", "iops", "mib_per_s", "op_ms",
+               "clat_mean_ms", "usr_cpu_pct", "sys_cpu_pct")
+GROUP_KEYS = ("scenario", "device", "network", "max_outstanding_r2t", "bs_bytes")
+
+
+# ---- fio runs --------------------------------------------------------------------------------
+
+
+def _write_row(f: RawFile, jobs: pd.DataFrame) -> pd.Series:
+    """The single write job of a fio file; several jobs or none is an error (no silent pick)."""
+    writes = jobs[jobs["direction"] == "write"]
+    if len(writes) != 1:
+        raise IngestError(f.path, f"expected exactly one job doing writes (numjobs=1 or "
+                                  f"group_reporting), found {len(writes)}", json_path="jobs")
+    return writes.iloc[0]
+
+
+def _bs_bytes(f: RawFile, parsed: float) -> int:
+    """Block size from the label, checked against fio's recorded bs; one of them must exist."""
+    label = f.labels.get("bs_bytes")
+    if label is None and (parsed is None or pd.isna(parsed)):
+        raise IngestError(f.path, "block size unknown: no bs_bytes label and fio recorded no bs")
+    if label is not None and parsed is not None and not pd.isna(parsed) and int(label) != int(parsed):
+        raise IngestError(f.path, f"manifest label bs_bytes={label} but fio ran with bs={int(parsed)}",
+                          json_path="jobs[0].job options.bs")
+    return int(label if label is not None else parsed)
+
+
+def run_row(f: RawFile) -> dict[str, Any]:
+    """One fio file as a row: labels, block size, IOPS, MiB/s, per-op ms, latency and CPU."""
+    job = _write_row(f, fio.parse(verify(f)).jobs)
+    if not job["iops"] > 0:
+        raise IngestError(f.path, "the write job reports 0 IOPS", json_path="jobs[0].write.iops")
+    return {
+        "file": f.rel,
+        **{k: f.labels.get(k) for k in RUN_LABELS},
+        "bs_bytes": _bs_bytes(f, job["bs_bytes"]),
+        "iops": float(job["iops"]),
+        "mib_per_s": float(job["bw_bytes_per_s"]) / MIB,
+        "op_ms": MS_PER_S / float(job["iops"]),
+        "clat_mean_ms": float(job["clat_mean_ms"]),
+        "usr_cpu_pct": float(job["usr_cpu_pct"]),
+        "sys_cpu_pct": float(job["sys_cpu_pct"]),
+    }
+
+
+def fio_runs(ds: Dataset, **labels: Any) -> pd.DataFrame:
+    """Every fio file of the dataset matching ``labels``, one row each (see :data:`RUN_COLUMNS`)."""
+    rows = [run_row(f) for f in ds.select("fio", **labels)]
+    return pd.DataFrame(rows, columns=list(RUN_COLUMNS))
+
+
+def is_local(runs: pd.DataFrame) -> pd.Series:
+    """Rows whose scenario label starts with ``local`` (fio on the device itself)."""
+    return runs["scenario"].fillna("").astype(str).str.startswith(LOCAL_SCENARIO_PREFIX)
+
+
+def is_validation(runs: pd.DataFrame) -> pd.Series:
+    """Rows labelled as validation runs (the blog's 2 MiB projection checks)."""
+    return runs["validation"].fillna(False).astype(bool)
+
+
+def throughput_by_bs(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean MiB/s, IOPS and per-op ms per scenario, device, network, R2T and block size."""
+    if runs.empty:
+        return pd.DataFrame(columns=[*GROUP_KEYS, "bs_kib", "runs", "mib_per_s", "iops", "op_ms"])
+    keyed = runs.assign(**{k: runs[k].astype(object).where(runs[k].notna(), "-") for k in GROUP_KEYS})
+    out = (keyed.groupby(list(GROUP_KEYS), sort=True)
+           .agg(runs=("file", "size"), mib_per_s=("mib_per_s", "mean"),
+                iops=("iops", "mean"), op_ms=("op_ms", "mean"))
+           .reset_index())
+    out.insert(len(GROUP_KEYS), "bs_kib", out["bs_bytes"] / KIB_BYTES)
+    return out
+
+
+def local_throughput(runs: pd.DataFrame) -> pd.DataFrame:
+    """Local (on-device) throughput by device and block size."""
+    local = throughput_by_bs(runs[is_local(runs)])
+    return local.drop(columns=["network", "max_outstanding_r2t"])
+
+
+def remote_throughput(runs: pd.DataFrame) -> pd.DataFrame:
+    """Remote (iSCSI) runs by block size, beside the local MiB/s of the same device and size.
+
+    Validation runs are included: they are ordinary remote runs (one may double as a point of
+    a block-size series), grouped apart by their network and MaxOutstandingR2T labels.
+    """
+    remote = throughput_by_bs(runs[~is_local(runs)])
+    local = local_throughput(runs)[["device", "bs_bytes", "mib_per_s"]].rename(
+        columns={"mib_per_s": "local_mib_per_s"})
+    out = remote.merge(local, on=["device", "bs_bytes"], how="left")
+    out["share_of_local_pct"] = out["mib_per_s"] / out["local_mib_per_s"] * 100.0
+    return out
+
+
+# ---- per-device latency fit --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeviceFit:
+    """OLS of per-op ms on request MiB for one device: ``op_ms = fixed_ms + ms_per_mib * MiB``."""
+
+    device: str
+    runs: int
+    block_sizes: int
+    fixed_ms: float
+    ms_per_mib: float
+    cov: tuple[tuple[float, float], tuple[float, float]]
+    df_resid: float
+    r_squared: float
+    min_bs_bytes: int
+    max_bs_bytes: int
+
+    def _t(self, level: float) -> float:
+        return float(sps.t.ppf(0.5 + level / 2, self.df_resid))
+
+    def coefficient_ci(self, level: float = CI_LEVEL) -> dict[str, tuple[float, float]]:
+        """Two-sided t intervals of fixed_ms and ms_per_mib."""
+        t = self._t(level)
+        se = np.sqrt(np.diag(np.array(self.cov)))
+        return {"fixed_ms": (self.fixed_ms - t * se[0], self.fixed_ms + t * se[0]),
+                "ms_per_mib": (self.ms_per_mib - t * se[1], self.ms_per_mib + t * se[1])}
+
+    @property
+    def streaming_mib_per_s(self) -> float:
+        """Bandwidth implied by the slope (inf if the slope is not positive)."""
+        return MS_PER_S / self.ms_per_mib if self.ms_per_mib > 0 else math.inf
+
+    def streaming_ci(self, level: float = CI_LEVEL) -> tuple[float, float]:
+        """Interval of the streaming MiB/s, the slope's interval inverted (inf where it reaches 0)."""
+        lo, hi = self.coefficient_ci(level)["ms_per_mib"]
+        return (MS_PER_S / hi if hi > 0 else math.inf, MS_PER_S / lo if lo > 0 else math.inf)
+
+    def predict_ms(self, request_bytes: float) -> float:
+        """Fitted per-op ms of a request of ``request_bytes``."""
+        return self.fixed_ms + self.ms_per_mib * request_bytes / MIB
+
+    def predict_ci(self, request_bytes: float, level: float = CI_LEVEL) -> tuple[float, float]:
+        """Confidence interval of the fitted mean per-op ms at ``request_bytes``."""
+        x = np.array([1.0, request_bytes / MIB])
+        se = math.sqrt(float(x @ np.array(self.cov) @ x))
+        mid, t = self.predict_ms(request_bytes), self._t(level)
+        return mid - t * se, mid + t * se
+
+
+def fit_device(device: str, op_ms: np.ndarray, bs_bytes: np.ndarray) -> DeviceFit:
+    """OLS of per-op ms on block size (MiB) for one device; DesignError if not identifiable."""
+    sizes = np.unique(bs_bytes)
+    if len(op_ms) < MIN_FIT_RUNS or len(sizes) < 2:
+        raise DesignError(f"device {device}: need at least {MIN_FIT_RUNS} runs over at least 2 "
+                          f"block sizes to fit fixed ms + size / bandwidth, got {len(op_ms)} runs "
+                          f"over {len(sizes)} size(s)")
+    x = sm.add_constant(np.asarray(bs_bytes, dtype=float) / MIB)
+    res = sm.OLS(np.asarray(op_ms, dtype=float), x).fit()
+    cov = np.asarray(res.cov_params())
+    return DeviceFit(
+        device=str(device), runs=len(op_ms), block_sizes=len(sizes),
+        fixed_ms=float(res.params[0]), ms_per_mib=float(res.params[1]),
+        cov=((float(cov[0, 0]), float(cov[0, 1])), (float(cov[1, 0]), float(cov[1, 1]))),
+        df_resid=float(res.df_resid), r_squared=float(res.rsquared),
+        min_bs_bytes=int(sizes.min()), max_bs_bytes=int(sizes.max()),
+    )
+
+
+def fit_devices(runs: pd.DataFrame) -> tuple[dict[str, DeviceFit], dict[str, str]]:
+    """Fit every device of the local runs; returns (fits, reasons for devices that cannot be fitted)."""
+    fits: dict[str, DeviceFit] = {}
+    skipped: dict[str, str] = {}
+    local = runs[is_local(runs)]
+    for device, group in local.groupby(local["device"].fillna("unknown"), sort=True):
+        try:
+            fits[str(device)] = fit_device(str(device), group["op_ms"].to_numpy(),
+                                           group["bs_bytes"].to_numpy())
+        except DesignError as exc:
+            skipped[str(device)] = str(exc)
+    return fits, skipped
+
+
+def fit_table(fits: dict[str, DeviceFit], level: float = CI_LEVEL) -> pd.DataFrame:
+    """Coefficient table: fixed ms and streaming MiB/s with their intervals, per device."""
+    rows = []
+    for fit in fits.values():
+        ci = fit.coefficient_ci(level)
+        s_lo, s_hi = fit.streaming_ci(level)
+        rows.append({"device": fit.device, "runs": fit.runs, "block_sizes": fit.block_sizes,
+                     "fixed_ms": fit.fixed_ms, "fixed_ms_lo": ci["fixed_ms"][0],
+                     "fixed_ms_hi": ci["fixed_ms"][1],
+                     "streaming_mib_per_s": fit.streaming_mib_per_s,
+                     "streaming_mib_per_s_lo": s_lo, "streaming_mib_per_s_hi": s_hi,
+                     "r_squared": fit.r_squared, "ci_level": level})
+    return pd.DataFrame(rows)
+
+
+def fit_curves(fits: dict[str, DeviceFit], points: int = 40, level: float = CI_LEVEL) -> pd.DataFrame:
+    """Fitted line and its confidence band over each device's measured size range (for charts)."""
+    frames = []
+    for fit in fits.values():
+        sizes = np.linspace(fit.min_bs_bytes, fit.max_bs_bytes, points)
+        bands = [fit.predict_ci(s, level) for s in sizes]
+        frames.append(pd.DataFrame({
+            "device": fit.device, "bs_kib": sizes / KIB_BYTES,
+            "op_ms": [fit.predict_ms(s) for s in sizes],
+            "op_ms_lo": [b[0] for b in bands], "op_ms_hi": [b[1] for b in bands]}))
+    if not frames:
+        return pd.DataFrame(columns=["device", "bs_kib", "op_ms", "op_ms_lo", "op_ms_hi"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def device_latency_at(fits: dict[str, DeviceFit], device: str, request_bytes: float,
+                      level: float = CI_LEVEL) -> dict[str, float]:
+    """Device ms at a request size from its fit, with the interval; KeyError names the missing fit."""
+    if device not in fits:
+        raise KeyError(f"no storage fit for device {device!r} (fitted: {sorted(fits)})")
+    fit = fits[device]
+    lo, hi = fit.predict_ci(request_bytes, level)
+    return {"device": device, "request_bytes": float(request_bytes),
+            "device_ms": fit.predict_ms(request_bytes), "device_ms_lo": lo, "device_ms_hi": hi,
+            "extrapolated": not fit.min_bs_bytes <= request_bytes <= fit.max_bs_bytes}
+
+
+# ---- iostat ------------------------------------------------------------------------------------
+
+IOSTAT_COLUMNS = ("file", "side", *RUN_LABELS, "bs_bytes", "block_device", "reports",
+                  "since_boot_only", "active_reports", "w_per_s", "wkb_per_s", "wareq_sz_kb",
+                  "request_bytes", "request_fraction", "w_await_ms", "util_pct", "fio_file")
+
+
+def _interval_rows(df: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
+    """Interval reports (the since-boot average dropped), or the since-boot one if it is alone."""
+    if df.empty or df["since_boot"].all():
+        return df, not df.empty
+    return df[~df["since_boot"]], False
+
+
+def _busiest_device(path: str, devices: pd.DataFrame) -> str | None:
+    """The block device that wrote the most kB (the one under test); None if none wrote."""
+    if "wkb_per_s" not in devices.columns:
+        raise IngestError(path, "iostat has no write throughput column (wkB/s); run iostat -x")
+    totals = devices.groupby("device", sort=True)["wkb_per_s"].sum()
+    totals = totals[totals > 0]
+    return None if totals.empty else str(totals.idxmax())
+
+
+def _weighted(values: pd.Series, weights: pd.Series) -> float:
+    """Mean of ``values`` weighted by ``weights`` (NaN when the weights sum to zero)."""
+    total = float(weights.sum())
+    return float((values * weights).sum() / total) if total > 0 else math.nan
+
+
+def matching_fio(ds: Dataset, f: RawFile) -> RawFile | None:
+    """The fio file whose labels agree with this iostat file's on every key both carry."""
+    def agrees(g: RawFile) -> bool:
+        return all(g.labels[k] == v for k, v in f.labels.items() if k in g.labels)
+
+    found = [g for g in ds.select("fio") if agrees(g)]
+    if len(found) > 1:
+        raise IngestError(ds.root / "manifest.yaml", f"iostat file {f.rel} matches several fio "
+                          f"runs ({', '.join(g.rel for g in found)}); add a distinguishing 'run' label")
+    return found[0] if found else None
+
+
+def _iostat_bs(f: RawFile, partner: RawFile | None) -> float | None:
+    """Block size of an iostat file: its own label, else that of the fio run beside it."""
+    if f.labels.get("bs_bytes") is not None:
+        return float(f.labels["bs_bytes"])
+    return float(run_row(partner)["bs_bytes"]) if partner else None
+
+
+def iostat_row(ds: Dataset, f: RawFile) -> dict[str, Any]:
+    """Device-side view of one iostat file: request size, writes/s, await of the busiest device."""
+    result = iostat.parse(verify(f))
+    rows, since_boot_only = _interval_rows(result.devices)
+    partner = matching_fio(ds, f)
+    bs = _iostat_bs(f, partner)
+    base = {"file": f.rel, "side": f.side, **{k: f.labels.get(k) for k in RUN_LABELS},
+            "bs_bytes": float(bs) if bs is not None else math.nan, "reports": int(rows["report"].nunique()),
+            "since_boot_only": since_boot_only, "fio_file": partner.rel if partner else None}
+    name = _busiest_device(str(f.path), rows) if not rows.empty else None
+    if name is None:
+        return {**base, "block_device": None, "active_reports": 0}
+    dev = rows[rows["device"] == name]
+    active = dev[dev["w_per_s"] > 0]
+    req_kb = (_weighted(active["wareq_sz_kb"], active["w_per_s"]) if "wareq_sz_kb" in active
+              else float(active["wkb_per_s"].sum() / active["w_per_s"].sum()))
+    return {**base, "block_device": name, "active_reports": len(active),
+            "w_per_s": float(active["w_per_s"].mean()), "wkb_per_s": float(active["wkb_per_s"].mean()),
+            "wareq_sz_kb": req_kb, "request_bytes": req_kb * KIB_BYTES,
+            "request_fraction": req_kb * KIB_BYTES / float(bs) if bs else math.nan,
+            "w_await_ms": _weighted(active.get("w_await_ms", pd.Series(np.nan, active.index)),
+                                    active["w_per_s"]),
+            "util_pct": float(active["util_pct"].mean()) if "util_pct" in active else math.nan}
+
+
+def iostat_requests(ds: Dataset, **labels: Any) -> pd.DataFrame:
+    """One row per iostat file: the busiest device's write request size against the fio block size.
+
+    The request size is iostat's wareq-sz averaged over the active reports weighted by w/s (or
+    kB written over writes when the column is absent), so idle seconds do not bias it.
+    """
+    rows = [iostat_row(ds, f) for f in ds.select("iostat", **labels)]
+    return pd.DataFrame(rows, columns=list(IOSTAT_COLUMNS))
+
+
+CPU_COLUMNS = ("file", "side", *RUN_LABELS, "bs_bytes", "reports", "cpu_count", "user_pct",
+               "nice_pct", "system_pct", "iowait_pct", "steal_pct", "idle_pct", "busy_pct",
+               "fio_file", "fio_iops")
+
+
+def iostat_cpu(ds: Dataset, **labels: Any) -> pd.DataFrame:
+    """avg-cpu means of every iostat file that has them; busy = user + nice + system (per cent).
+
+    iowait and steal are not counted as busy: the CPU was idle waiting for I/O, or running
+    another guest. The matching fio run's IOPS is joined so CPU ms per operation can follow.
+    """
+    rows = []
+    for f in ds.select("iostat", **labels):
+        result = iostat.parse(verify(f))
+        cpu, _ = _interval_rows(result.cpu)
+        if cpu.empty:
+            continue
+        partner = matching_fio(ds, f)
+        means = {f"{c}_pct": float(cpu[f"{c}_pct"].mean()) for c in iostat.CPU_COLUMNS}
+        rows.append({"file": f.rel, "side": f.side, **{k: f.labels.get(k) for k in RUN_LABELS},
+                     "bs_bytes": _iostat_bs(f, partner), "reports": int(cpu["report"].nunique()),
+                     "cpu_count": result.cpu_count, **means,
+                     "busy_pct": means["user_pct"] + means["nice_pct"] + means["system_pct"],
+                     "fio_file": partner.rel if partner else None,
+                     "fio_iops": run_row(partner)["iops"] if partner else math.nan})
+    return pd.DataFrame(rows, columns=list(CPU_COLUMNS))
+
+
+def cpu_ms_per_op(cpu: pd.DataFrame, cores: int = 1) -> pd.DataFrame:
+    """CPU ms per operation = busy fraction x cores / IOPS x 1000, and per MiB written."""
+    out = cpu[cpu["fio_iops"].notna()].copy()
+    out["cpu_ms_per_op"] = out["busy_pct"] / 100.0 * cores / out["fio_iops"] * MS_PER_S
+    out["cpu_ms_per_mib"] = out["cpu_ms_per_op"] / (out["bs_bytes"].astype(float) / MIB)
+    out["cores_counted"] = cores
+    return out
+
+
+def headline(local: pd.DataFrame, fit: pd.DataFrame, requests: pd.DataFrame) -> dict[str, float]:
+    """Numbers the chapter's prose quotes (NaN when the dataset lacks that part)."""
+    def stat(df: pd.DataFrame, col: str, how: str) -> float:
+        values = df[col].dropna() if col in df else pd.Series(dtype=float)
+        return float(getattr(values, how)()) if len(values) else math.nan
+
+    largest = requests[requests["bs_bytes"] == requests["bs_bytes"].max()] if len(requests) else requests
+    return {
+        "local_devices": float(local["device"].nunique()) if len(local) else 0.0,
+        "local_block_sizes": float(local["bs_bytes"].nunique()) if len(local) else 0.0,
+        "local_min_mib_per_s": stat(local, "mib_per_s", "min"),
+        "local_max_mib_per_s": stat(local, "mib_per_s", "max"),
+        "fit_min_fixed_ms": stat(fit, "fixed_ms", "min"),
+        "fit_max_fixed_ms": stat(fit, "fixed_ms", "max"),
+        "fit_min_streaming_mib_per_s": stat(fit, "streaming_mib_per_s", "min"),
+        "fit_max_streaming_mib_per_s": stat(fit, "streaming_mib_per_s", "max"),
+        "fit_min_r_squared": stat(fit, "r_squared", "min"),
+        "iostat_files": float(len(requests)),
+        "largest_bs_kib": stat(largest, "bs_bytes", "max") / KIB_BYTES,
+        "largest_bs_min_request_kib": stat(largest, "wareq_sz_kb", "min"),
+        "largest_bs_max_request_kib": stat(largest, "wareq_sz_kb", "max"),
+    }

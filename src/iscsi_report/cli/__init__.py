@@ -1,0 +1,64 @@
+"""Console script ``iscsi-report``: batch runs, book build, ingest summaries, model projections.
+
+Each subcommand's logic lives in its own module; this file only wires argparse to them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from importlib import import_module
+
+# subcommand -> (module, help); each module provides configure(parser) and run(args) -> int
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("iscsi_report.pipeline.batch", "execute the params files' notebooks with papermill"),
+    "build": ("iscsi_report.pipeline.build", "build the book strictly into _build/html (atomic swap)"),
+    "book": ("iscsi_report.pipeline.book", "run the batch, then build the book, under one lock"),
+    "summarize": ("iscsi_report.cli.summarize", "summarize raw ping/iperf3/fio/iostat files"),
+    "project": ("iscsi_report.cli.project", "project iSCSI write latency and throughput"),
+    "lab": ("iscsi_report.lab.cli", "a real iSCSI target and initiator in network namespaces"),
+}
+
+
+def _loader(module: str, attr: str) -> Callable:
+    return getattr(import_module(module), attr)
+
+
+def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
+    """The top-level parser; only the chosen subcommand's module is imported (fast start-up)."""
+    parser = argparse.ArgumentParser(prog="iscsi-report", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--root", default=".", help="project root (folder with params/, notebooks/, book/)"
+    )
+    subs = parser.add_subparsers(dest="command", required=True)
+    for name, (module, help_text) in SUBCOMMANDS.items():
+        sub = subs.add_parser(name, help=help_text)
+        if name == chosen:
+            _loader(module, "configure")(sub)
+            sub.set_defaults(_run=_loader(module, "run"))
+    return parser
+
+
+def _chosen(argv: Sequence[str]) -> str | None:
+    """The first argument naming a subcommand (skipping ``--root DIR``), if any."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--root":
+            skip = True
+        elif arg in SUBCOMMANDS:
+            return arg
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse arguments and dispatch; returns the process exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(_chosen(argv)).parse_args(argv)
+    return int(args._run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

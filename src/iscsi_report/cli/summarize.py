@@ -1,0 +1,107 @@
+"""The ``iscsi-report summarize`` subcommand: per-file JSON or text summaries of raw outputs.
+
+Kept light on imports (numpy only for ping), so summarizing one file is a fast process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from iscsi_report.core.errors import IngestError
+from iscsi_report.core.ingest.detect import TOOL_ORDER, detect_tool, tool_module
+from iscsi_report.core.ingest.textio import read_text
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+# Summaries do no linear algebra: one BLAS thread spares OpenBLAS starting (and spinning) a
+# worker per core when numpy is imported, which costs CPU time on a busy machine.
+BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
+
+
+def summarize_path(path: str | Path, tool: str = "auto") -> dict[str, Any]:
+    """Summarize one raw file: {'path', 'tool', 'format', ...tool keys}; IngestError if unreadable."""
+    path = str(path)
+    text = None
+    if tool == "auto":
+        text = read_text(path)
+        found = detect_tool(text)
+        if found is None:
+            raise IngestError(
+                path, f"not recognised as the output of any of: {', '.join(TOOL_ORDER)}"
+            )
+        tool = found[0]
+    module = tool_module(tool)
+    if module is None:
+        raise IngestError(path, f"no parser for tool {tool!r} is installed")
+    if text is not None and hasattr(module, "parse_text"):
+        result = module.parse_text(text, path)  # the file was already read for detection
+    else:
+        result = module.parse(path)
+    body = module.summary(result)
+    body.pop("path", None)
+    body.pop("tool", None)
+    fmt = body.pop("format", getattr(result, "format", None))
+    return {"path": path, "tool": tool, "format": fmt, **body}
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments: PATH... [--tool auto|ping|iperf3|fio|iostat] [--json]."""
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="raw tool output files")
+    parser.add_argument("--tool", default="auto", choices=("auto", *TOOL_ORDER))
+    parser.add_argument("--json", action="store_true", help="one JSON object per file per line")
+
+
+def _fmt(value: Any) -> str:
+    """Short human rendering of a number."""
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def render_text(summary: dict[str, Any]) -> str:
+    """A short human-readable block for one file's summary."""
+    lines = [f"{summary['path']}: {summary['tool']} ({summary['format']})"]
+    for key, value in summary.items():
+        if key in ("path", "tool", "format"):
+            continue
+        if isinstance(value, dict):
+            inner = ", ".join(f"{k}={_fmt(v)}" for k, v in value.items())
+            lines.append(f"  {key}: {inner}")
+        elif isinstance(value, list):
+            lines.extend(f"  {key}: {item}" for item in value)
+        else:
+            lines.append(f"  {key}: {_fmt(value)}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Summarize every path; exit 2 (one stderr line per bad file) if any could not be read."""
+    if "numpy" not in sys.modules:  # a fresh CLI process: no one else's numpy is affected
+        os.environ.setdefault(BLAS_THREADS_ENV, "1")
+    status = EXIT_OK
+    out = sys.stdout
+    for path in args.paths:
+        try:
+            summary = summarize_path(path, args.tool)
+        except IngestError as exc:
+            print(str(exc).replace("\n", " "), file=sys.stderr)
+            status = EXIT_BAD_INPUT
+            continue
+        if args.json:
+            out.write(json.dumps(summary, allow_nan=False, default=_json_default) + "\n")
+        else:
+            out.write(render_text(summary) + "\n\n")
+        out.flush()
+    return status
+
+
+def _json_default(value: Any) -> Any:
+    """numpy scalars -> Python numbers, for summaries built by other modules."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")

@@ -1,0 +1,34 @@
+"""Tool auto-detection: ask each tool module's sniff() in turn, from the file's content only."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from types import ModuleType
+
+# Order matters: JSON producers first (cheap, unambiguous checks on keys), then text formats.
+# iostat text and ping text never share their anchor lines, so their relative order is free.
+TOOL_ORDER = ("ping", "iperf3", "fio", "iostat")
+TOOLS = TOOL_ORDER
+
+
+def tool_module(tool: str) -> ModuleType | None:
+    """Import iscsi_report.core.ingest.<tool> lazily; None if that module does not exist (yet)."""
+    name = f"iscsi_report.core.ingest.{tool}"
+    try:
+        return import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise
+        return None
+
+
+def detect_tool(text: str) -> tuple[str, str] | None:
+    """Return (tool, format) for the first module whose sniff() accepts text, else None."""
+    for tool in TOOL_ORDER:
+        module = tool_module(tool)
+        if module is None:
+            continue
+        fmt = module.sniff(text)
+        if fmt is not None:
+            return tool, fmt
+    return None

@@ -1,0 +1,512 @@
+"""Parser for fio ``--output-format=json`` and ``json+`` files (fio 2.x and 3.x), with units named.
+
+fio's own text lines (error messages, ``normal`` output) may precede or follow the JSON; they are
+kept as ``unparsed`` lines (and ``fio:`` messages as warnings), never silently dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pandera.pandas as pa
+
+from iscsi_report.core.errors import IngestError
+from iscsi_report.core.ingest.textio import read_text
+
+FORMAT_JSON = "fio-json"
+FORMAT_JSON_PLUS = "fio-json+"
+DIRECTIONS = ("read", "write", "trim")
+# fio's documented defaults when a job does not set the option.
+FIO_DEFAULT_BS_BYTES = 4096
+FIO_DEFAULT_RW = "read"
+FIO_DEFAULT_IODEPTH = 1
+FIO_DEFAULT_NUMJOBS = 1
+FIO_DEFAULT_KB_BASE = 1024
+TEXT_SOURCE = "(from fio's text header)"  # marks options read from text: numjobs is not there
+KIB_BYTES = 1024
+NS_PER_MS = 1_000_000
+US_PER_MS = 1_000
+MS_PER_S = 1_000
+# Percentile keys as fio prints them ("99.000000"; fio 2.x sometimes "99.00").
+PERCENTILES = {"clat_p50_ms": 50.0, "clat_p99_ms": 99.0, "clat_p999_ms": 99.9}
+
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE)
+_FIO_ERR_RE = re.compile(r"err=\s*(\d+)/.*?error=(.*)$")
+_POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+_BS_LABEL_RE = re.compile(r"\(([RWT])\)\s*([^,]+)")
+# fio's text header: "job: (g=0): rw=write, bs=(R) 64.0KiB-64.0KiB, ..., ioengine=psync, iodepth=1"
+_TEXT_HEADER_RE = re.compile(
+    r"^(?:\d+:)?(?P<job>.+?): \(g=\d+\): rw=(?P<rw>\w+), bs=(?P<bs>.+?), "
+    r"ioengine=\S+, iodepth=(?P<iodepth>\d+)$"
+)
+
+JOBS_SCHEMA = pa.DataFrameSchema(
+    {
+        "job": pa.Column(str),
+        "rw": pa.Column(str, nullable=True),
+        "direction": pa.Column(str, pa.Check.isin(DIRECTIONS)),
+        "bs_bytes": pa.Column(float, pa.Check.gt(0), nullable=True),
+        "iodepth": pa.Column("Int64", pa.Check.ge(1), nullable=True),
+        "numjobs": pa.Column("Int64", pa.Check.ge(1), nullable=True),
+        "iops": pa.Column(float, pa.Check.ge(0)),
+        "bw_bytes_per_s": pa.Column(float, pa.Check.ge(0)),
+        "io_bytes": pa.Column(int, pa.Check.ge(0)),
+        "runtime_s": pa.Column(float, pa.Check.ge(0)),
+        "clat_mean_ms": pa.Column(float, pa.Check.ge(0), nullable=True),
+        "lat_mean_ms": pa.Column(float, pa.Check.ge(0), nullable=True),
+        "clat_p50_ms": pa.Column(float, pa.Check.ge(0), nullable=True),
+        "clat_p99_ms": pa.Column(float, pa.Check.ge(0), nullable=True),
+        "clat_p999_ms": pa.Column(float, pa.Check.ge(0), nullable=True),
+        "usr_cpu_pct": pa.Column(float, pa.Check.ge(0), nullable=True),
+        "sys_cpu_pct": pa.Column(float, pa.Check.ge(0), nullable=True),
+        "error": pa.Column(int),
+    },
+    strict=True,
+    ordered=True,
+)
+
+HISTOGRAM_SCHEMA = pa.DataFrameSchema(
+    {
+        "job": pa.Column(str),
+        "direction": pa.Column(str, pa.Check.isin(DIRECTIONS)),
+        "lat_ns": pa.Column(int, pa.Check.ge(0)),
+        "count": pa.Column(int, pa.Check.ge(0)),
+    },
+    strict=True,
+    ordered=True,
+)
+
+
+@dataclass
+class FioResult:
+    """One fio output file: a row per job and direction that did I/O, plus json+ latency bins."""
+
+    path: str
+    format: str
+    fio_version: str | None
+    jobs: pd.DataFrame
+    histogram: pd.DataFrame
+    unparsed: list[tuple[int, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def sniff(text: str) -> str | None:
+    """Return ``fio-json``/``fio-json+`` if the text is fio JSON output (or fio's own errors)."""
+    if '"fio version"' in text and '"jobs"' in text:
+        return FORMAT_JSON_PLUS if re.search(r'"bins"\s*:\s*\{', text) else FORMAT_JSON
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    if first.startswith("fio: ") and "{" not in text:
+        return FORMAT_JSON  # fio failed before writing JSON; parse() reports fio's message
+    return None
+
+
+def parse(path: str | Path) -> FioResult:
+    """Parse one fio JSON/json+ file; raise IngestError on malformed input or a failed job."""
+    text = read_text(path)
+    doc, start_line, end_line = _extract_json(path, text)
+    lines = text.splitlines()
+    outside = [
+        (i + 1, ln)
+        for i, ln in enumerate(lines)
+        if (i + 1 < start_line or i + 1 > end_line) and ln.strip()
+    ]
+    warnings = [f"line {n}: {ln.strip()}" for n, ln in outside if ln.startswith("fio: ")]
+    if outside:
+        warnings.append(f"{len(outside)} line(s) of fio text outside the JSON kept as unparsed")
+    if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
+        raise IngestError(path, "expected a JSON object with a 'jobs' list", json_path="jobs")
+    global_opts = _options(path, doc.get("global options", {}), "global options")
+    rows: list[dict[str, Any]] = []
+    bins: list[dict[str, Any]] = []
+    for idx, job in enumerate(doc["jobs"]):
+        jp = f"jobs[{idx}]"
+        if not isinstance(job, dict):
+            raise IngestError(path, "expected a job object", json_path=jp)
+        _check_job_error(path, job, jp, outside)
+        if "job options" in job or "global options" in doc:
+            own = _options(path, job.get("job options", {}), f"{jp}.job options")
+            opts = {**global_opts, **own}
+        else:  # old fio (e.g. 2.1.x) recorded no options: use its text header, else unknown
+            opts = _text_header_options(str(job.get("jobname")), outside)
+            if opts is None:
+                warnings.append(
+                    f"{jp}: fio recorded no job options; rw, bs, iodepth, numjobs unknown"
+                )
+            else:
+                warnings.append(f"{jp}: rw, bs, iodepth read from fio's text header line")
+        rows.extend(_job_rows(path, job, jp, opts, warnings))
+        bins.extend(_job_bins(path, job, jp))
+    if not rows and not doc["jobs"]:
+        raise IngestError(path, "fio JSON has no jobs", json_path="jobs")
+    version = doc.get("fio version")
+    return FioResult(
+        path=str(path),
+        format=FORMAT_JSON_PLUS if bins or _has_bins(doc) else FORMAT_JSON,
+        fio_version=str(version) if version is not None else None,
+        jobs=_validate(path, JOBS_SCHEMA, pd.DataFrame(rows, columns=list(JOBS_SCHEMA.columns))),
+        histogram=_validate(
+            path, HISTOGRAM_SCHEMA, pd.DataFrame(bins, columns=list(HISTOGRAM_SCHEMA.columns))
+        ),
+        unparsed=outside,
+        warnings=warnings,
+    )
+
+
+def summary(result: FioResult) -> dict[str, Any]:
+    """JSON-ready per-file summary: fio version and one entry per job and direction (clat mean)."""
+    jobs = [
+        {
+            "job": r.job,
+            "rw": r.rw if isinstance(r.rw, str) else None,
+            "direction": r.direction,  # beyond the contract: tells a randrw job's two entries apart
+            "bs_bytes": _json_num(r.bs_bytes, integral=True),
+            "iodepth": None if pd.isna(r.iodepth) else int(r.iodepth),
+            "iops": _json_num(r.iops),
+            "bw_bytes_per_s": _json_num(r.bw_bytes_per_s),
+            "lat_mean_ms": _json_num(r.clat_mean_ms),
+        }
+        for r in result.jobs.itertuples(index=False)
+    ]
+    return {"fio_version": result.fio_version, "jobs": jobs}
+
+
+def parse_size_bytes(text: str, kb_base: int = FIO_DEFAULT_KB_BASE) -> int:
+    """Convert a fio size such as ``64k``, ``2M``, ``4096B`` or ``1MiB`` to bytes.
+
+    fio's default kb_base=1024 makes ``k`` and ``KiB`` both 1024; with kb_base=1000 only the
+    ``i`` forms are powers of two. Raises ValueError on anything else.
+    """
+    m = _SIZE_RE.match(text)
+    if not m:
+        raise ValueError(f"not a fio size: {text!r}")
+    number, prefix, binary, _ = m.groups()
+    base = KIB_BYTES if (binary or kb_base == KIB_BYTES) else kb_base
+    value = float(number) * base ** _POWERS[prefix.lower()]
+    if value != int(value):
+        raise ValueError(f"fio size is not a whole number of bytes: {text!r}")
+    return int(value)
+
+
+def block_size_bytes(bs: str, direction: str, kb_base: int = FIO_DEFAULT_KB_BASE) -> float:
+    """Block size for one direction from a fio ``bs`` option or fio's text header.
+
+    Accepts ``4k``, ``4k,64k`` (read,write[,trim]; a missing trim takes the write value),
+    ``4096B-4096B`` ranges, fio 3 text ``bs=(R) 64.0KiB-64.0KiB, (W) ..., (T) ...`` and fio 2
+    text ``4K-4K/4K-4K/4K-4K``. A range with different ends has no single size: NaN.
+    """
+    bs = bs.strip().removeprefix("bs=")
+    labelled = dict(_BS_LABEL_RE.findall(bs))
+    if labelled:
+        label = direction[0].upper()
+        if label not in labelled:
+            raise ValueError(f"no ({label}) block size in {bs!r}")
+        part = labelled[label]
+    else:
+        parts = [p.strip() for p in re.split(r"[,/]", bs) if p.strip()]
+        if not parts:
+            raise ValueError(f"empty bs option: {bs!r}")
+        part = parts[min(DIRECTIONS.index(direction), len(parts) - 1)]
+    lo, _, hi = part.strip().partition("-")
+    lo_bytes = parse_size_bytes(lo, kb_base)
+    if hi and parse_size_bytes(hi, kb_base) != lo_bytes:
+        return math.nan
+    return float(lo_bytes)
+
+
+def _text_header_options(name: str, text_lines: list[tuple[int, str]]) -> dict[str, str] | None:
+    """rw, bs and iodepth from fio's text header line for the job, when fio printed one."""
+    for _, line in text_lines:
+        m = _TEXT_HEADER_RE.match(line.strip())
+        if m and m["job"] == name:
+            return {"rw": m["rw"], "bs": m["bs"], "iodepth": m["iodepth"], TEXT_SOURCE: "1"}
+    return None
+
+
+def _extract_json(path: str | Path, text: str) -> tuple[Any, int, int]:
+    """Find the JSON object in the text (fio lines may surround it); return it and its line span."""
+    m = re.search(r"^\{", text, re.MULTILINE)
+    if m is None:
+        said = "; ".join(ln.strip() for ln in text.splitlines() if ln.strip())[:300]
+        raise IngestError(path, f"no fio JSON output found (the file says: {said or 'nothing'})")
+    start = m.start()
+    try:
+        doc, end = json.JSONDecoder().raw_decode(text, start)
+    except json.JSONDecodeError as exc:
+        raise IngestError(
+            path, f"malformed fio JSON: {exc.msg} (column {exc.colno})", line=exc.lineno
+        ) from exc
+    start_line = text.count("\n", 0, start) + 1
+    end_line = text.count("\n", 0, end) + 1
+    return doc, start_line, end_line
+
+
+def _options(path: str | Path, opts: Any, jp: str) -> dict[str, str]:
+    """Return a fio options object as a str->str dict, or raise naming the JSON path."""
+    if not isinstance(opts, dict):
+        raise IngestError(path, "expected an object of fio options", json_path=jp)
+    return {str(k): str(v) for k, v in opts.items()}
+
+
+def _check_job_error(
+    path: str | Path, job: dict[str, Any], jp: str, text_lines: list[tuple[int, str]]
+) -> None:
+    """Raise IngestError if fio reports a non-zero error for the job, with fio's message."""
+    err = job.get("error", 0)
+    if not isinstance(err, int) or isinstance(err, bool):
+        raise IngestError(path, f"expected an integer error code, got {err!r}", json_path=jp)
+    if err == 0:
+        return
+    name = job.get("jobname", f"#{jp}")
+    message = next(
+        (
+            ln.strip()
+            for _, ln in text_lines
+            if (m := _FIO_ERR_RE.search(ln)) and int(m.group(1)) == err
+        ),
+        None,
+    )
+    if message is None:
+        message = f"errno {err} ({os.strerror(err)}); fio printed no message with the JSON"
+    raise IngestError(
+        path, f"fio job {name!r} failed with error {err}: {message}", json_path=f"{jp}.error"
+    )
+
+
+def _job_rows(
+    path: str | Path,
+    job: dict[str, Any],
+    jp: str,
+    opts: dict[str, str] | None,
+    warnings: list[str],
+) -> list[dict[str, Any]]:
+    """One row per direction of the job that did I/O (io_bytes > 0 or total_ios > 0).
+
+    ``opts`` is None when fio recorded no options at all: then rw, bs, iodepth and numjobs are
+    missing values, not fio's defaults.
+    """
+    name = job.get("jobname")
+    if not isinstance(name, str):
+        raise IngestError(path, "expected a string jobname", json_path=f"{jp}.jobname")
+    kb_base = _int_option(path, opts or {}, "kb_base", FIO_DEFAULT_KB_BASE, jp)
+    rows = []
+    for direction in DIRECTIONS:
+        stats = job.get(direction)
+        if stats is None:
+            continue
+        dp = f"{jp}.{direction}"
+        if not isinstance(stats, dict):
+            raise IngestError(path, "expected an object of I/O statistics", json_path=dp)
+        io_bytes = _io_bytes(path, stats, dp)
+        if io_bytes == 0 and _number(path, stats, "total_ios", dp, default=0) == 0:
+            continue
+        row = {
+            "job": name,
+            "direction": direction,
+            **_job_settings(path, opts, direction, kb_base, jp, name, warnings),
+            "iops": float(_number(path, stats, "iops", dp)),
+            "bw_bytes_per_s": _bandwidth(path, stats, dp),
+            "io_bytes": io_bytes,
+            "runtime_s": _number(path, stats, "runtime", dp) / MS_PER_S,
+            **_latencies(path, stats, dp),
+            "usr_cpu_pct": float(_number(path, job, "usr_cpu", jp, default=math.nan)),
+            "sys_cpu_pct": float(_number(path, job, "sys_cpu", jp, default=math.nan)),
+            "error": int(job.get("error", 0)),
+        }
+        rows.append(row)
+    return rows
+
+
+def _job_settings(
+    path: str | Path,
+    opts: dict[str, str] | None,
+    direction: str,
+    kb_base: int,
+    jp: str,
+    name: str,
+    warnings: list[str],
+) -> dict[str, Any]:
+    """rw, bs_bytes, iodepth, numjobs from the options (else fio's defaults); missing if None."""
+    if opts is None:
+        return {"rw": None, "bs_bytes": math.nan, "iodepth": pd.NA, "numjobs": pd.NA}
+    return {
+        "rw": opts.get("rw", opts.get("readwrite", FIO_DEFAULT_RW)),
+        "bs_bytes": _bs_for(path, opts, direction, kb_base, jp, name, warnings),
+        "iodepth": _int_option(path, opts, "iodepth", FIO_DEFAULT_IODEPTH, jp),
+        "numjobs": (
+            pd.NA
+            if TEXT_SOURCE in opts
+            else _int_option(path, opts, "numjobs", FIO_DEFAULT_NUMJOBS, jp)
+        ),
+    }
+
+
+def _bs_for(
+    path: str | Path,
+    opts: dict[str, str],
+    direction: str,
+    kb_base: int,
+    jp: str,
+    name: str,
+    warnings: list[str],
+) -> float:
+    """Block size in bytes for the direction; fio's default 4 KiB when no bs option is set."""
+    bs = opts.get("bs", opts.get("blocksize"))
+    if bs is None:
+        if "bssplit" in opts or "bsrange" in opts:
+            warnings.append(f"job {name!r}: bssplit/bsrange has no single block size (NaN)")
+            return math.nan
+        return float(FIO_DEFAULT_BS_BYTES)
+    try:
+        value = block_size_bytes(bs, direction, kb_base)
+    except ValueError as exc:
+        raise IngestError(path, str(exc), json_path=f"{jp}.job options.bs") from exc
+    if math.isnan(value):
+        warnings.append(f"job {name!r}: bs={bs} is a range, so bs_bytes is NaN")
+    return value
+
+
+def _int_option(path: str | Path, opts: dict[str, str], key: str, default: int, jp: str) -> int:
+    """An integer fio option (iodepth, numjobs, kb_base), fio's default when absent."""
+    raw = opts.get(key)
+    if raw is None:
+        return default
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise IngestError(
+            path, f"expected an integer {key}, got {raw!r}", json_path=f"{jp}.job options.{key}"
+        ) from exc
+
+
+def _number(
+    path: str | Path, obj: dict[str, Any], key: str, jp: str, default: float | None = None
+) -> float:
+    """A finite numeric field of a JSON object (``default`` if absent and given), else IngestError."""
+    if key not in obj and default is not None:
+        return default
+    value = obj.get(key)
+    if value is None:
+        raise IngestError(path, f"missing numeric field '{key}'", json_path=f"{jp}.{key}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise IngestError(
+            path, f"expected a finite number, got {value!r}", json_path=f"{jp}.{key}"
+        )
+    return value
+
+
+def _io_bytes(path: str | Path, stats: dict[str, Any], dp: str) -> int:
+    """Bytes transferred: fio 3.x io_bytes is bytes; fio 2.x (no io_kbytes) wrote KiB there."""
+    value = _number(path, stats, "io_bytes", dp)
+    if value < 0:
+        raise IngestError(path, f"negative io_bytes {value}", json_path=f"{dp}.io_bytes")
+    return int(value) if "io_kbytes" in stats else int(value) * KIB_BYTES
+
+
+def _bandwidth(path: str | Path, stats: dict[str, Any], dp: str) -> float:
+    """Bandwidth in bytes/s: fio 3.x bw_bytes, else fio 2.x bw (KiB/s)."""
+    if "bw_bytes" in stats:
+        return float(_number(path, stats, "bw_bytes", dp))
+    return float(_number(path, stats, "bw", dp)) * KIB_BYTES
+
+
+def _latency_block(
+    path: str | Path, stats: dict[str, Any], name: str, dp: str
+) -> tuple[dict[str, Any] | None, float, str]:
+    """Return fio's ``<name>_ns`` (3.x) or ``<name>`` (2.x, µs) block, its ns->ms divisor, key."""
+    for key, divisor in ((f"{name}_ns", NS_PER_MS), (name, US_PER_MS)):
+        block = stats.get(key)
+        if block is not None:
+            if not isinstance(block, dict):
+                raise IngestError(path, "expected a latency object", json_path=f"{dp}.{key}")
+            return block, divisor, key
+    return None, math.nan, name
+
+
+def _latencies(path: str | Path, stats: dict[str, Any], dp: str) -> dict[str, float]:
+    """Completion-latency mean and percentiles and total-latency mean, in ms (NaN if absent)."""
+    out = {"clat_mean_ms": math.nan, "lat_mean_ms": math.nan}
+    out.update(dict.fromkeys(PERCENTILES, math.nan))
+    clat, div, key = _latency_block(path, stats, "clat", dp)
+    if clat is not None:
+        out["clat_mean_ms"] = _number(path, clat, "mean", f"{dp}.{key}") / div
+        pct = clat.get("percentile")
+        if isinstance(pct, dict):
+            out.update(_percentiles(path, pct, div, f"{dp}.{key}.percentile"))
+    lat, div, key = _latency_block(path, stats, "lat", dp)
+    if lat is not None:
+        out["lat_mean_ms"] = _number(path, lat, "mean", f"{dp}.{key}") / div
+    return out
+
+
+def _percentiles(path: str | Path, pct: dict[str, Any], div: float, jp: str) -> dict[str, float]:
+    """Pick p50/p99/p99.9 from fio's percentile map (keys like "99.000000"), in ms."""
+    by_value: dict[float, float] = {}
+    for key, value in pct.items():
+        try:
+            level = float(key)
+        except ValueError as exc:
+            msg = f"percentile key {key!r} is not a number"
+            raise IngestError(path, msg, json_path=jp) from exc
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            msg = f"expected a finite number, got {value!r}"
+            raise IngestError(path, msg, json_path=f"{jp}.{key}")
+        if level > 0:  # fio 2.x pads the map with duplicate "0.00": 0 entries
+            by_value[level] = value / div
+    return {col: by_value.get(level, math.nan) for col, level in PERCENTILES.items()}
+
+
+def _job_bins(path: str | Path, job: dict[str, Any], jp: str) -> list[dict[str, Any]]:
+    """json+ completion-latency bins of every direction: one row per (job, direction, bin)."""
+    rows = []
+    for direction in DIRECTIONS:
+        stats = job.get(direction)
+        clat = stats.get("clat_ns") if isinstance(stats, dict) else None
+        bins = clat.get("bins") if isinstance(clat, dict) else None
+        if bins is None:
+            continue
+        bp = f"{jp}.{direction}.clat_ns.bins"
+        if not isinstance(bins, dict):
+            raise IngestError(path, "expected an object of latency bins", json_path=bp)
+        for key, count in bins.items():
+            if not key.isdigit() or isinstance(count, bool) or not isinstance(count, int):
+                raise IngestError(
+                    path, f"expected integer bin and count, got {key!r}: {count!r}", json_path=bp
+                )
+            rows.append(
+                {"job": job["jobname"], "direction": direction, "lat_ns": int(key), "count": count}
+            )
+    return rows
+
+
+def _has_bins(doc: dict[str, Any]) -> bool:
+    """True if any job carries json+ latency bins (even an empty map)."""
+    return any(
+        isinstance(job.get(d), dict)
+        and isinstance(job[d].get("clat_ns"), dict)
+        and "bins" in job[d]["clat_ns"]
+        for job in doc["jobs"]
+        if isinstance(job, dict)
+        for d in DIRECTIONS
+    )
+
+
+def _validate(path: str | Path, schema: pa.DataFrameSchema, df: pd.DataFrame) -> pd.DataFrame:
+    """Coerce and check a frame against its schema; a failure means the input was bad."""
+    try:
+        return schema.validate(df.astype({c: str(s.dtype) for c, s in schema.columns.items()}))
+    except (pa.errors.SchemaError, ValueError, TypeError) as exc:
+        raise IngestError(path, f"fio values fail validation: {exc}") from exc
+
+
+def _json_num(value: float, integral: bool = False) -> float | int | None:
+    """NaN -> None for JSON; integral floats as int when asked."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return int(value) if integral else float(value)

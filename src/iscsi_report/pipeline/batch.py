@@ -1,0 +1,320 @@
+"""``iscsi-report run``: execute each params file's notebooks with papermill, in parallel.
+
+One papermill process per notebook, a pinned kernel, absolute paths, a per-cell execution
+timeout, a progress line per event and a one-line-per-run summary. Outputs of a run (executed
+notebook, CSV tables) are staged and moved into place only on success; the cache record is written
+last. A failure prints the run, the failing cell's error and the saved failed notebook's path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import yaml
+
+from iscsi_report.core.errors import ReportError
+from iscsi_report.core.ingest.textio import READS_LOG_ENV
+from iscsi_report.pipeline import cache
+from iscsi_report.pipeline.locking import pipeline_lock
+from iscsi_report.pipeline.params import NotebookJob, discover, jobs_for, read_notebook
+from iscsi_report.pipeline.paths import Project
+
+KERNEL_NAME = "iscsi-report"
+# Parallel kernels started at the same instant can race for ports and die before replying;
+# only such start-up failures are retried (a failing cell never is).
+KERNEL_START_ATTEMPTS = 3
+KERNEL_START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel didn't respond in")
+# Tags that keep the runner's plumbing off the published page; other code is collapsed.
+HIDDEN_CELL_TAGS = {"injected-parameters": "remove-cell", "parameters": "remove-cell"}
+CODE_CELL_TAG = "hide-input"
+
+
+@dataclass
+class Outcome:
+    """How one notebook job ended."""
+
+    job: NotebookJob
+    status: str  # "ok", "cached", "FAILED"
+    seconds: float
+    detail: str = ""
+    failed_notebook: Path | None = None
+
+
+def ensure_kernel(project: Project) -> dict[str, str]:
+    """Pin the kernel to this interpreter via a private kernelspec; return the env to use it."""
+    kdir = project.cache_dir / "jupyter" / "kernels" / KERNEL_NAME
+    kdir.mkdir(parents=True, exist_ok=True)
+    spec = {
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "iscsi-report (pinned)",
+        "language": "python",
+    }
+    (kdir / "kernel.json").write_text(json.dumps(spec, indent=1), encoding="utf-8")
+    env = dict(os.environ)
+    env["JUPYTER_PATH"] = str(project.cache_dir / "jupyter")
+    env["PYTHONHASHSEED"] = "0"
+    return env
+
+
+def _kernel_failed_to_start(log: Path) -> bool:
+    """True if papermill failed before any cell ran because the kernel did not come up."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return False
+    return any(marker in text for marker in KERNEL_START_FAILURES)
+
+
+def _cell_label(nb: nbformat.NotebookNode, index: int) -> str:
+    """'cell N [first line]', N the 0-based index in the source notebook (papermill's cell skipped)."""
+    number = sum("injected-parameters" not in c.get("metadata", {}).get("tags", []) for c in nb.cells[:index])
+    first = nb.cells[index].source.strip().splitlines()[:1]
+    return f"cell {number}" + (f" [{first[0][:60]}]" if first else "")
+
+
+def _failed_cell(path: Path) -> tuple[str, str]:
+    """(label, 'Ename: message') of the cell that failed, else of the last cell that started.
+
+    A timeout shows as an error output (the kernel is interrupted); a killed kernel leaves no
+    error output, so the cell running at the time is the last one papermill started.
+    """
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except (OSError, ValueError):
+        return "", ""
+    for index, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                return _cell_label(nb, index), f"{out.get('ename')}: {out.get('evalue')}"
+    started = [i for i, c in enumerate(nb.cells)
+               if c.cell_type == "code" and c.get("metadata", {}).get("papermill", {}).get("start_time")]
+    return (_cell_label(nb, started[-1]), "") if started else ("", "")
+
+
+def _error_from_notebook(path: Path) -> str:
+    """The failing cell's error as 'cell N [first line]: Ename: message' ('' if none)."""
+    label, error = _failed_cell(path)
+    return f"{label}: {error}" if error else ""
+
+
+def _failure_detail(job: NotebookJob, out_nb: Path, log: Path, rc: int) -> str:
+    """One line saying which cell failed and how: its error, the execution timeout or a dead kernel."""
+    try:
+        log_text = log.read_text(errors="replace")
+    except OSError:
+        log_text = ""
+    label, error = _failed_cell(out_nb) if out_nb.exists() else ("", "")
+    where = label or "a cell"
+    if "CellTimeoutError" in log_text:
+        return (f"{where}: timed out after {job.timeout_s} s (the execution timeout, `timeout_s` in "
+                f"params/{job.run}.yaml); the cell was interrupted")
+    if "DeadKernelError" in log_text:
+        return f"{where}: the kernel died while running it (killed, or out of memory)"
+    if error:
+        return f"{where}: {error}"
+    return _error_from_log(log) or f"papermill exited with status {rc}"
+
+
+def _error_from_log(log: Path) -> str:
+    """Last meaningful line of papermill's log (timeouts and kernel deaths are reported there)."""
+    try:
+        lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    for ln in reversed(lines):
+        if "Error" in ln or "timed out" in ln or "died" in ln:
+            return ln.strip()[:300]
+    return lines[-1].strip()[:300] if lines else ""
+
+
+def _publish_notebook(src: Path, dest: Path) -> None:
+    """Tag the parameter cells for removal from the page, then move atomically into book/."""
+    nb = nbformat.read(src, as_version=4)
+    for cell in nb.cells:
+        tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+        for tag, hide in HIDDEN_CELL_TAGS.items():
+            if tag in tags and hide not in tags:
+                tags.append(hide)
+        if cell.cell_type == "code" and not set(tags) & {"remove-cell", "remove-input", CODE_CELL_TAG}:
+            tags.append(CODE_CELL_TAG)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_suffix(f".{uuid.uuid4().hex}.tmp")
+    nbformat.write(nb, tmp)
+    os.replace(tmp, dest)
+
+
+def _relative(project: Project, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(project.root).as_posix()
+    except ValueError:
+        return str(path.resolve())
+
+
+def _publish_tables(project: Project, job: NotebookJob, staged: Path, previous: set[str]) -> list[str]:
+    """Move staged CSVs into results/<run>/; drop this job's tables that it no longer makes."""
+    dest_dir = project.results_dir / job.run
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    made = []
+    for csv in sorted(staged.glob("*.csv")):
+        dest = dest_dir / csv.name
+        os.replace(csv, dest)
+        made.append(_relative(project, dest))
+    for rel in previous - set(made):
+        if rel.endswith(".csv"):
+            (project.root / rel).unlink(missing_ok=True)
+    return made
+
+
+def execute(project: Project, job: NotebookJob, env: dict[str, str], code: str) -> Outcome:
+    """Run one notebook with papermill in its own process; publish outputs only on success."""
+    started = time.monotonic()
+    work = project.cache_dir / "exec" / job.run / f"{job.notebook}-{uuid.uuid4().hex[:8]}"
+    staged_results = work / "results"
+    staged_results.mkdir(parents=True)
+    params_file = work / "parameters.yaml"
+    params = {**job.parameters, "results_dir": str(staged_results)}
+    params_file.write_text(yaml.safe_dump(params, sort_keys=True), encoding="utf-8")
+    out_nb, log = work / "executed.ipynb", work / "papermill.log"
+    source_nb = work / "source.ipynb"  # the MyST text notebook, converted in the staging folder
+    nbformat.write(read_notebook(job.source), source_nb)
+    cmd = [
+        sys.executable, "-m", "papermill", str(source_nb), str(out_nb),
+        "-f", str(params_file), "-k", KERNEL_NAME, "--cwd", str(project.root),
+        "--execution-timeout", str(job.timeout_s), "--no-progress-bar",
+    ]
+    run_env = {**env, READS_LOG_ENV: str(work / "reads.log")}
+    for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
+        with open(log, "wb") as fh:
+            rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=run_env,
+                                cwd=project.root, check=False).returncode
+        if rc == 0 or attempt == KERNEL_START_ATTEMPTS or not _kernel_failed_to_start(log):
+            break
+        print(f"retry   {job.run}/{job.notebook}: the kernel failed to start (attempt {attempt})",
+              flush=True)
+        out_nb.unlink(missing_ok=True)
+        (work / "reads.log").unlink(missing_ok=True)
+    seconds = time.monotonic() - started
+    if rc != 0:
+        failed = project.cache_dir / "failed" / job.run / f"{job.notebook}.ipynb"
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        detail = _failure_detail(job, out_nb, log, rc)
+        if out_nb.exists():
+            os.replace(out_nb, failed)
+        shutil.copy(log, failed.with_suffix(".log"))
+        shutil.rmtree(work, ignore_errors=True)
+        return Outcome(job, "FAILED", seconds, detail, failed if failed.exists() else None)
+    previous = cache.load_record(project, job)
+    dest_nb = project.executed(job.run, job.notebook)
+    _publish_notebook(out_nb, dest_nb)
+    tables = _publish_tables(project, job, staged_results,
+                             set(previous.outputs) if previous else set())
+    reads_log = work / "reads.log"
+    read_paths = sorted(set(reads_log.read_text().split())) if reads_log.exists() else []
+    reads = cache.digests(project, [_relative(project, Path(p)) for p in read_paths])
+    outputs = cache.digests(project, [_relative(project, dest_nb), *tables])
+    cache.save_record(project, job, cache.Record(cache.static_key(job, code), reads, outputs, seconds))
+    shutil.rmtree(work, ignore_errors=True)
+    return Outcome(job, "ok", seconds)
+
+
+def execute_or_report(project: Project, job: NotebookJob, env: dict[str, str], code: str) -> Outcome:
+    """:func:`execute`, with a disk error (full disk, read-only folder) reported as the job's failure.
+
+    No cache record is written in that case, so whatever was half published is re-executed next time.
+    """
+    started = time.monotonic()
+    try:
+        return execute(project, job, env, code)
+    except OSError as exc:
+        detail = f"cannot stage or publish outputs: {type(exc).__name__}: {exc}"
+        return Outcome(job, "FAILED", time.monotonic() - started, detail)
+
+
+def plan(project: Project, selected: list[str] | None) -> list[NotebookJob]:
+    """Every job of the selected params files, all validated before anything runs."""
+    return [job for spec in discover(project, selected) for job in jobs_for(project, spec)]
+
+
+def run_jobs(project: Project, jobs: list[NotebookJob], n_workers: int, force: bool = False,
+             stream=sys.stdout) -> list[Outcome]:
+    """Execute stale jobs in parallel, print progress and return every job's outcome."""
+    code = cache.code_digest(*project.notebook_code_dirs)
+    shutil.rmtree(project.cache_dir / "exec", ignore_errors=True)  # leftovers of killed runs
+    outcomes: list[Outcome] = []
+    todo: list[NotebookJob] = []
+    for job in jobs:
+        reason = "forced" if force else cache.why_stale(project, job, code)
+        if reason is None:
+            outcomes.append(Outcome(job, "cached", 0.0, "unchanged"))
+        else:
+            todo.append(job)
+            print(f"queued  {job.run}/{job.notebook}: {reason}", file=stream, flush=True)
+    env = ensure_kernel(project) if todo else {}
+    total = len(todo)
+    with ThreadPoolExecutor(max_workers=max(1, n_workers)) as pool:
+        futures = {pool.submit(execute_or_report, project, job, env, code): job for job in todo}
+        try:
+            for done, fut in enumerate(as_completed(futures), start=1):
+                outcome = fut.result()
+                outcomes.append(outcome)
+                mark = "ok" if outcome.status == "ok" else "FAILED"
+                print(f"[{done}/{total}] {mark:6} {outcome.job.run}/{outcome.job.notebook} "
+                      f"{outcome.seconds:.1f}s", file=stream, flush=True)
+        except BaseException:  # Ctrl-C: start nothing more; running notebooks end (SIGINT reached them)
+            for fut in futures:
+                fut.cancel()
+            raise
+    order = {(j.run, j.notebook): i for i, j in enumerate(jobs)}
+    return sorted(outcomes, key=lambda o: order[(o.job.run, o.job.notebook)])
+
+
+def print_summary(outcomes: list[Outcome], stream=sys.stdout) -> None:
+    """One line per run: run, notebook, seconds, status; then each failure's details."""
+    print(f"{'run':24} {'notebook':18} {'seconds':>8}  status", file=stream)
+    for o in outcomes:
+        print(f"{o.job.run:24} {o.job.notebook:18} {o.seconds:8.1f}  {o.status}", file=stream)
+    for o in outcomes:
+        if o.status == "FAILED":
+            print(f"\nFAILED {o.job.run}/{o.job.notebook}: {o.detail}", file=stream)
+            if o.failed_notebook:
+                print(f"  failed notebook saved at {o.failed_notebook}", file=stream)
+    stream.flush()
+
+
+def run_batch(project: Project, selected: list[str] | None, n_workers: int,
+              force: bool = False) -> int:
+    """Validate, execute and summarise; exit status 1 if any notebook failed."""
+    jobs = plan(project, selected)
+    outcomes = run_jobs(project, jobs, n_workers, force)
+    print_summary(outcomes)
+    return 1 if any(o.status == "FAILED" for o in outcomes) else 0
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``iscsi-report run``."""
+    parser.add_argument("params", nargs="*", help="params files or run names (default: all)")
+    parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
+                        help="notebooks executed at once (default: number of CPUs)")
+    parser.add_argument("--force", action="store_true", help="ignore the cache, run everything")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``iscsi-report run``."""
+    project = Project.at(args.root)
+    try:
+        with pipeline_lock(project):
+            return run_batch(project, args.params or None, args.jobs, args.force)
+    except ReportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

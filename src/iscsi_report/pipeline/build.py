@@ -1,0 +1,213 @@
+"""``iscsi-report build``: strict jupyter-book build into a fresh folder, then an atomic swap.
+
+The book is built with execution off (papermill already ran), warnings as errors, nitpicky. It is
+built into ``_build/sites/<stamp>``; only when that succeeds does the ``_build/html`` symlink move
+to it, so a failed or killed build leaves the previously published site untouched. A build whose
+inputs are unchanged since the current site is skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from iscsi_report.core.errors import ReportError
+from iscsi_report.pipeline import provenance
+from iscsi_report.pipeline.locking import pipeline_lock
+from iscsi_report.pipeline.paths import Project
+
+KEEP_SITES = 2  # the live site and the one before it
+STAMP_FILE = ".build-key"
+FAILED_LOG = "last-failed-build.log"
+MAX_ERROR_LINES = 30
+ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+# Sphinx warnings/errors ("file.md:3: WARNING: ...") and Python exceptions ("OSError: [Errno 28] ...").
+ERROR_LINE_RE = re.compile(r"\b(WARNING|ERROR|CRITICAL|SEVERE)\b|^\w*(Error|Exception): \S")
+
+
+def toc_files(project: Project) -> set[str]:
+    """Every document named in ``book/_toc.yml`` (paths relative to book/, no suffix)."""
+    doc = yaml.safe_load((project.book_dir / "_toc.yml").read_text(encoding="utf-8"))
+    found: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("root", "file") and isinstance(value, str):
+                    found.add(value.removesuffix(".ipynb").removesuffix(".md"))
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(doc)
+    return found
+
+
+def check_toc(project: Project) -> None:
+    """Refuse to build when the toc and the executed notebooks disagree, naming the first gap."""
+    listed = toc_files(project)
+    executed = {p.relative_to(project.book_dir).with_suffix("").as_posix()
+                for p in project.runs_dir.glob("*/*.ipynb")}
+    for rel in sorted(listed):
+        if rel.startswith("runs/") and rel not in executed:
+            raise ReportError(f"book/_toc.yml lists {rel} but it has not been executed "
+                              "(run `iscsi-report run` for its params file)")
+        src = project.book_dir / rel
+        if not rel.startswith("runs/") and rel != provenance.PAGE and not any(
+            src.with_suffix(s).is_file() for s in (".md", ".ipynb")
+        ):
+            raise ReportError(f"book/_toc.yml lists {rel} but book/{rel}.md does not exist")
+    for rel in sorted(executed - listed):
+        raise ReportError(f"{rel}.ipynb was executed but is not in book/_toc.yml: add it there")
+
+
+def input_key(project: Project) -> str:
+    """Digest of everything the site is built from: book/, _config.yml, results/, data/.
+
+    The generated provenance page is left out (its build time changes every build); what it shows
+    beyond these files (code, params, package versions, git state) enters via its fingerprint.
+    """
+    h = hashlib.sha256()
+    roots = [project.book_dir, project.results_dir, project.root / "data"]
+    files = [project.root / "_config.yml"]
+    for root in roots:
+        if root.is_dir():
+            files.extend(p for p in root.rglob("*")
+                         if p.is_file() and not provenance.is_generated(project, p))
+    for p in sorted(files):
+        h.update(p.relative_to(project.root).as_posix().encode())
+        h.update(p.read_bytes())
+    h.update(provenance.fingerprint(project).encode())
+    return h.hexdigest()
+
+
+def live_site(project: Project) -> Path:
+    """``_build/html``: a symlink to the live site's folder."""
+    return project.build_dir / "html"
+
+
+def _swap(project: Project, new_html: Path) -> None:
+    """Point ``_build/html`` at ``new_html`` in one atomic rename of a symlink."""
+    link = live_site(project)
+    tmp = project.build_dir / f".html-{os.getpid()}"
+    if tmp.is_symlink() or tmp.exists():
+        tmp.unlink()
+    tmp.symlink_to(os.path.relpath(new_html, project.build_dir))
+    if link.exists() and not link.is_symlink():  # a plain folder from an older layout
+        shutil.rmtree(link)
+    os.replace(tmp, link)
+
+
+def _complete(site: Path) -> bool:
+    """True for a site folder whose build finished (its stamp is written last, before the swap)."""
+    return (site / "_build" / "html" / STAMP_FILE).is_file()
+
+
+def _prune(project: Project, keep: Path) -> None:
+    """Remove leftovers of killed or failed builds, and old sites beyond KEEP_SITES (never the live one)."""
+    sites = sorted((project.build_dir / "sites").iterdir(), key=lambda p: p.name)
+    live = keep.resolve()
+    old = [s for s in sites if s.resolve() != live]
+    complete = [s for s in old if _complete(s)]
+    doomed = [s for s in old if not _complete(s)] + complete[: max(0, len(complete) - (KEEP_SITES - 1))]
+    for s in doomed:
+        shutil.rmtree(s, ignore_errors=True)
+
+
+def _save_failed_log(project: Project, output: str) -> str:
+    """Keep a failed build's output (``_build/``, else ``.cache/`` when _build is full); say where."""
+    for folder in (project.build_dir, project.cache_dir):
+        path = folder / FAILED_LOG
+        try:
+            path.write_text(output, encoding="utf-8")
+            return str(path)
+        except OSError:
+            path.unlink(missing_ok=True)
+    return "not saved (no space left for it)"
+
+
+def build_errors(output: str) -> list[str]:
+    """The lines of a build's output that say what went wrong (warnings, errors), colours removed."""
+    found: dict[str, None] = {}
+    for line in ANSI_RE.sub("", output).splitlines():
+        if ERROR_LINE_RE.search(line):
+            found.setdefault(line.strip()[:300], None)
+    return list(found)
+
+
+def _failed(project: Project, site_root: Path, output: str, stream) -> int:
+    """Drop the half-built site, keep the log, say what failed; the live site was never touched."""
+    shutil.rmtree(site_root, ignore_errors=True)
+    where = _save_failed_log(project, output)
+    errors = build_errors(output)
+    print("\n".join(errors[:MAX_ERROR_LINES] or output.strip().splitlines()[-25:]), file=stream)
+    print(f"book: build FAILED; the previous site is untouched; log: {where}", file=stream, flush=True)
+    return 1
+
+
+def build_book(project: Project, force: bool = False, stream=sys.stdout) -> int:
+    """Build strictly into a new folder and swap it in; 0 on success or when up to date."""
+    check_toc(project)
+    key = input_key(project)
+    link = live_site(project)
+    stamp_file = link / STAMP_FILE
+    if not force and stamp_file.is_file() and stamp_file.read_text() == key:
+        print("book: site is up to date (no input changed)", file=stream, flush=True)
+        return 0
+    provenance.write_page(project)
+    site_root = project.build_dir / "sites" / time.strftime("%Y%m%dT%H%M%S")
+    site_root = site_root.with_name(f"{site_root.name}-{os.getpid()}")
+    cmd = [
+        sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
+        "build", str(project.book_dir),
+        "--config", str(project.root / "_config.yml"),
+        "--toc", str(project.book_dir / "_toc.yml"),
+        "--path-output", str(site_root), "--builder", "html",
+        "-W", "-n", "--keep-going",
+    ]
+    started = time.monotonic()
+    try:
+        site_root.mkdir(parents=True)
+        proc = subprocess.run(cmd, cwd=project.root, capture_output=True, text=True, check=False)
+        output = proc.stdout + proc.stderr
+        new_html = site_root / "_build" / "html"
+        if proc.returncode != 0 or not (new_html / "index.html").is_file():
+            return _failed(project, site_root, output, stream)
+        (site_root / "build.log").write_text(output, encoding="utf-8")
+        (new_html / STAMP_FILE).write_text(key)
+        _swap(project, new_html)
+    except OSError as exc:  # e.g. no space left on device while writing the new site
+        return _failed(project, site_root, f"{type(exc).__name__}: {exc}", stream)
+    except BaseException:  # interrupted: leave no half-built site behind
+        shutil.rmtree(site_root, ignore_errors=True)
+        raise
+    _prune(project, site_root)
+    print(f"book: built in {time.monotonic() - started:.1f}s -> {link}/index.html",
+          file=stream, flush=True)
+    return 0
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``iscsi-report build``."""
+    parser.add_argument("--force", action="store_true", help="rebuild even if nothing changed")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``iscsi-report build``."""
+    project = Project.at(args.root)
+    try:
+        with pipeline_lock(project):
+            return build_book(project, args.force)
+    except ReportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,104 @@
+"""Content-keyed run cache: skip a notebook run only when nothing it depends on has changed.
+
+The key covers the notebook source, its parameters, the package code, and every raw file the
+previous execution actually read (recorded through ``ingest.textio``), each by sha256. A record is
+written only after a run's outputs are in place, so a killed run can never look finished.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from iscsi_report.core.ingest.textio import sha256_file
+from iscsi_report.pipeline.params import NotebookJob
+from iscsi_report.pipeline.paths import Project
+
+RECORD_VERSION = 1
+# Parameters that name places, not content: excluded from the key.
+PLACE_PARAMETERS = ("project_root", "results_dir")
+
+
+def code_digest(*code_dirs: Path) -> str:
+    """One digest over every .py file below the given folders (path and bytes), in a stable order."""
+    h = hashlib.sha256()
+    for folder in code_dirs:
+        for p in sorted(folder.rglob("*.py")):
+            h.update(f"{folder.name}/{p.relative_to(folder).as_posix()}".encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def static_key(job: NotebookJob, code: str) -> str:
+    """Digest of what is known before running: notebook bytes, parameters, package code."""
+    params = {k: v for k, v in job.parameters.items() if k not in PLACE_PARAMETERS}
+    h = hashlib.sha256()
+    h.update(job.source.read_bytes())
+    h.update(json.dumps(params, sort_keys=True, default=str).encode())
+    h.update(code.encode())
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Record:
+    """What a successful run depended on and produced (paths relative to the project root)."""
+
+    key: str
+    reads: dict[str, str]
+    outputs: dict[str, str]
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": RECORD_VERSION, "key": self.key, "reads": self.reads,
+                "outputs": self.outputs, "seconds": self.seconds}
+
+
+def record_path(project: Project, job: NotebookJob) -> Path:
+    return project.cache_dir / "runs" / job.run / f"{job.notebook}.json"
+
+
+def load_record(project: Project, job: NotebookJob) -> Record | None:
+    """The last successful run's record, or None if absent or unreadable."""
+    try:
+        doc = json.loads(record_path(project, job).read_text(encoding="utf-8"))
+        if doc.get("version") != RECORD_VERSION:
+            return None
+        return Record(doc["key"], doc["reads"], doc["outputs"], float(doc["seconds"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def save_record(project: Project, job: NotebookJob, record: Record) -> None:
+    """Write the record atomically (last step of a successful run)."""
+    path = record_path(project, job)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(record.to_json(), indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def digests(project: Project, rel_paths: list[str] | dict[str, str]) -> dict[str, str]:
+    """Current sha256 of each project-relative path ('missing' for files that are gone)."""
+    out = {}
+    for rel in rel_paths:
+        p = project.root / rel
+        out[rel] = sha256_file(p) if p.is_file() else "missing"
+    return out
+
+
+def why_stale(project: Project, job: NotebookJob, code: str) -> str | None:
+    """None if the job's last result is still valid, else a short reason to re-execute."""
+    record = load_record(project, job)
+    if record is None:
+        return "never run"
+    if record.key != static_key(job, code):
+        return "notebook, parameters or package code changed"
+    if digests(project, record.reads) != record.reads:
+        return "raw input changed"
+    if digests(project, record.outputs) != record.outputs:
+        return "outputs missing or modified"
+    return None

@@ -1,0 +1,328 @@
+"""The provenance page (``book/provenance.md``): what exactly the site was built from.
+
+For every dataset, each raw file's sha256, size, and the tool and version found inside it by the
+parsers; the effective parameters of every run; key package versions; the git commit and whether
+the tree was dirty; the build time. The page is generated at build time (gitignored). Everything
+on it except the build time is a function of inputs that :func:`fingerprint` and the build's
+input key cover, so an unchanged project still skips the build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from iscsi_report.core import dataset as datasets
+from iscsi_report.core.errors import ReportError
+from iscsi_report.core.ingest.detect import detect_tool, tool_module
+from iscsi_report.core.ingest.textio import read_text, sha256_file
+from iscsi_report.pipeline.cache import PLACE_PARAMETERS, code_digest
+from iscsi_report.pipeline.params import discover, jobs_for, parameters_cell
+from iscsi_report.pipeline.paths import Project
+
+PAGE = "provenance"  # book/provenance.md, listed in book/_toc.yml
+TOOL_CACHE_VERSION = 1
+# Packages whose versions decide the numbers and the pages (distribution names).
+KEY_PACKAGES = (
+    "iscsi-report", "numpy", "pandas", "scipy", "statsmodels", "pandera", "pyarrow", "pyyaml",
+    "altair", "vl-convert-python", "papermill", "nbclient", "ipykernel", "nbformat",
+    "jupyter-book", "myst-nb", "sphinx",
+)
+NOT_A_CHECKOUT = "not a git checkout"
+GIT_TIMEOUT_S = 30
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """What the parser found inside one raw file: its format and the tool version it states."""
+
+    tool: str
+    format: str
+    version: str
+
+
+@dataclass(frozen=True)
+class RawFileInfo:
+    """One raw file as published: where, how big, which bytes, and what wrote it."""
+
+    path: Path
+    rel: str
+    size_bytes: int
+    sha256: str
+    matches_manifest: bool
+    info: ToolInfo
+
+
+def page_path(project: Project) -> Path:
+    """Where the generated page goes: ``book/provenance.md``."""
+    return project.book_dir / f"{PAGE}.md"
+
+
+def is_generated(project: Project, path: Path) -> bool:
+    """True for the page and its temporary files (left out of the build's input key)."""
+    page = page_path(project)
+    return path == page or (path.parent == page.parent and path.name.startswith(f".{page.name}."))
+
+
+def _version_text(tool: str, result: Any) -> str:
+    """The version statement a parsed file carries (iostat text: its header's kernel and host)."""
+    if tool == "fio":
+        return result.fio_version or "not stated in the file"
+    if tool == "iperf3":
+        return result.version or "not stated in the file"
+    if tool == "iostat":
+        if result.sysstat_version:
+            return f"sysstat {result.sysstat_version}"
+        return f"no sysstat version; header: kernel {result.kernel or '?'}, host {result.host or '?'}"
+    return "no version printed (variant from the output's wording)"
+
+
+def tool_info(path: Path, manifest_tool: str) -> ToolInfo:
+    """Detect the tool from the file's content, parse it with that parser, report format and version."""
+    found = detect_tool(read_text(path))
+    if found is None:
+        raise ReportError(f"{path}: no parser recognises this file (manifest says {manifest_tool})")
+    tool, _ = found
+    if tool != manifest_tool:
+        raise ReportError(f"{path}: the content is {tool} output but the manifest says {manifest_tool}")
+    result = tool_module(tool).parse(path)
+    return ToolInfo(tool, result.format, _version_text(tool, result))
+
+
+class _ToolCache:
+    """Tool information by file sha256, valid while the package code is unchanged (.cache/)."""
+
+    def __init__(self, project: Project) -> None:
+        self.path = project.cache_dir / "provenance-tools.json"
+        self.code = code_digest(*project.notebook_code_dirs)
+        self.entries: dict[str, dict[str, str]] = {}
+        try:
+            doc = json.loads(self.path.read_text(encoding="utf-8"))
+            if doc.get("version") == TOOL_CACHE_VERSION and doc.get("code") == self.code:
+                self.entries = dict(doc["files"])
+        except (OSError, ValueError, KeyError, TypeError):
+            self.entries = {}
+
+    def get(self, path: Path, sha256: str, manifest_tool: str) -> ToolInfo:
+        key = f"{manifest_tool}:{sha256}"
+        if key not in self.entries:
+            self.entries[key] = asdict(tool_info(path, manifest_tool))
+        return ToolInfo(**self.entries[key])
+
+    def save(self) -> None:
+        """Write atomically; a failure to cache is not an error (the page is already right)."""
+        doc = {"version": TOOL_CACHE_VERSION, "code": self.code, "files": self.entries}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(doc, sort_keys=True), encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
+
+
+def dataset_dirs(project: Project) -> list[Path]:
+    """Every dataset folder (one with a manifest) under ``data/raw``, sorted by name."""
+    if not project.raw_dir.is_dir():
+        return []
+    return sorted(p.parent for p in project.raw_dir.glob(f"*/{datasets.MANIFEST}"))
+
+
+def raw_files(project: Project, ds: datasets.Dataset, tools: _ToolCache) -> list[RawFileInfo]:
+    """Every file of a dataset's manifest with its digest, size and in-file tool information."""
+    out = []
+    for f in ds.files:
+        sha = sha256_file(f.path)
+        out.append(RawFileInfo(f.path, f.rel, f.path.stat().st_size, sha, sha == f.sha256,
+                               tools.get(f.path, sha, f.tool)))
+    return out
+
+
+def run_parameters(project: Project) -> list[tuple[str, Path, str, int, dict[str, dict[str, Any]]]]:
+    """Per params file: run, path, dataset, timeout and each notebook's effective parameters."""
+    runs = []
+    for spec in discover(project):
+        notebooks = {}
+        for job in jobs_for(project, spec):
+            merged = {**parameters_cell(job.source), **job.parameters}
+            notebooks[job.notebook] = {k: v for k, v in sorted(merged.items())
+                                       if k not in PLACE_PARAMETERS}
+        runs.append((spec.name, spec.path, spec.dataset, spec.timeout_s, notebooks))
+    return runs
+
+
+def package_versions() -> dict[str, str]:
+    """Installed version of each key package ('not installed' if absent)."""
+    out = {}
+    for name in KEY_PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
+    try:
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              timeout=GIT_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def git_state(root: Path) -> str:
+    """"<commit> (clean)", "<commit> (dirty: ...)" or "not a git checkout" (with why git failed)."""
+    top = _git(root, "rev-parse", "--show-toplevel")
+    if top is None or top.returncode != 0 or Path(top.stdout.strip()).resolve() != root.resolve():
+        return NOT_A_CHECKOUT
+    head = _git(root, "rev-parse", "HEAD")
+    status = _git(root, "status", "--porcelain")
+    for proc in (head, status):
+        if proc is None or proc.returncode != 0:
+            err = proc.stderr.strip() if proc else ""
+            reason = err.splitlines()[-1][:120] if err else "no output"
+            return f"{NOT_A_CHECKOUT} (git failed: {reason})"
+    changed = [ln for ln in status.stdout.splitlines() if ln.strip()]
+    state = "dirty: uncommitted changes or untracked files" if changed else "clean"
+    return f"{head.stdout.strip()} ({state})"
+
+
+def build_time() -> str:
+    """UTC build time; ``SOURCE_DATE_EPOCH`` (reproducible builds) overrides the clock."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    seconds = int(epoch) if epoch and epoch.isdigit() else time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def fingerprint(project: Project) -> str:
+    """Digest of what the page shows beyond the raw and result bytes the build key already hashes."""
+    h = hashlib.sha256()
+    h.update(code_digest(project.package_dir).encode())  # the parsers' reading of each file
+    h.update(json.dumps(package_versions(), sort_keys=True).encode())
+    h.update(git_state(project.root).encode())
+    for folder, pattern in ((project.params_dir, "*.yaml"), (project.notebooks_dir, "*.md")):
+        for p in sorted(folder.glob(pattern)) if folder.is_dir() else []:
+            h.update(p.name.encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+# ------------------------------------------------------------------ markdown
+
+
+def _cell(text: object) -> str:
+    """Table-safe text: pipes escaped, newlines flattened."""
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _code(value: object) -> str:
+    """A value as an inline code span (JSON for containers, so lists read unambiguously)."""
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    text = _cell(text)
+    fence = "``" if "`" in text else "`"
+    return f"{fence}{text}{fence}" if text.strip() else "(empty)"
+
+
+def _download(project: Project, path: Path, label: str) -> str:
+    """A MyST download role from the page (in book/) to ``path``; Sphinx copies the file."""
+    rel = Path(os.path.relpath(path, project.book_dir)).as_posix()
+    return f"{{download}}`{label} <{rel}>`"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def _dataset_section(project: Project, raw_dir: Path, tools: _ToolCache) -> list[str]:
+    ds = datasets.load(raw_dir)
+    manifest = raw_dir / datasets.MANIFEST
+    lines = [f"### {ds.name}", "", _cell(ds.title), "",
+             f"Manifest: {_download(project, manifest, manifest.relative_to(project.root).as_posix())}, "
+             f"sha256 `{sha256_file(manifest)}`."
+             + (" Reconstructed from published summaries, not captured." if ds.reconstructed else ""),
+             ""]
+    rows = []
+    for f in raw_files(project, ds, tools):
+        label = f.path.relative_to(project.root).as_posix()
+        rows.append([_download(project, f.path, label), f"{f.size_bytes:,}", f"`{f.sha256}`",
+                     "yes" if f.matches_manifest else "**NO**", f.info.tool, f.info.format,
+                     _cell(f.info.version)])
+    header = ["file", "bytes", "sha256", "matches manifest", "tool (from content)", "format",
+              "version (from the file)"]
+    return lines + _table(header, rows)
+
+
+def _published_section(project: Project) -> list[str]:
+    files = sorted(project.published_dir.glob("*.yaml")) if project.published_dir.is_dir() else []
+    if not files:
+        return []
+    rows = [[_download(project, p, p.relative_to(project.root).as_posix()), f"{p.stat().st_size:,}",
+             f"`{sha256_file(p)}`"] for p in files]
+    return ["## Published numbers", "",
+            "Numbers transcribed from the studies this book compares with (`data/published/`).", "",
+            *_table(["file", "bytes", "sha256"], rows)]
+
+
+def _runs_section(project: Project) -> list[str]:
+    lines = ["## Runs and their parameters", "",
+             "Each params file runs its notebooks over one dataset; below, every notebook's effective "
+             "parameters (the notebook's defaults with the params file's overrides; the runner's "
+             "paths are left out).", ""]
+    for run, path, dataset, timeout_s, notebooks in run_parameters(project):
+        rel = path.relative_to(project.root).as_posix() if path.is_relative_to(project.root) else path
+        lines += [f"### {run}", "",
+                  f"Params file `{rel}` (sha256 `{sha256_file(path)}`), dataset "
+                  f"`{dataset or 'none'}`, cell timeout {timeout_s} s.", ""]
+        rows = [[f"`{nb}`", f"`{key}`", _code(value)]
+                for nb, values in notebooks.items() for key, value in values.items()]
+        lines += _table(["notebook", "parameter", "value"], rows)
+    return lines
+
+
+def _tables_section(project: Project) -> list[str]:
+    csvs = sorted(project.results_dir.glob("*/*.csv")) if project.results_dir.is_dir() else []
+    if not csvs:
+        return []
+    rows = [[_download(project, p, p.relative_to(project.root).as_posix()), f"{p.stat().st_size:,}",
+             f"`{sha256_file(p)}`"] for p in csvs]
+    return ["## Tables", "", "Every table shown in the book, as the CSV the notebooks wrote.", "",
+            *_table(["file", "bytes", "sha256"], rows)]
+
+
+def render(project: Project, built_at: str) -> str:
+    """The whole page as MyST markdown; only ``built_at`` varies between builds of the same inputs."""
+    tools = _ToolCache(project)
+    lines = ["# Provenance", "",
+             "What this site was built from, to the byte. The tool and version of each raw file are "
+             "read from the file's content by the same parsers the chapters use, not from its name.",
+             "", f"- Built at: {built_at}", f"- Source (git commit): {git_state(project.root)}", "",
+             "## Raw data", ""]
+    for raw_dir in dataset_dirs(project):
+        lines += _dataset_section(project, raw_dir, tools)
+    tools.save()
+    lines += _published_section(project)
+    lines += _runs_section(project)
+    lines += _tables_section(project)
+    versions = package_versions()
+    lines += ["## Software", "", *_table(["package", "version"],
+                                          [[f"`{k}`", _cell(v)] for k, v in versions.items()])]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def write_page(project: Project, built_at: str | None = None) -> Path:
+    """Generate ``book/provenance.md`` atomically and return its path."""
+    path = page_path(project)
+    text = render(project, built_at or build_time())
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return path

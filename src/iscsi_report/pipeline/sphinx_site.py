@@ -1,0 +1,56 @@
+"""A small Sphinx extension so every page loads in a browser without a console error.
+
+Two defects of the stock toolchain, found by the headless-Chromium test (tests/browser):
+
+- Sphinx 7.4 writes an inline script twice when an extension registers it after the builder
+  started (it re-adds the registry's scripts with filename ``''`` next to the same script with
+  filename ``None``); sphinx-thebe's ``const THEBE_JS_URL = ...`` then throws "Identifier has
+  already been declared" on every page. We drop such repeats from each page's script list.
+- With no icon declared, browsers request ``/favicon.ico`` and log a 404. Each page declares an
+  inline SVG icon instead, so no request is made.
+
+Enabled by ``sphinx: extra_extensions: [iscsi_report.pipeline.sphinx_site]`` in ``_config.yml``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+# A blue disk: inline, so the icon costs no request and needs no file in the book.
+ICON_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">'
+            '<circle cx="8" cy="8" r="7" fill="#2a6ebb"/></svg>')
+ICON_LINK = f'<link rel="icon" type="image/svg+xml" href="data:image/svg+xml,{quote(ICON_SVG)}" />\n'
+
+
+def _script_key(script: Any) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """Identity of a page script: its file ('' and None alike) and its attributes (body included)."""
+    filename = getattr(script, "filename", script) or ""
+    attributes = getattr(script, "attributes", {}) or {}
+    return str(filename), tuple(sorted((str(k), str(v)) for k, v in attributes.items()))
+
+
+def dedupe_scripts(scripts: list[Any]) -> list[Any]:
+    """The scripts in order, each kept once."""
+    seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+    kept = []
+    for script in scripts:
+        key = _script_key(script)
+        if key not in seen:
+            seen.add(key)
+            kept.append(script)
+    return kept
+
+
+def _on_page(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+    """Per page: drop repeated scripts (in place: the builder restores its list per page), add the icon."""
+    scripts = context.get("script_files")
+    if isinstance(scripts, list):
+        scripts[:] = dedupe_scripts(scripts)
+    context["metatags"] = context.get("metatags", "") + ICON_LINK
+
+
+def setup(app: Any) -> dict[str, Any]:
+    """Sphinx entry point."""
+    app.connect("html-page-context", _on_page, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
