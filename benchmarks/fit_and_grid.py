@@ -51,22 +51,56 @@ def main() -> None:
     timed("fit all default variants", lambda: fit.fit_variants(runs), n)
     timed("leave-one-out, primary (6 folds)", lambda: fit.validation_table(runs, primary), n)
     cells = len(ONE_WAY_MS) * len(LINK_MBIT) * len(devices) * len(R2T) * len(BS_KIB)
-    timed(f"what-if grid, default axes ({cells} cells)", lambda: whatif.grid(
-        ONE_WAY_MS, whatif.mbit_to_bps(LINK_MBIT), devices, R2T, whatif.kib_to_bytes(BS_KIB), result.beta,
-        cpu, device_request_fraction=0.5), n)
+    timed(
+        f"what-if grid, default axes ({cells} cells)",
+        lambda: whatif.grid(
+            ONE_WAY_MS,
+            whatif.mbit_to_bps(LINK_MBIT),
+            devices,
+            R2T,
+            whatif.kib_to_bytes(BS_KIB),
+            result.beta,
+            cpu,
+            device_request_fraction=0.5,
+        ),
+        n,
+    )
     big = len(BIG_ONE_WAY_MS) * len(BIG_LINK_MBIT) * len(devices) * len(R2T) * len(BS_KIB)
-    timed(f"what-if grid, fine axes ({big} cells)", lambda: whatif.grid(
-        BIG_ONE_WAY_MS, whatif.mbit_to_bps(BIG_LINK_MBIT), devices, R2T, whatif.kib_to_bytes(BS_KIB),
-        result.beta, cpu, device_request_fraction=0.5), n)
-    timed("same default grid by a loop of model.write_latency", lambda: [
-        model.write_latency(bs, model.IscsiParams(max_outstanding_r2t=m),
-                            model.Network(ow, link_bps=lb * 1e6), 0.0, 0.0)
-        for ow in ONE_WAY_MS for lb in LINK_MBIT for _ in devices for m in R2T
-        for bs in whatif.kib_to_bytes(BS_KIB)], max(1, n // 4))
+    timed(
+        f"what-if grid, fine axes ({big} cells)",
+        lambda: whatif.grid(
+            BIG_ONE_WAY_MS,
+            whatif.mbit_to_bps(BIG_LINK_MBIT),
+            devices,
+            R2T,
+            whatif.kib_to_bytes(BS_KIB),
+            result.beta,
+            cpu,
+            device_request_fraction=0.5,
+        ),
+        n,
+    )
+    timed(
+        "same default grid by a loop of model.write_latency",
+        lambda: [
+            model.write_latency(
+                bs, model.IscsiParams(max_outstanding_r2t=m), model.Network(ow, link_bps=lb * 1e6), 0.0, 0.0
+            )
+            for ow in ONE_WAY_MS
+            for lb in LINK_MBIT
+            for _ in devices
+            for m in R2T
+            for bs in whatif.kib_to_bytes(BS_KIB)
+        ],
+        max(1, n // 4),
+    )
     configs = whatif.upgrade_configs(runs, cpu, devices, whatif.blog_questions(), 0.5)
     for kind in ("run", "operation"):
-        timed(f"Monte Carlo intervals, {kind}, 6 configs x 10,000 draws",
-              lambda kind=kind: uncertainty.project(configs, result, rtt, kind=kind), n)
+        timed(
+            f"Monte Carlo intervals, {kind}, 6 configs x 10,000 draws",
+            lambda kind=kind: uncertainty.project(configs, result, rtt, kind=kind),
+            n,
+        )
 
 
 if __name__ == "__main__":

@@ -25,8 +25,9 @@ def test_cell_error_is_not_a_start_failure(tmp_path: Path) -> None:
 def test_error_from_notebook_names_cell_and_exception(tmp_path: Path) -> None:
     nb = nbformat.v4.new_notebook()
     bad = nbformat.v4.new_code_cell("x = 1 / 0")
-    bad.outputs = [nbformat.v4.new_output("error", ename="ZeroDivisionError", evalue="division by zero",
-                                          traceback=[])]
+    bad.outputs = [
+        nbformat.v4.new_output("error", ename="ZeroDivisionError", evalue="division by zero", traceback=[])
+    ]
     nb.cells = [nbformat.v4.new_markdown_cell("# t"), bad]
     path = tmp_path / "nb.ipynb"
     nbformat.write(nb, path)

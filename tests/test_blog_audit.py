@@ -290,9 +290,15 @@ def test_explanations_name_only_published_ids() -> None:
     assert set(blog_audit.explanations()) <= set(EXPECTED_VERDICTS)
 
 
-@pytest.mark.parametrize(("key", "value"), [
-    ("model.r2t1.wireless_hdd.op_ms", 70.14), ("projection.r2t1.wireless_hdd.op_ms", 70.14),
-    ("model.r2t16.wireless_hdd.op_ms", 49.14), ("projection.r2t16.wireless_hdd.op_ms", 49.14)])
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("model.r2t1.wireless_hdd.op_ms", 70.14),
+        ("projection.r2t1.wireless_hdd.op_ms", 70.14),
+        ("model.r2t16.wireless_hdd.op_ms", 49.14),
+        ("projection.r2t16.wireless_hdd.op_ms", 49.14),
+    ],
+)
 def test_worked_examples_come_out_exactly(result, table, key: str, value: float) -> None:
     assert result.values[key].value == pytest.approx(value, abs=1e-9)
     assert table.loc[key, "verdict"] == MATCH

@@ -21,8 +21,12 @@ def setup(tmp_path: Path) -> tuple[Project, NotebookJob]:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(rel)
     job = NotebookJob("run", "chap", nb, {"dataset": "d", "project_root": str(tmp_path)}, 60)
-    record = cache.Record(cache.static_key(job, "code"), cache.digests(project, ["data/raw/a.txt"]),
-                          cache.digests(project, ["results/run/t.csv"]), 1.0)
+    record = cache.Record(
+        cache.static_key(job, "code"),
+        cache.digests(project, ["data/raw/a.txt"]),
+        cache.digests(project, ["results/run/t.csv"]),
+        1.0,
+    )
     cache.save_record(project, job, record)
     return project, job
 

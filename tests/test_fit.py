@@ -22,8 +22,15 @@ def device_ms(device: str, request_bytes: float) -> float:
     return fixed + request_bytes / (mib * model.MIB) * 1000
 
 
-def synthetic_runs(beta=TRUE_BETA, noise_sd_ms=0.3, seed=7, networks=NETWORKS, devices=DEVICES,
-                   r2ts=(1, 16), cpu_per_mib_ms=4.0) -> pd.DataFrame:
+def synthetic_runs(
+    beta=TRUE_BETA,
+    noise_sd_ms=0.3,
+    seed=7,
+    networks=NETWORKS,
+    devices=DEVICES,
+    r2ts=(1, 16),
+    cpu_per_mib_ms=4.0,
+) -> pd.DataFrame:
     """Runs over networks x devices x R2T x block size with op_ms from known coefficients."""
     rng = np.random.default_rng(seed)
     rows = []
@@ -32,11 +39,20 @@ def synthetic_runs(beta=TRUE_BETA, noise_sd_ms=0.3, seed=7, networks=NETWORKS, d
         for dev in devices:
             for m in r2ts:
                 for bs in BLOCK_SIZES:
-                    rows.append({"run": f"{net}-{dev}-{m}-{bs}", "network": net, "device": dev,
-                                 "bs_bytes": bs, "max_outstanding_r2t": m, "one_way_ms": ow,
-                                 "link_bps": bps, "device_ms": device_ms(dev, bs / 2),
-                                 "cpu_ms": 0.2 + cpu_per_mib_ms * bs / model.MIB * cpu_factor.get(net, 1.0),
-                                 "op_ms": 1.0})
+                    rows.append(
+                        {
+                            "run": f"{net}-{dev}-{m}-{bs}",
+                            "network": net,
+                            "device": dev,
+                            "bs_bytes": bs,
+                            "max_outstanding_r2t": m,
+                            "one_way_ms": ow,
+                            "link_bps": bps,
+                            "device_ms": device_ms(dev, bs / 2),
+                            "cpu_ms": 0.2 + cpu_per_mib_ms * bs / model.MIB * cpu_factor.get(net, 1.0),
+                            "op_ms": 1.0,
+                        }
+                    )
     runs = pd.DataFrame(rows)
     terms = fit.term_matrix(runs)
     runs["op_ms"] = fit.predict(beta, terms) + rng.normal(0, noise_sd_ms, len(runs))
@@ -56,9 +72,12 @@ def test_blog_as_written_reproduces_model_total():
     terms = fit.term_matrix(runs)
     row = runs.iloc[5]
     expected = model.write_latency(
-        int(row["bs_bytes"]), model.IscsiParams(max_outstanding_r2t=int(row["max_outstanding_r2t"])),
+        int(row["bs_bytes"]),
+        model.IscsiParams(max_outstanding_r2t=int(row["max_outstanding_r2t"])),
         model.Network(one_way_ms=row["one_way_ms"], link_bps=row["link_bps"]),
-        row["device_ms"], row["cpu_ms"]).total_ms
+        row["device_ms"],
+        row["cpu_ms"],
+    ).total_ms
     assert fit.predict({r: 1.0 for r in fit.REGRESSORS}, terms)[5] == pytest.approx(expected)
 
 
@@ -170,16 +189,21 @@ def test_leave_one_out_error_sign_follows_the_blog():
 
 def test_leave_one_out_reports_a_refused_fold():
     runs = synthetic_runs(networks={"wired": NETWORKS["wired"]}, devices={"hdd": DEVICES["hdd"]}, r2ts=(1,))
-    loo = fit.leave_one_out(runs.head(5), fit.Variant("all_free_intercept", intercept=True),
-                            runs.head(5).index == 0)
+    loo = fit.leave_one_out(
+        runs.head(5), fit.Variant("all_free_intercept", intercept=True), runs.head(5).index == 0
+    )
     assert "runs" in loo.loc[0, "refused"]
     assert np.isnan(loo.loc[0, "error_pct"])
 
 
 def test_parameter_set_must_agree_with_the_r2t_label():
     sets = {"r2t16": model.IscsiParams(max_outstanding_r2t=16)}
-    assert fit._parameter_set(sets, {"run": "a", "iscsi_parameters": "r2t16", "max_outstanding_r2t": 16}) \
-        .max_outstanding_r2t == 16
+    assert (
+        fit._parameter_set(
+            sets, {"run": "a", "iscsi_parameters": "r2t16", "max_outstanding_r2t": 16}
+        ).max_outstanding_r2t
+        == 16
+    )
     with pytest.raises(DesignError, match="MaxOutstandingR2T=16"):
         fit._parameter_set(sets, {"run": "a", "iscsi_parameters": "r2t16", "max_outstanding_r2t": 1})
     with pytest.raises(DesignError, match="not under"):
@@ -198,8 +222,12 @@ def test_runs_from_the_reconstructed_blog_dataset():
     assert len(runs) == 23 and int(runs["validation"].sum()) == 6
     assert set(fits) == {"hdd", "ssd"}
     assert runs.groupby("network")["one_way_ms"].first().to_dict() == pytest.approx(
-        {"wired": 0.11, "wireless": 1.475}, rel=0.01)
+        {"wired": 0.11, "wireless": 1.475}, rel=0.01
+    )
     r2t16 = runs[runs["max_outstanding_r2t"] == 16]
-    assert (r2t16[list(fit.ISCSI_COLUMNS)].iloc[0].to_dict()
-            == {"first_burst_bytes": 65536, "max_burst_bytes": 262144, "immediate_data": True,
-                "initial_r2t": False})
+    assert r2t16[list(fit.ISCSI_COLUMNS)].iloc[0].to_dict() == {
+        "first_burst_bytes": 65536,
+        "max_burst_bytes": 262144,
+        "immediate_data": True,
+        "initial_r2t": False,
+    }

@@ -108,9 +108,7 @@ def test_more_device_or_cpu_time_never_raises_iops(
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    bs_bytes, st.integers(min_value=0, max_value=4 * MIB), iscsi_params(), one_way_ms, per_64k_ms
-)
+@given(bs_bytes, st.integers(min_value=0, max_value=4 * MIB), iscsi_params(), one_way_ms, per_64k_ms)
 def test_bigger_blocks_never_take_less_time(
     bs: int, grow: int, params: IscsiParams, ow: float, p64: float
 ) -> None:

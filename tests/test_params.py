@@ -45,22 +45,32 @@ def test_valid_params_make_jobs_with_injected_values(project: Project) -> None:
     doc = {"title": "t", "dataset": "ds", "notebooks": [{"chap": {"bins": 10, "scale": 2}}]}
     path = _params(project, doc)
     (job,) = jobs_for(project, load_run(path))
-    assert job.parameters == {"bins": 10, "scale": 2, "run_name": "run", "dataset": "ds",
-                              "project_root": str(project.root)}
+    assert job.parameters == {
+        "bins": 10,
+        "scale": 2,
+        "run_name": "run",
+        "dataset": "ds",
+        "project_root": str(project.root),
+    }
 
 
 @pytest.mark.parametrize(
     ("doc", "message"),
     [
         ({"title": "t", "dataset": "ds", "notebooks": ["chap"], "colour": 1}, "unknown key 'colour'"),
-        ({"title": "t", "dataset": "ds", "notebooks": [{"chap": {"nope": 1}}]},
-         "notebooks.chap.nope: unknown parameter"),
-        ({"title": "t", "dataset": "ds", "notebooks": [{"chap": {"bins": "ten"}}]},
-         "notebooks.chap.bins: expected int, got str"),
-        ({"title": "t", "dataset": "ds", "notebooks": [{"chap": {"bins": True}}]},
-         "notebooks.chap.bins: expected int, got bool"),
-        ({"title": "t", "dataset": "ds", "notebooks": [{"chap": {"run_name": "x"}}]},
-         "set by the runner"),
+        (
+            {"title": "t", "dataset": "ds", "notebooks": [{"chap": {"nope": 1}}]},
+            "notebooks.chap.nope: unknown parameter",
+        ),
+        (
+            {"title": "t", "dataset": "ds", "notebooks": [{"chap": {"bins": "ten"}}]},
+            "notebooks.chap.bins: expected int, got str",
+        ),
+        (
+            {"title": "t", "dataset": "ds", "notebooks": [{"chap": {"bins": True}}]},
+            "notebooks.chap.bins: expected int, got bool",
+        ),
+        ({"title": "t", "dataset": "ds", "notebooks": [{"chap": {"run_name": "x"}}]}, "set by the runner"),
         ({"title": "t", "dataset": "nowhere", "notebooks": ["chap"]}, "key 'dataset': no manifest"),
         ({"title": "t", "dataset": "ds", "notebooks": ["missing"]}, "'missing': no notebook"),
         ({"title": "t", "dataset": "ds", "notebooks": []}, "expected a non-empty list"),

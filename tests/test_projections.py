@@ -14,8 +14,13 @@ from iscsi_report.core.dataset import Dataset
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.model import MIB
 
-LIO = {"FirstBurstLength": 65536, "MaxBurstLength": 262144, "ImmediateData": "Yes",
-       "InitialR2T": "No", "MaxOutstandingR2T": 1}
+LIO = {
+    "FirstBurstLength": 65536,
+    "MaxBurstLength": 262144,
+    "ImmediateData": "Yes",
+    "InitialR2T": "No",
+    "MaxOutstandingR2T": 1,
+}
 BLOG = "data/raw/blog-2023"
 
 
@@ -44,23 +49,40 @@ def test_table_order_is_serial_first_then_slowest_first() -> None:
 
 def _inputs(validation: pd.DataFrame, *, cpu_file: str | None = "iostat/x.txt") -> P.MeasuredInputs:
     """Hand-made measured inputs: one network, one device, a CPU term, the given validation runs."""
-    sets = r2t.parameter_sets({"lio-default": LIO, "lio-r2t16": {**LIO, "MaxOutstandingR2T": 16}},
-                              Path("manifest.yaml"))
-    networks = pd.DataFrame({"network": ["wifi"], "one_way_ms": [1.5], "received_mbit_per_s": [600.0],
-                             "missing": [""]})
+    sets = r2t.parameter_sets(
+        {"lio-default": LIO, "lio-r2t16": {**LIO, "MaxOutstandingR2T": 16}}, Path("manifest.yaml")
+    )
+    networks = pd.DataFrame(
+        {"network": ["wifi"], "one_way_ms": [1.5], "received_mbit_per_s": [600.0], "missing": [""]}
+    )
     devices = pd.DataFrame({"device": ["hdd"], "request_kib": [1024.0], "device_ms": [7.0]})
-    return P.MeasuredInputs(2 * MIB, sets, networks, devices, r2t.CpuInput(8.0, "test", cpu_file),
-                            pd.DataFrame(), validation)
+    return P.MeasuredInputs(
+        2 * MIB, sets, networks, devices, r2t.CpuInput(8.0, "test", cpu_file), pd.DataFrame(), validation
+    )
 
 
 def _validation(**over) -> pd.DataFrame:
-    row = {"max_outstanding_r2t": 1, "network": "wifi", "device": "hdd", "iscsi_parameters": "lio-default",
-           "runs": 1, "measured_mib_per_s": 30.0, "files": "fio/v.json"}
+    row = {
+        "max_outstanding_r2t": 1,
+        "network": "wifi",
+        "device": "hdd",
+        "iscsi_parameters": "lio-default",
+        "runs": 1,
+        "measured_mib_per_s": 30.0,
+        "files": "fio/v.json",
+    }
     return pd.DataFrame([{**row, **over}])
 
 
-DS = Dataset(name="t", root=Path("/nowhere"), title="t", reconstructed=False, description="",
-             iscsi_parameters={}, files=[])
+DS = Dataset(
+    name="t",
+    root=Path("/nowhere"),
+    title="t",
+    reconstructed=False,
+    description="",
+    iscsi_parameters={},
+    files=[],
+)
 
 
 def test_measured_projection_by_hand() -> None:
@@ -97,7 +119,8 @@ def test_questions_arithmetic() -> None:
     q = P.blog_questions(table, terms, P.QuestionSetup(), local).set_index("key")["value"]
     est = table.set_index(["max_outstanding_r2t", "network", "device"])["mib_per_s"]
     assert q["q2_serial_estimated_gain_pct"] == pytest.approx(
-        (est[(1, "wired", "hdd")] / est[(1, "wireless", "hdd")] - 1) * 100)
+        (est[(1, "wired", "hdd")] / est[(1, "wireless", "hdd")] - 1) * 100
+    )
     assert q["q2_serial_measured_gain_pct"] == pytest.approx(100.0)  # 62 over 31
     assert q["q3_burst_measured_gain_pct"] == pytest.approx((82 / 70 - 1) * 100)
     assert q["q3_local_gain_pct"] == pytest.approx((354 / 136 - 1) * 100)

@@ -13,17 +13,29 @@ from iscsi_report.core.errors import IngestError
 from iscsi_report.core.model import MIB
 
 MANIFEST = Path("manifest.yaml")
-LIO = {"FirstBurstLength": 65536, "MaxBurstLength": 262144, "ImmediateData": "Yes",
-       "InitialR2T": "No", "MaxOutstandingR2T": 1, "MaxRecvDataSegmentLength": 8192,
-       "HeaderDigest": "CRC32C,None"}
+LIO = {
+    "FirstBurstLength": 65536,
+    "MaxBurstLength": 262144,
+    "ImmediateData": "Yes",
+    "InitialR2T": "No",
+    "MaxOutstandingR2T": 1,
+    "MaxRecvDataSegmentLength": 8192,
+    "HeaderDigest": "CRC32C,None",
+}
 
 
 def test_parameter_set_reads_yes_no_and_digit_strings() -> None:
-    params, rows = r2t.parse_parameter_set("s", {**LIO, "InitialR2T": "no", "MaxOutstandingR2T": "16",
-                                                 "ImmediateData": True}, MANIFEST)
-    assert params == model.IscsiParams(first_burst_bytes=65536, max_burst_bytes=262144, immediate_data=True,
-                                       initial_r2t=False, max_outstanding_r2t=16,
-                                       max_recv_data_segment_bytes=8192)
+    params, rows = r2t.parse_parameter_set(
+        "s", {**LIO, "InitialR2T": "no", "MaxOutstandingR2T": "16", "ImmediateData": True}, MANIFEST
+    )
+    assert params == model.IscsiParams(
+        first_burst_bytes=65536,
+        max_burst_bytes=262144,
+        immediate_data=True,
+        initial_r2t=False,
+        max_outstanding_r2t=16,
+        max_recv_data_segment_bytes=8192,
+    )
     assert {r["source"] for r in rows} == {"manifest"}
 
 
@@ -36,8 +48,15 @@ def test_missing_keys_take_rfc_defaults_and_say_so() -> None:
     assert sources["InitialR2T"] == r2t.RFC7143_DEFAULTS_NAME
 
 
-@pytest.mark.parametrize(("key", "value"), [("InitialR2T", "maybe"), ("MaxBurstLength", "256k"),
-                                            ("MaxOutstandingR2T", True), ("FirstBurstLength", 1.5)])
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("InitialR2T", "maybe"),
+        ("MaxBurstLength", "256k"),
+        ("MaxOutstandingR2T", True),
+        ("FirstBurstLength", 1.5),
+    ],
+)
 def test_bad_values_name_the_key(key: str, value: object) -> None:
     with pytest.raises(IngestError, match=rf"iscsi_parameters\.s\.{key}"):
         r2t.parse_parameter_set("s", {**LIO, key: value}, MANIFEST)
@@ -76,10 +95,18 @@ def test_blog_sets_need_no_what_if_and_match_the_blog_exchange() -> None:
 
 
 def test_network_inputs_halve_the_mean_rtt_and_flag_missing_pieces() -> None:
-    rtt = pd.DataFrame({"network": ["wifi", "wifi", "lan"], "interval_s": [1.0, 0.002, 1.0],
-                        "files": 1, "replies": 10, "mean_rtt_ms": [5.5, 2.95, 0.31]})
-    iperf = pd.DataFrame({"file": ["a", "b"], "network": ["wifi", "wifi"],
-                          "received_mbit_per_s": [590.0, 610.0]})
+    rtt = pd.DataFrame(
+        {
+            "network": ["wifi", "wifi", "lan"],
+            "interval_s": [1.0, 0.002, 1.0],
+            "files": 1,
+            "replies": 10,
+            "mean_rtt_ms": [5.5, 2.95, 0.31],
+        }
+    )
+    iperf = pd.DataFrame(
+        {"file": ["a", "b"], "network": ["wifi", "wifi"], "received_mbit_per_s": [590.0, 610.0]}
+    )
     out = r2t.network_inputs(rtt, iperf).set_index("network")
     assert out.loc["wifi", "one_way_ms"] == pytest.approx(1.475)
     assert out.loc["wifi", "per_64k_ms"] == pytest.approx(65536 * 8 / 600e6 * 1000)
@@ -90,17 +117,29 @@ def test_network_inputs_halve_the_mean_rtt_and_flag_missing_pieces() -> None:
 
 
 def test_request_size_prefers_target_iostat_and_otherwise_assumes_the_block() -> None:
-    req = pd.DataFrame({"device": ["hdd", "hdd", "hdd"], "bs_bytes": [2.0 * MIB] * 3,
-                        "side": ["local", "target", "target"],
-                        "request_bytes": [512.0 * 1024, MIB, MIB]})
+    req = pd.DataFrame(
+        {
+            "device": ["hdd", "hdd", "hdd"],
+            "bs_bytes": [2.0 * MIB] * 3,
+            "side": ["local", "target", "target"],
+            "request_bytes": [512.0 * 1024, MIB, MIB],
+        }
+    )
     assert r2t.request_bytes_for(req, "hdd", 2 * MIB) == (MIB, "iostat wareq-sz (2 file(s))")
     size, source = r2t.request_bytes_for(req, "ssd", 2 * MIB)
     assert size == 2 * MIB and "assumed" in source
 
 
 def test_cpu_input_is_the_blogs_scaled_busy_share() -> None:
-    table = pd.DataFrame({"file": ["x"], "scenario": ["iscsi-libiscsi"], "side": ["target"],
-                          "bs_bytes": [MIB], "cpu_ms_per_op": [0.12 / 30 * 1000]})
+    table = pd.DataFrame(
+        {
+            "file": ["x"],
+            "scenario": ["iscsi-libiscsi"],
+            "side": ["target"],
+            "bs_bytes": [MIB],
+            "cpu_ms_per_op": [0.12 / 30 * 1000],
+        }
+    )
     cpu = r2t.cpu_input(table, 2 * MIB, scenario="iscsi-libiscsi", reference_bs_bytes=MIB)
     assert cpu.cpu_ms == pytest.approx(8.0)  # 12 % at 30 IOPS of 1 MiB, doubled (seed 000)
     absent = r2t.cpu_input(table, 2 * MIB, scenario="iscsi-libiscsi", reference_bs_bytes=2 * MIB)
@@ -121,8 +160,14 @@ def test_latency_terms_reproduce_the_blog_worked_examples() -> None:
 
 
 def test_model_inputs_skip_networks_lacking_data() -> None:
-    nets = pd.DataFrame({"network": ["a", "b"], "one_way_ms": [1.0, 1.0],
-                         "received_mbit_per_s": [600.0, None], "missing": ["", "no iperf3"]})
+    nets = pd.DataFrame(
+        {
+            "network": ["a", "b"],
+            "one_way_ms": [1.0, 1.0],
+            "received_mbit_per_s": [600.0, None],
+            "missing": ["", "no iperf3"],
+        }
+    )
     devs = pd.DataFrame({"device": ["hdd", "ssd"], "device_ms": [7.3, 2.7], "request_kib": [1024.0, 1024.0]})
     out = r2t.model_inputs(nets, devs, r2t.CpuInput(8.0, "x", "f"))
     assert [(i.network_label, i.device_label) for i in out] == [("a", "hdd"), ("a", "ssd")]

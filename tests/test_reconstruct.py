@@ -47,9 +47,7 @@ def ping_values(manifest: dict) -> dict[tuple[str, float], np.ndarray]:
     for f in _files(manifest, "ping"):
         text = read_text(DATASET / f["path"])
         labels = f["labels"]
-        out[(labels["network"], labels["interval_s"])] = np.array(
-            [float(x) for x in TIME_RE.findall(text)]
-        )
+        out[(labels["network"], labels["interval_s"])] = np.array([float(x) for x in TIME_RE.findall(text)])
     return out
 
 

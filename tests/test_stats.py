@@ -16,9 +16,7 @@ DATAMASH = shutil.which("datamash")
 def _datamash(values: np.ndarray, ops: str) -> list[float]:
     """Run ``datamash <ops>`` over one column of values, as the blog did."""
     text = "\n".join(f"{v:.6f}" for v in values) + "\n"
-    out = subprocess.run(
-        ["datamash", *ops.split()], input=text, capture_output=True, text=True, check=True
-    )
+    out = subprocess.run(["datamash", *ops.split()], input=text, capture_output=True, text=True, check=True)
     return [float(x) for x in out.stdout.split()]
 
 
@@ -27,9 +25,7 @@ def _datamash(values: np.ndarray, ops: str) -> list[float]:
 def test_summary_agrees_with_datamash(n: int) -> None:
     rng = np.random.default_rng(n)
     values = np.round(rng.lognormal(mean=0.5, sigma=0.8, size=n), 6)
-    mean, p50, p99, p90, mx, sstdev = _datamash(
-        values, "mean 1 perc:50 1 perc:99 1 perc:90 1 max 1 sstdev 1"
-    )
+    mean, p50, p99, p90, mx, sstdev = _datamash(values, "mean 1 perc:50 1 perc:99 1 perc:90 1 max 1 sstdev 1")
     got = stats.summarize_rtt(values)
     assert got["mean"] == pytest.approx(mean, rel=1e-9)
     assert got["p50"] == pytest.approx(p50, rel=1e-9)

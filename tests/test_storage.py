@@ -97,13 +97,20 @@ def test_fit_table_and_device_latency_at() -> None:
 
 
 def test_throughput_by_bs_averages_repeats_and_remote_share() -> None:
-    runs = pd.DataFrame({
-        "file": ["a", "b", "c"], "scenario": ["local-sg", "local-sg", "iscsi-blockdev"],
-        "device": ["hdd"] * 3, "network": [None, None, "wired"], "max_outstanding_r2t": [None, None, 1],
-        "validation": [False, False, True], "bs_bytes": [MIB] * 3,
-        "mib_per_s": [100.0, 140.0, 30.0], "iops": [100.0, 140.0, 30.0],
-        "op_ms": [10.0, 1000 / 140, 1000 / 30],
-    })
+    runs = pd.DataFrame(
+        {
+            "file": ["a", "b", "c"],
+            "scenario": ["local-sg", "local-sg", "iscsi-blockdev"],
+            "device": ["hdd"] * 3,
+            "network": [None, None, "wired"],
+            "max_outstanding_r2t": [None, None, 1],
+            "validation": [False, False, True],
+            "bs_bytes": [MIB] * 3,
+            "mib_per_s": [100.0, 140.0, 30.0],
+            "iops": [100.0, 140.0, 30.0],
+            "op_ms": [10.0, 1000 / 140, 1000 / 30],
+        }
+    )
     local = storage.local_throughput(runs)
     assert local.loc[0, "runs"] == 2
     assert local.loc[0, "mib_per_s"] == pytest.approx(120.0)

@@ -17,9 +17,20 @@ def result() -> fit.TermFit:
 
 
 def config(one_way_ms: float = 1.5) -> pd.DataFrame:
-    return pd.DataFrame([{"network": "net", "device": "hdd", "bs_bytes": 2 * model.MIB,
-                          "max_outstanding_r2t": 1, "one_way_ms": one_way_ms, "link_bps": 600e6,
-                          "device_ms": 7.3, "cpu_ms": 8.0}])
+    return pd.DataFrame(
+        [
+            {
+                "network": "net",
+                "device": "hdd",
+                "bs_bytes": 2 * model.MIB,
+                "max_outstanding_r2t": 1,
+                "one_way_ms": one_way_ms,
+                "link_bps": 600e6,
+                "device_ms": 7.3,
+                "cpu_ms": 8.0,
+            }
+        ]
+    )
 
 
 def rtt(sd_ms: float, mean_ms: float = 3.0, n: int = 5000, seed: int = 0) -> np.ndarray:

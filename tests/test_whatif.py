@@ -10,8 +10,10 @@ from iscsi_report.analyses import whatif
 from iscsi_report.core import model
 
 ONES = {"one_way_ms": 1.0, "transmit_ms": 1.0, "device_ms": 1.0, "cpu_ms": 1.0}
-DEVICES = {"hdd": whatif.DeviceProfile("hdd", 0.0, 7.35, "test"),
-           "ssd": whatif.DeviceProfile("ssd", 0.0, 2.78, "test")}
+DEVICES = {
+    "hdd": whatif.DeviceProfile("hdd", 0.0, 7.35, "test"),
+    "ssd": whatif.DeviceProfile("ssd", 0.0, 2.78, "test"),
+}
 CPU = whatif.CpuProfile(0.0, 4.0)
 OW = [0.01, 0.1, 1.0, 5.0]
 LINK = whatif.mbit_to_bps([100, 1000, 10000])
@@ -29,19 +31,34 @@ def test_grid_size_and_columns(cells):
 
 
 def test_cells_equal_write_latency_with_unit_coefficients(cells):
-    row = cells[(cells.one_way_ms == 1.0) & (cells.link_mbit_per_s == 1000) & (cells.device == "hdd")
-                & (cells.max_outstanding_r2t == 1) & (cells.bs_bytes == 2 * model.MIB)].iloc[0]
-    expected = model.write_latency(2 * model.MIB, model.IscsiParams(max_outstanding_r2t=1),
-                                   model.Network(one_way_ms=1.0, link_bps=1e9),
-                                   lambda req: 7.35 * req / model.MIB, 8.0,
-                                   device_request_fraction=0.5).total_ms
+    row = cells[
+        (cells.one_way_ms == 1.0)
+        & (cells.link_mbit_per_s == 1000)
+        & (cells.device == "hdd")
+        & (cells.max_outstanding_r2t == 1)
+        & (cells.bs_bytes == 2 * model.MIB)
+    ].iloc[0]
+    expected = model.write_latency(
+        2 * model.MIB,
+        model.IscsiParams(max_outstanding_r2t=1),
+        model.Network(one_way_ms=1.0, link_bps=1e9),
+        lambda req: 7.35 * req / model.MIB,
+        8.0,
+        device_request_fraction=0.5,
+    ).total_ms
     assert row["op_ms"] == pytest.approx(expected)
 
 
 def test_blog_wireless_serial_example_reproduced():
-    cells = whatif.grid([1.5], [model.link_bps_from_per_64k_ms(0.87)],
-                        {"hdd": whatif.DeviceProfile("hdd", 7.3, 0.0, "blog")}, [1, 16], [2 * model.MIB],
-                        ONES, whatif.CpuProfile(8.0, 0.0))
+    cells = whatif.grid(
+        [1.5],
+        [model.link_bps_from_per_64k_ms(0.87)],
+        {"hdd": whatif.DeviceProfile("hdd", 7.3, 0.0, "blog")},
+        [1, 16],
+        [2 * model.MIB],
+        ONES,
+        whatif.CpuProfile(8.0, 0.0),
+    )
     assert cells.set_index("max_outstanding_r2t")["op_ms"].to_dict() == pytest.approx({1: 70.14, 16: 49.14})
 
 
@@ -49,11 +66,13 @@ def test_throughput_falls_with_latency_and_rises_with_link_and_r2t(cells):
     keys = ["link_mbit_per_s", "device", "max_outstanding_r2t", "bs_bytes"]
     by_latency = cells.sort_values("one_way_ms").groupby(keys)["mib_per_s"]
     assert by_latency.apply(lambda s: bool(np.all(np.diff(s) < 0))).all()
-    by_link = cells.sort_values("link_mbit_per_s").groupby(["one_way_ms", "device", "max_outstanding_r2t",
-                                                            "bs_bytes"])["mib_per_s"]
+    by_link = cells.sort_values("link_mbit_per_s").groupby(
+        ["one_way_ms", "device", "max_outstanding_r2t", "bs_bytes"]
+    )["mib_per_s"]
     assert by_link.apply(lambda s: bool(np.all(np.diff(s) > 0))).all()
-    by_r2t = cells.sort_values("max_outstanding_r2t").groupby(["one_way_ms", "link_mbit_per_s", "device",
-                                                               "bs_bytes"])["mib_per_s"]
+    by_r2t = cells.sort_values("max_outstanding_r2t").groupby(
+        ["one_way_ms", "link_mbit_per_s", "device", "bs_bytes"]
+    )["mib_per_s"]
     assert by_r2t.apply(lambda s: bool(np.all(np.diff(s) >= 0))).all()
     ssd = cells[cells.device == "ssd"]["mib_per_s"].to_numpy()
     hdd = cells[cells.device == "hdd"]["mib_per_s"].to_numpy()
@@ -61,13 +80,20 @@ def test_throughput_falls_with_latency_and_rises_with_link_and_r2t(cells):
 
 
 def test_dominant_term_labels(cells):
-    slow_net = cells[(cells.one_way_ms == 5.0) & (cells.link_mbit_per_s == 10000)
-                     & (cells.bs_bytes == 64 * 1024)]
+    slow_net = cells[
+        (cells.one_way_ms == 5.0) & (cells.link_mbit_per_s == 10000) & (cells.bs_bytes == 64 * 1024)
+    ]
     assert set(slow_net["dominant_term"]) == {"one-way latency"}
     slow_link = cells[(cells.one_way_ms == 0.01) & (cells.link_mbit_per_s == 100)]
     assert set(slow_link["dominant_term"]) == {"transmission"}
-    frame = pd.DataFrame({"one_way_term_ms": [1, 0, 0, 0], "transmit_term_ms": [0, 2, 0, 0],
-                          "device_term_ms": [0, 1, 3, 0], "cpu_term_ms": [0, 0, 1, 9]})
+    frame = pd.DataFrame(
+        {
+            "one_way_term_ms": [1, 0, 0, 0],
+            "transmit_term_ms": [0, 2, 0, 0],
+            "device_term_ms": [0, 1, 3, 0],
+            "cpu_term_ms": [0, 0, 1, 9],
+        }
+    )
     assert list(whatif.dominant_terms(frame)) == ["one-way latency", "transmission", "device", "CPU"]
 
 

@@ -54,7 +54,7 @@ def _publish_recipe() -> str:
     text = (ROOT / "Makefile").read_text()
     start = text.index("\npublish:")
     end = text.find("\n\n", start + 1)
-    return text[start:end if end != -1 else None]
+    return text[start : end if end != -1 else None]
 
 
 def test_make_publish_checks_and_pushes_the_one_resolved_folder() -> None:
@@ -77,14 +77,26 @@ def test_ghp_import_commits_exactly_the_resolved_site(tmp_path: Path) -> None:
     (repo / "_build" / "html").symlink_to("sites/s1/_build/html")
 
     def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.org",
-                               *args], capture_output=True, text=True, check=True).stdout
+        return subprocess.run(
+            ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
 
     git("init", "-q")
     resolved = (repo / "_build" / "html").resolve()
-    identity = {f"GIT_{who}_{what}": value for who in ("AUTHOR", "COMMITTER")
-                for what, value in (("NAME", "t"), ("EMAIL", "t@example.org"))}
-    subprocess.run([ghp, "--no-jekyll", "--branch", "gh-pages", str(resolved)], cwd=repo, check=True,
-                   capture_output=True, env={**identity, "PATH": "/usr/bin:/bin"})
+    identity = {
+        f"GIT_{who}_{what}": value
+        for who in ("AUTHOR", "COMMITTER")
+        for what, value in (("NAME", "t"), ("EMAIL", "t@example.org"))
+    }
+    subprocess.run(
+        [ghp, "--no-jekyll", "--branch", "gh-pages", str(resolved)],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        env={**identity, "PATH": "/usr/bin:/bin"},
+    )
     tree = set(git("ls-tree", "-r", "--name-only", "gh-pages").split())
     assert tree == {".nojekyll", "index.html", "_static/x.css"}

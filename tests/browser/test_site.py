@@ -38,8 +38,14 @@ CHROMIUM = Path("/usr/bin/chromium")
 LOCAL_HOST = "127.0.0.1"
 CHAPTERS = ["network", "storage", "model"]
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 PAGE_TIMEOUT_MS = 30_000
 SVG_MIME_KEY = "image/svg+xml"
@@ -140,8 +146,11 @@ def server(html_dir: Path) -> Iterator[str]:
 
 def _page_files(html: Path) -> list[str]:
     """Every HTML page of the site, relative to its root (theme assets excluded)."""
-    return sorted(p.relative_to(html).as_posix() for p in html.rglob("*.html")
-                  if not p.relative_to(html).parts[0].startswith("_"))
+    return sorted(
+        p.relative_to(html).as_posix()
+        for p in html.rglob("*.html")
+        if not p.relative_to(html).parts[0].startswith("_")
+    )
 
 
 _COLLECT_JS = """() => ({
@@ -198,7 +207,10 @@ def site(project: Path, html_dir: Path, server: str, tmp_path_factory: pytest.Te
     profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(
-            str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS,
+            str(profile),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=CHROMIUM_ARGS,
         )
         try:
             context.route("**/*", gate)
@@ -228,8 +240,10 @@ def site(project: Path, html_dir: Path, server: str, tmp_path_factory: pytest.Te
 def _chapter_pages(site: Site) -> list[tuple[str, Path]]:
     """(page, executed notebook) for every chapter of the book (an executed notebook with a page)."""
     runs = site.project / "book" / "runs"
-    pairs = [(nb.relative_to(site.project / "book").with_suffix(".html").as_posix(), nb)
-             for nb in sorted(runs.glob("*/*.ipynb"))]
+    pairs = [
+        (nb.relative_to(site.project / "book").with_suffix(".html").as_posix(), nb)
+        for nb in sorted(runs.glob("*/*.ipynb"))
+    ]
     return [(page, nb) for page, nb in pairs if page in site.pages]
 
 

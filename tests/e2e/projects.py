@@ -41,9 +41,7 @@ def make_project(dest: Path, runs: dict[str, tuple[str, list[str]]] | None = Non
 def add_notebook(project: Path, name: str, code: str) -> None:
     """Write a minimal chapter notebook whose body is ``code``."""
     nb = nbformat.v4.new_notebook()
-    params = nbformat.v4.new_code_cell(
-        'run_name = ""\ndataset = ""\nproject_root = ""\nresults_dir = ""'
-    )
+    params = nbformat.v4.new_code_cell('run_name = ""\ndataset = ""\nproject_root = ""\nresults_dir = ""')
     params.metadata["tags"] = ["parameters"]
     nb.cells = [nbformat.v4.new_markdown_cell(f"# {name}"), params, nbformat.v4.new_code_cell(code)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -54,5 +52,8 @@ def cli(project: Path, *args: str, timeout: int = 900) -> subprocess.CompletedPr
     """Run ``iscsi-report --root project ARGS`` in a subprocess, capturing text output."""
     return subprocess.run(
         [sys.executable, "-m", "iscsi_report.cli", "--root", str(project), *args],
-        capture_output=True, text=True, timeout=timeout, check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )

@@ -47,9 +47,12 @@ def test_every_raw_file_has_digest_size_and_in_file_tool_version(project: Path) 
     page = provenance.render(Project.at(project), BUILT_AT)
     raw = project / "data" / "raw" / LAB
     manifest = yaml.safe_load((raw / "manifest.yaml").read_text())
-    expected_version = {"fio": "fio-3.33", "iperf3": "iperf 3.12",
-                        "iostat": "no sysstat version; header: kernel 6.18.44-fc-v595, host vm",
-                        "ping": "no version printed"}
+    expected_version = {
+        "fio": "fio-3.33",
+        "iperf3": "iperf 3.12",
+        "iostat": "no sysstat version; header: kernel 6.18.44-fc-v595, host vm",
+        "ping": "no version printed",
+    }
     for entry in manifest["files"]:
         path = raw / entry["path"]
         row = _row(page, f"data/raw/{LAB}/{entry['path']}")
@@ -78,8 +81,11 @@ def test_manifest_tool_that_contradicts_the_content_is_refused(project: Path) ->
     entry = next(e for e in doc["files"] if e["path"] == "iostat/local-64k.txt")
     entry["tool"] = "ping"
     manifest.write_text(yaml.safe_dump(doc, sort_keys=False))
-    with pytest.raises(ReportError, match=r"iostat/local-64k.txt: the content is iostat output but the "
-                                          r"manifest says ping"):
+    with pytest.raises(
+        ReportError,
+        match=r"iostat/local-64k.txt: the content is iostat output but the "
+        r"manifest says ping",
+    ):
         provenance.render(Project.at(project), BUILT_AT)
 
 
@@ -113,8 +119,12 @@ def test_page_differs_between_builds_only_in_the_build_time(project: Path) -> No
 
 
 def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.org",
-                           *args], capture_output=True, text=True, check=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
 
 
 def test_git_state_names_the_commit_and_dirtiness(project: Path) -> None:
@@ -132,8 +142,11 @@ def test_git_state_names_the_commit_and_dirtiness(project: Path) -> None:
 def test_generated_page_keeps_the_no_change_skip(project: Path) -> None:
     """Build twice: the page (with its build time) is regenerated only when something it shows changed."""
     toc_path = project / "book" / "_toc.yml"
-    toc = {"format": "jb-book", "root": "intro", "parts": [{"caption": "About", "chapters": [
-        {"file": "provenance"}]}]}
+    toc = {
+        "format": "jb-book",
+        "root": "intro",
+        "parts": [{"caption": "About", "chapters": [{"file": "provenance"}]}],
+    }
     toc_path.write_text(yaml.safe_dump(toc, sort_keys=False))
     for rel in ("network", "storage"):  # nothing executed: this test is about the build alone
         assert not (project / "book" / "runs" / LAB / f"{rel}.ipynb").exists()
@@ -148,5 +161,7 @@ def test_generated_page_keeps_the_no_change_skip(project: Path) -> None:
     params.write_text(params.read_text().replace("0.9", "0.8"))
     changed = cli(project, "build")
     assert changed.returncode == 0 and "book: built" in changed.stdout, changed.stdout + changed.stderr
-    assert "<code class=\"docutils literal notranslate\"><span class=\"pre\">0.8</span></code>" in (
-        project / "_build" / "html" / "provenance.html").read_text()
+    assert (
+        '<code class="docutils literal notranslate"><span class="pre">0.8</span></code>'
+        in (project / "_build" / "html" / "provenance.html").read_text()
+    )

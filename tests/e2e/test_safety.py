@@ -33,32 +33,42 @@ pytestmark = [pytest.mark.e2e]
 RUN = "t"
 WAIT_S = 120  # upper bound for a state the test waits for (never a timed assertion)
 POLL_S = 0.02
-QUICK = "import pandas as pd\nfrom iscsi_report.analyses import report\n" \
-        "ctx = report.start(run_name, dataset, project_root, results_dir or None)\n" \
-        "ctx.table(pd.DataFrame({'x_ms': [1.5, 2.25]}), 'quick_table')"
+QUICK = (
+    "import pandas as pd\nfrom iscsi_report.analyses import report\n"
+    "ctx = report.start(run_name, dataset, project_root, results_dir or None)\n"
+    "ctx.table(pd.DataFrame({'x_ms': [1.5, 2.25]}), 'quick_table')"
+)
 # Writes a table, records the kernel's pid, then waits while the file `hold` exists.
-SLEEPY = "import os, pathlib, time\nimport pandas as pd\nfrom iscsi_report.analyses import report\n" \
-         "ctx = report.start(run_name, dataset, project_root, results_dir or None)\n" \
-         "ctx.table(pd.DataFrame({'y_ms': [3.0]}), 'sleepy_table')\n" \
-         "root = pathlib.Path(project_root)\n" \
-         "(root / 'kernel.pid').write_text(str(os.getpid()))\n" \
-         "while (root / 'hold').exists():\n    time.sleep(0.05)"
+SLEEPY = (
+    "import os, pathlib, time\nimport pandas as pd\nfrom iscsi_report.analyses import report\n"
+    "ctx = report.start(run_name, dataset, project_root, results_dir or None)\n"
+    "ctx.table(pd.DataFrame({'y_ms': [3.0]}), 'sleepy_table')\n"
+    "root = pathlib.Path(project_root)\n"
+    "(root / 'kernel.pid').write_text(str(os.getpid()))\n"
+    "while (root / 'hold').exists():\n    time.sleep(0.05)"
+)
 
 
 # ------------------------------------------------------------------------------ helpers
 
 
 def _sha256_tree(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _set_chapters(project: Path, notebooks: list[str], timeout_s: int = 120) -> None:
     """Point run RUN's params file and the toc at exactly these notebooks."""
     doc = {"title": "tiny", "dataset": LAB, "timeout_s": timeout_s, "notebooks": notebooks}
     (project / "params" / f"{RUN}.yaml").write_text(yaml.safe_dump(doc))
-    toc = {"format": "jb-book", "root": "intro",
-           "parts": [{"caption": "Runs", "chapters": [{"file": f"runs/{RUN}/{nb}"} for nb in notebooks]}]}
+    toc = {
+        "format": "jb-book",
+        "root": "intro",
+        "parts": [{"caption": "Runs", "chapters": [{"file": f"runs/{RUN}/{nb}"} for nb in notebooks]}],
+    }
     (project / "book" / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
 
 
@@ -73,7 +83,10 @@ def _popen(project: Path, *args: str) -> subprocess.Popen[str]:
     """Start ``iscsi-report --root project ARGS`` in its own process group (like a shell job)."""
     return subprocess.Popen(
         [sys.executable, "-m", "iscsi_report.cli", "--root", str(project), *args],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
 
 
@@ -187,9 +200,16 @@ def two_copies(tmp_path_factory: pytest.TempPathFactory) -> dict:
             write_error = exc.strerror or str(exc)
         result = cli(first, "book", "--jobs", "2")
     second_result = cli(second, "run", "--jobs", "2")
-    return {"first": first, "second": second, "result": result, "second_result": second_result,
-            "before": before, "after": _sha256_tree(raw), "protection": protection,
-            "write_error": write_error}
+    return {
+        "first": first,
+        "second": second,
+        "result": result,
+        "second_result": second_result,
+        "before": before,
+        "after": _sha256_tree(raw),
+        "protection": protection,
+        "write_error": write_error,
+    }
 
 
 @pytest.mark.xdist_group("e2e-safety-data")
@@ -321,8 +341,9 @@ def test_cache_record_is_written_last(clone: Path, monkeypatch: pytest.MonkeyPat
 
     def die_instead_of_recording(project_: Project, job_: batch.NotebookJob, record: cache.Record) -> None:
         seen.update(record.outputs)
-        seen["published"] = all(cache.digests(project_, list(record.outputs)).get(k) == v
-                                for k, v in record.outputs.items())
+        seen["published"] = all(
+            cache.digests(project_, list(record.outputs)).get(k) == v for k, v in record.outputs.items()
+        )
         raise KeyboardInterrupt  # as if killed here
 
     monkeypatch.setattr(cache, "save_record", die_instead_of_recording)
@@ -366,8 +387,11 @@ def test_full_disk_during_build_keeps_site_and_says_so(clone: Path) -> None:
         result = cli(clone, "build")  # the first site, inside the tmpfs
         assert result.returncode == 0, result.stdout + result.stderr
         before = _live(clone)
-        used_kib = int(subprocess.run(["du", "-sk", str(build)], capture_output=True, text=True,
-                                      check=True).stdout.split()[0])
+        used_kib = int(
+            subprocess.run(
+                ["du", "-sk", str(build)], capture_output=True, text=True, check=True
+            ).stdout.split()[0]
+        )
         subprocess.run(["mount", "-o", f"remount,size={used_kib + 256}k", str(build)], check=True)
         intro = clone / "book" / "intro.md"
         intro.write_text(intro.read_text() + "\nA change that needs a new site.\n")
@@ -391,8 +415,10 @@ def test_hanging_cell_is_stopped_by_the_timeout_with_run_and_cell_named(clone: P
     _set_chapters(clone, ["quick", "hang"], timeout_s=3)
     result = cli(clone, "run", "--jobs", "2")
     assert result.returncode == 1
-    assert (f"FAILED {RUN}/hang: cell 2 [import time]: timed out after 3 s (the execution timeout, "
-            f"`timeout_s` in params/{RUN}.yaml)") in result.stdout
+    assert (
+        f"FAILED {RUN}/hang: cell 2 [import time]: timed out after 3 s (the execution timeout, "
+        f"`timeout_s` in params/{RUN}.yaml)"
+    ) in result.stdout
     assert not (clone / "book" / "runs" / RUN / "hang.ipynb").exists()
 
 
@@ -408,8 +434,10 @@ def _bad_params(project: Path, edit) -> tuple[Path, subprocess.CompletedProcess[
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda d: d.update(notebooks=[{"storage": {"ci_level": "high"}}]),
-         "notebooks.storage.ci_level: expected float, got str 'high'"),
+        (
+            lambda d: d.update(notebooks=[{"storage": {"ci_level": "high"}}]),
+            "notebooks.storage.ci_level: expected float, got str 'high'",
+        ),
         (lambda d: d.update(timeout=30), "unknown key 'timeout'"),
         (lambda d: d.update(timeout_s="5 minutes"), "key 'timeout_s': expected a positive integer"),
     ],

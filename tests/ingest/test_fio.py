@@ -156,11 +156,7 @@ def test_normal_text_then_json(fixtures_dir: Path) -> None:
     first, last = text.count("\n", 0, start) + 1, text.count("\n", 0, end) + 1
     result = fio.parse(path)
     _check_against_json(result, doc)
-    expected = [
-        (n, ln)
-        for n, ln in enumerate(text.splitlines(), 1)
-        if ln.strip() and not first <= n <= last
-    ]
+    expected = [(n, ln) for n, ln in enumerate(text.splitlines(), 1) if ln.strip() and not first <= n <= last]
     assert len(expected) > 20  # fio's normal report, before and after the JSON
     assert result.unparsed == expected
     assert any("unparsed" in w for w in result.warnings)
@@ -407,10 +403,7 @@ def test_corpus_group_reporting_options(corpus_dir: Path) -> None:
     path = corpus_dir / "fio" / "pkb_fio-2.17_group_reporting_hist.json"
     doc = _load_json(path)
     result = fio.parse(path)
-    expected = [
-        (j["job options"]["rw"], fio.parse_size_bytes(j["job options"]["bs"]))
-        for j in doc["jobs"]
-    ]
+    expected = [(j["job options"]["rw"], fio.parse_size_bytes(j["job options"]["bs"])) for j in doc["jobs"]]
     assert list(zip(result.jobs.rw, result.jobs.bs_bytes, strict=True)) == expected
     assert result.jobs.numjobs.tolist() == [int(j["job options"]["numjobs"]) for j in doc["jobs"]]
 

@@ -50,9 +50,7 @@ class FioRun:
 
     @property
     def engine(self) -> str:
-        return {"local-sg": "sg", "iscsi-libiscsi": "libiscsi", "iscsi-blockdev": "psync"}[
-            self.scenario
-        ]
+        return {"local-sg": "sg", "iscsi-libiscsi": "libiscsi", "iscsi-blockdev": "psync"}[self.scenario]
 
     @property
     def run_id(self) -> str:

@@ -30,7 +30,7 @@ def dumps(obj: Any, level: int = 0) -> str:
     """Serialise dicts/lists/scalars the way fio's json.c prints them."""
     pad = "  " * (level + 1)
     if isinstance(obj, dict):
-        items = [f'{pad}{json.dumps(k)} : {dumps(v, level + 1)}' for k, v in obj.items()]
+        items = [f"{pad}{json.dumps(k)} : {dumps(v, level + 1)}" for k, v in obj.items()]
         return "{\n" + ",\n".join(items) + "\n" + "  " * level + "}"
     if isinstance(obj, list):
         items = [pad + dumps(v, level + 1) for v in obj]

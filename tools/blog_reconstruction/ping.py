@@ -196,9 +196,7 @@ def _max_to_triptime(max_ms: float) -> int:
     return round(max_ms * US_PER_MS)
 
 
-def summary_block(
-    host: str, triptimes_us: np.ndarray, elapsed_ms: int, interval_us: int
-) -> list[str]:
+def summary_block(host: str, triptimes_us: np.ndarray, elapsed_ms: int, interval_us: int) -> list[str]:
     """The statistics block iputils prints at exit, computed from the integer µs RTTs."""
     n = int(triptimes_us.size)
     tsum = int(triptimes_us.sum())
@@ -260,9 +258,7 @@ def render(spec: PingSpec, triptimes_us: np.ndarray) -> str:
     )
     interval_us = round(spec.interval_s * 1_000_000)
     elapsed_us = (
-        interval_us * (spec.count - 1)
-        + spec.per_packet_overhead_us * spec.count
-        + int(triptimes_us[-1])
+        interval_us * (spec.count - 1) + spec.per_packet_overhead_us * spec.count + int(triptimes_us[-1])
     )
     lines.extend(summary_block(host, triptimes_us, (elapsed_us + 500) // 1000, interval_us))
     return "\n".join(lines) + "\n"

@@ -52,7 +52,14 @@ COV_TYPE = "HC3"  # MacKinnon & White: robust to heteroscedasticity, good for sm
 # Columns a configuration frame must have (measured model inputs), and a runs frame (one row per
 # remote fio run) in addition its observed op time; optional iSCSI key columns follow.
 INPUT_COLUMNS: tuple[str, ...] = (
-    "network", "device", "bs_bytes", "max_outstanding_r2t", "one_way_ms", "link_bps", "device_ms", "cpu_ms",
+    "network",
+    "device",
+    "bs_bytes",
+    "max_outstanding_r2t",
+    "one_way_ms",
+    "link_bps",
+    "device_ms",
+    "cpu_ms",
 )
 RUN_COLUMNS: tuple[str, ...] = ("run", *INPUT_COLUMNS, "op_ms")
 ISCSI_COLUMNS: dict[str, object] = {
@@ -157,10 +164,16 @@ def default_variants() -> list[Variant]:
         Variant("blog_as_written", {r: one for r in REGRESSORS}, note="every β fixed at 1: no fit"),
         Variant("all_free", note="all four β estimated"),
         Variant("all_free_intercept", intercept=True, note="all four β and a constant"),
-        Variant("network_physical", {"one_way_ms": one, "transmit_ms": one},
-                note="network terms fixed at 1; device and CPU overlap estimated"),
-        Variant("transmit_physical", {"transmit_ms": one},
-                note="transmission fixed at 1; latency, device and CPU estimated"),
+        Variant(
+            "network_physical",
+            {"one_way_ms": one, "transmit_ms": one},
+            note="network terms fixed at 1; device and CPU overlap estimated",
+        ),
+        Variant(
+            "transmit_physical",
+            {"transmit_ms": one},
+            note="transmission fixed at 1; latency, device and CPU estimated",
+        ),
     ]
 
 
@@ -253,19 +266,47 @@ def _fixed_only(variant: Variant, runs: pd.DataFrame, terms: pd.DataFrame) -> Te
     """A variant with nothing free: the model evaluated with its fixed coefficients."""
     y = runs["op_ms"].to_numpy(float)
     fitted = predict(variant.fixed, terms)
-    coef = pd.DataFrame({"term": list(REGRESSORS), "estimate": [variant.fixed[r] for r in REGRESSORS],
-                         "std_err": 0.0, "ci_low": np.nan, "ci_high": np.nan, "fixed": True})
+    coef = pd.DataFrame(
+        {
+            "term": list(REGRESSORS),
+            "estimate": [variant.fixed[r] for r in REGRESSORS],
+            "std_err": 0.0,
+            "ci_low": np.nan,
+            "ci_high": np.nan,
+            "fixed": True,
+        }
+    )
     table = _run_table(runs, terms, fitted, np.full(len(y), np.nan), np.full(len(y), np.nan))
     resid = y - fitted
-    return TermFit(variant, coef, float("nan"), pd.DataFrame(columns=["term", "vif"]), False, [], table,
-                   pd.DataFrame(), float(np.sqrt(np.mean(resid**2))), float(len(y)), r_squared(y, fitted))
+    return TermFit(
+        variant,
+        coef,
+        float("nan"),
+        pd.DataFrame(columns=["term", "vif"]),
+        False,
+        [],
+        table,
+        pd.DataFrame(),
+        float(np.sqrt(np.mean(resid**2))),
+        float(len(y)),
+        r_squared(y, fitted),
+    )
 
 
-def _run_table(runs: pd.DataFrame, terms: pd.DataFrame, fitted: np.ndarray, hat: np.ndarray,
-               cooks: np.ndarray, student: np.ndarray | None = None) -> pd.DataFrame:
+def _run_table(
+    runs: pd.DataFrame,
+    terms: pd.DataFrame,
+    fitted: np.ndarray,
+    hat: np.ndarray,
+    cooks: np.ndarray,
+    student: np.ndarray | None = None,
+) -> pd.DataFrame:
     """Per-run frame of labels, term values, observed and fitted op_ms and influence measures."""
-    labels = [c for c in ("run", "network", "device", "scenario", "bs_bytes", "max_outstanding_r2t",
-                          "validation") if c in runs.columns]
+    labels = [
+        c
+        for c in ("run", "network", "device", "scenario", "bs_bytes", "max_outstanding_r2t", "validation")
+        if c in runs.columns
+    ]
     out = pd.concat([runs[labels], terms[list(REGRESSORS)]], axis=1).copy()
     out["op_ms"] = runs["op_ms"].to_numpy(float)
     out["fitted_ms"] = fitted
@@ -276,9 +317,13 @@ def _run_table(runs: pd.DataFrame, terms: pd.DataFrame, fitted: np.ndarray, hat:
     return out.reset_index(drop=True)
 
 
-def fit_variant(runs: pd.DataFrame, variant: Variant, *,
-                condition_threshold: float = CONDITION_NUMBER_THRESHOLD,
-                vif_threshold: float = VIF_THRESHOLD) -> TermFit:
+def fit_variant(
+    runs: pd.DataFrame,
+    variant: Variant,
+    *,
+    condition_threshold: float = CONDITION_NUMBER_THRESHOLD,
+    vif_threshold: float = VIF_THRESHOLD,
+) -> TermFit:
     """Fit one variant by OLS with HC3 errors; DesignError if singular, flagged if near-collinear
     (scaled condition number or any VIF above its threshold)."""
     terms = term_matrix(runs)
@@ -304,22 +349,42 @@ def fit_variant(runs: pd.DataFrame, variant: Variant, *,
             "individual coefficients are poorly determined"
         )
     if len(y) <= x.shape[1]:
-        raise DesignError(f"variant {variant.name}: {len(y)} runs leave no residual degrees of freedom "
-                          f"for {x.shape[1]} coefficients")
+        raise DesignError(
+            f"variant {variant.name}: {len(y)} runs leave no residual degrees of freedom "
+            f"for {x.shape[1]} coefficients"
+        )
     ols = sm.OLS(y, x.to_numpy(float)).fit()
     infl = OLSInfluence(ols)
     hat = infl.hat_matrix_diag
     if np.any(hat > 1 - 1e-8):
-        warnings.append("a run has leverage 1 (its fit is exact): HC3 errors are undefined there, "
-                        "classical errors used instead")
+        warnings.append(
+            "a run has leverage 1 (its fit is exact): HC3 errors are undefined there, "
+            "classical errors used instead"
+        )
         robust = sm.OLS(y, x.to_numpy(float)).fit(use_t=True)
     else:
         robust = sm.OLS(y, x.to_numpy(float)).fit(cov_type=COV_TYPE, use_t=True)
     ci = robust.conf_int(alpha=1 - CONFIDENCE)
-    free = pd.DataFrame({"term": list(x.columns), "estimate": robust.params, "std_err": robust.bse,
-                         "ci_low": ci[:, 0], "ci_high": ci[:, 1], "fixed": False})
-    fixed = pd.DataFrame({"term": list(variant.fixed), "estimate": list(variant.fixed.values()),
-                          "std_err": 0.0, "ci_low": np.nan, "ci_high": np.nan, "fixed": True})
+    free = pd.DataFrame(
+        {
+            "term": list(x.columns),
+            "estimate": robust.params,
+            "std_err": robust.bse,
+            "ci_low": ci[:, 0],
+            "ci_high": ci[:, 1],
+            "fixed": False,
+        }
+    )
+    fixed = pd.DataFrame(
+        {
+            "term": list(variant.fixed),
+            "estimate": list(variant.fixed.values()),
+            "std_err": 0.0,
+            "ci_low": np.nan,
+            "ci_high": np.nan,
+            "fixed": True,
+        }
+    )
     order = [*REGRESSORS, INTERCEPT]
     coef = pd.concat([free, fixed], ignore_index=True)
     coef = coef.sort_values("term", key=lambda s: s.map(order.index)).reset_index(drop=True)
@@ -328,8 +393,19 @@ def fit_variant(runs: pd.DataFrame, variant: Variant, *,
         student = infl.resid_studentized_external
     table = _run_table(runs, terms, fitted, hat, infl.cooks_distance[0], student)
     cov = pd.DataFrame(robust.cov_params(), index=x.columns, columns=x.columns)
-    return TermFit(variant, coef, cond, vif, near, warnings, table, cov, float(np.sqrt(ols.scale)),
-                   float(ols.df_resid), r_squared(runs["op_ms"].to_numpy(float), fitted))
+    return TermFit(
+        variant,
+        coef,
+        cond,
+        vif,
+        near,
+        warnings,
+        table,
+        cov,
+        float(np.sqrt(ols.scale)),
+        float(ols.df_resid),
+        r_squared(runs["op_ms"].to_numpy(float), fitted),
+    )
 
 
 def r_squared(observed: np.ndarray, fitted: np.ndarray) -> float:
@@ -374,17 +450,19 @@ def variant_table(outcomes: Sequence[VariantOutcome]) -> pd.DataFrame:
     rows = []
     for o in outcomes:
         f = o.fit
-        rows.append({
-            "variant": o.variant.name,
-            "fixed_terms": ", ".join(f"{k}={v:g}" for k, v in o.variant.fixed.items()) or "none",
-            "intercept": o.variant.intercept,
-            "status": "refused" if f is None else ("near-collinear" if f.near_collinear else "ok"),
-            "condition_number": np.nan if f is None else f.condition_number,
-            "max_vif": np.nan if f is None or f.vif.empty else f.vif["vif"].max(),
-            "resid_sd_ms": np.nan if f is None else f.resid_sd_ms,
-            "r_squared": np.nan if f is None else f.r_squared,
-            "note": o.refused or o.variant.note,
-        })
+        rows.append(
+            {
+                "variant": o.variant.name,
+                "fixed_terms": ", ".join(f"{k}={v:g}" for k, v in o.variant.fixed.items()) or "none",
+                "intercept": o.variant.intercept,
+                "status": "refused" if f is None else ("near-collinear" if f.near_collinear else "ok"),
+                "condition_number": np.nan if f is None else f.condition_number,
+                "max_vif": np.nan if f is None or f.vif.empty else f.vif["vif"].max(),
+                "resid_sd_ms": np.nan if f is None else f.resid_sd_ms,
+                "r_squared": np.nan if f is None else f.r_squared,
+                "note": o.refused or o.variant.note,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -412,12 +490,15 @@ def _parameter_set(sets: Mapping[str, model.IscsiParams], run: Mapping[str, obje
     if name is None or (isinstance(name, float) and np.isnan(name)):
         return model.IscsiParams(max_outstanding_r2t=int(run["max_outstanding_r2t"]))
     if name not in sets:
-        raise DesignError(f"run {run['run']}: parameter set {name!r} is not under the manifest's "
-                          "iscsi_parameters")
+        raise DesignError(
+            f"run {run['run']}: parameter set {name!r} is not under the manifest's iscsi_parameters"
+        )
     params = sets[str(name)]
     if params.max_outstanding_r2t != int(run["max_outstanding_r2t"]):
-        raise DesignError(f"run {run['run']}: label max_outstanding_r2t={run['max_outstanding_r2t']} but "
-                          f"set {name!r} has MaxOutstandingR2T={params.max_outstanding_r2t}")
+        raise DesignError(
+            f"run {run['run']}: label max_outstanding_r2t={run['max_outstanding_r2t']} but "
+            f"set {name!r} has MaxOutstandingR2T={params.max_outstanding_r2t}"
+        )
     return params
 
 
@@ -450,8 +531,9 @@ def runs_from_dataset(ds: Dataset) -> tuple[pd.DataFrame, dict[str, storage.Devi
     for device in remote["device"].unique():
         if device not in fits:
             raise DesignError(f"device {device!r} has remote runs but no local fit")
-    remote["device_ms"] = [fits[d].predict_ms(b) for d, b in
-                           zip(remote["device"], remote["device_request_bytes"], strict=True)]
+    remote["device_ms"] = [
+        fits[d].predict_ms(b) for d, b in zip(remote["device"], remote["device_request_bytes"], strict=True)
+    ]
     sets = r2t.parameter_sets(ds.iscsi_parameters, ds.root / "manifest.yaml").sets
     params = [_parameter_set(sets, r) for r in remote.to_dict("records")]
     for col in ISCSI_COLUMNS:
@@ -473,8 +555,9 @@ def same_configuration(
     return mask
 
 
-def leave_one_out(runs: pd.DataFrame, variant: Variant, targets: pd.Series | np.ndarray,
-                  keys: Sequence[str] = CONFIG_KEYS) -> pd.DataFrame:
+def leave_one_out(
+    runs: pd.DataFrame, variant: Variant, targets: pd.Series | np.ndarray, keys: Sequence[str] = CONFIG_KEYS
+) -> pd.DataFrame:
     """Predict each target run from a fit that excludes it and every run of its configuration.
 
     Error is the blog's convention: (measured − estimated) / measured × 100 on MiB/s.
@@ -497,14 +580,28 @@ def _loo_row(train: pd.DataFrame, held: pd.DataFrame, variant: Variant) -> dict[
     try:
         fit = fit_variant(train, variant)
     except DesignError as exc:
-        return {**base, "n_train": len(train), "measured_mib_per_s": _mib(target), "est_mib_per_s": np.nan,
-                "error_pct": np.nan, "refused": str(exc)}
+        return {
+            **base,
+            "n_train": len(train),
+            "measured_mib_per_s": _mib(target),
+            "est_mib_per_s": np.nan,
+            "error_pct": np.nan,
+            "refused": str(exc),
+        }
     est_ms = float(fit.predict(term_matrix(held))[0])
     est = model.mib_per_s(int(target["bs_bytes"]), est_ms) if est_ms > 0 else np.nan
     measured = _mib(target)
-    return {**base, "n_train": len(train), "op_ms": float(target["op_ms"]), "est_op_ms": est_ms,
-            "measured_mib_per_s": measured, "est_mib_per_s": est,
-            "error_pct": model.error_pct(measured, est), "near_collinear": fit.near_collinear, "refused": ""}
+    return {
+        **base,
+        "n_train": len(train),
+        "op_ms": float(target["op_ms"]),
+        "est_op_ms": est_ms,
+        "measured_mib_per_s": measured,
+        "est_mib_per_s": est,
+        "error_pct": model.error_pct(measured, est),
+        "near_collinear": fit.near_collinear,
+        "refused": "",
+    }
 
 
 def _mib(run: pd.Series) -> float:
@@ -523,11 +620,15 @@ def mean_abs_error_pct(loo: pd.DataFrame) -> float:
 def blog_errors() -> pd.DataFrame:
     """The blog's six validation errors: as published and as its own formula gives them."""
     table = model.blog_projection_table()
-    return pd.DataFrame({
-        "network": table["network"], "device": table["device"].str.lower(),
-        "max_outstanding_r2t": table["max_outstanding_r2t"].astype(int),
-        "blog_error_pct": table["published_error_pct"], "blog_formula_error_pct": table["error_pct"],
-    })
+    return pd.DataFrame(
+        {
+            "network": table["network"],
+            "device": table["device"].str.lower(),
+            "max_outstanding_r2t": table["max_outstanding_r2t"].astype(int),
+            "blog_error_pct": table["published_error_pct"],
+            "blog_formula_error_pct": table["error_pct"],
+        }
+    )
 
 
 def validation_table(runs: pd.DataFrame, variant: Variant, keys: Sequence[str] = CONFIG_KEYS) -> pd.DataFrame:
@@ -535,21 +636,30 @@ def validation_table(runs: pd.DataFrame, variant: Variant, keys: Sequence[str] =
     loo = leave_one_out(runs, variant, runs["validation"].to_numpy(bool), keys)
     loo["max_outstanding_r2t"] = loo["max_outstanding_r2t"].astype(int)
     out = loo.merge(blog_errors(), on=["network", "device", "max_outstanding_r2t"], how="left")
-    out.insert(0, "configuration", out["network"] + " " + out["device"] + " R2T "
-               + out["max_outstanding_r2t"].astype(str))
+    out.insert(
+        0,
+        "configuration",
+        out["network"] + " " + out["device"] + " R2T " + out["max_outstanding_r2t"].astype(str),
+    )
     return out
 
 
-def loo_by_variant(runs: pd.DataFrame, variants: Sequence[Variant] | None = None,
-                   keys: Sequence[str] = CONFIG_KEYS) -> pd.DataFrame:
+def loo_by_variant(
+    runs: pd.DataFrame, variants: Sequence[Variant] | None = None, keys: Sequence[str] = CONFIG_KEYS
+) -> pd.DataFrame:
     """Mean and largest absolute leave-one-out error of every variant (refused folds counted)."""
     rows = []
     for v in variants if variants is not None else default_variants():
         loo = leave_one_out(runs, v, runs["validation"].to_numpy(bool), keys)
-        rows.append({"variant": v.name, "mean_abs_error_pct": mean_abs_error_pct(loo),
-                     "max_abs_error_pct": float(loo["error_pct"].abs().max()),
-                     "refused_folds": int((loo["refused"] != "").sum()),
-                     "primary": v.name == PRIMARY_VARIANT})
+        rows.append(
+            {
+                "variant": v.name,
+                "mean_abs_error_pct": mean_abs_error_pct(loo),
+                "max_abs_error_pct": float(loo["error_pct"].abs().max()),
+                "refused_folds": int((loo["refused"] != "").sum()),
+                "primary": v.name == PRIMARY_VARIANT,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -568,8 +678,9 @@ def r2t_saving_per_message(runs: pd.DataFrame) -> pd.DataFrame:
     data = runs.assign(legs=terms["legs"])
     rows = []
     for (net, dev, bs), g in data.groupby(["network", "device", "bs_bytes"], sort=True):
-        by_m = g.groupby("max_outstanding_r2t").agg(op_ms=("op_ms", "mean"), legs=("legs", "first"),
-                                                     one_way_ms=("one_way_ms", "first"))
+        by_m = g.groupby("max_outstanding_r2t").agg(
+            op_ms=("op_ms", "mean"), legs=("legs", "first"), one_way_ms=("one_way_ms", "first")
+        )
         if len(by_m) < 2:
             continue
         lo, hi = by_m.iloc[0], by_m.iloc[-1]
@@ -577,8 +688,17 @@ def r2t_saving_per_message(runs: pd.DataFrame) -> pd.DataFrame:
         if removed <= 0:
             continue
         saved = (lo["op_ms"] - hi["op_ms"]) / removed
-        rows.append({"network": net, "device": dev, "bs_bytes": int(bs),
-                     "r2t_low": int(by_m.index[0]), "r2t_high": int(by_m.index[-1]),
-                     "messages_removed": removed, "saved_ms_per_message": saved,
-                     "ping_one_way_ms": lo["one_way_ms"], "ratio": saved / lo["one_way_ms"]})
+        rows.append(
+            {
+                "network": net,
+                "device": dev,
+                "bs_bytes": int(bs),
+                "r2t_low": int(by_m.index[0]),
+                "r2t_high": int(by_m.index[-1]),
+                "messages_removed": removed,
+                "saved_ms_per_message": saved,
+                "ping_one_way_ms": lo["one_way_ms"],
+                "ratio": saved / lo["one_way_ms"],
+            }
+        )
     return pd.DataFrame(rows)

@@ -24,13 +24,17 @@ def rtt_samples(ds: Dataset) -> pd.DataFrame:
     for f in ds.select("ping"):
         result = ping.parse(verify(f))
         replies = result.samples[~result.samples["duplicate"]]
-        frames.append(pd.DataFrame({
-            "file": f.rel,
-            "network": f.labels.get("network", "unknown"),
-            "interval_s": float(f.labels.get("interval_s", np.nan)),
-            "seq": replies["seq"].to_numpy(),
-            "rtt_ms": replies["rtt_ms"].to_numpy(),
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "file": f.rel,
+                    "network": f.labels.get("network", "unknown"),
+                    "interval_s": float(f.labels.get("interval_s", np.nan)),
+                    "seq": replies["seq"].to_numpy(),
+                    "rtt_ms": replies["rtt_ms"].to_numpy(),
+                }
+            )
+        )
     if not frames:
         raise ValueError(f"dataset {ds.name}: no ping files in the manifest")
     return pd.concat(frames, ignore_index=True)
@@ -42,10 +46,18 @@ def ping_files(ds: Dataset) -> pd.DataFrame:
     for f in ds.select("ping"):
         result = ping.parse(verify(f))
         s = ping.summary(result)
-        rows.append({"file": f.rel, "format": result.format, "transmitted": s["transmitted"],
-                     "received": s["received"], "loss_pct": s["loss_pct"],
-                     "duplicates": s["duplicates"], "unparsed_lines": len(result.unparsed),
-                     "warnings": "; ".join(result.warnings)})
+        rows.append(
+            {
+                "file": f.rel,
+                "format": result.format,
+                "transmitted": s["transmitted"],
+                "received": s["received"],
+                "loss_pct": s["loss_pct"],
+                "duplicates": s["duplicates"],
+                "unparsed_lines": len(result.unparsed),
+                "warnings": "; ".join(result.warnings),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -57,15 +69,24 @@ def latency_summary(samples: pd.DataFrame) -> pd.DataFrame:
         s = stats.summarize_rtt(rtt)
         positive = rtt[rtt > 0]
         modes = stats.find_modes(positive) if positive.size > 3 else []
-        rows.append({
-            "network": network, "interval_s": interval, "samples": rtt.size,
-            "mean_ms": s["mean"], "p50_ms": s["p50"], "p99_ms": s["p99"], "max_ms": s["max"],
-            "sstdev_ms": s["sstdev"], "cv_pct": s["cv_pct"],
-            "modes": len(modes),
-            "upper_mode_ms": max(modes) if modes else np.nan,
-            "bimodality_coefficient": stats.bimodality_coefficient(positive, log=True)
-            if positive.size > 3 else np.nan,
-        })
+        rows.append(
+            {
+                "network": network,
+                "interval_s": interval,
+                "samples": rtt.size,
+                "mean_ms": s["mean"],
+                "p50_ms": s["p50"],
+                "p99_ms": s["p99"],
+                "max_ms": s["max"],
+                "sstdev_ms": s["sstdev"],
+                "cv_pct": s["cv_pct"],
+                "modes": len(modes),
+                "upper_mode_ms": max(modes) if modes else np.nan,
+                "bimodality_coefficient": stats.bimodality_coefficient(positive, log=True)
+                if positive.size > 3
+                else np.nan,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -76,13 +97,22 @@ def iperf_intervals(ds: Dataset) -> pd.DataFrame:
         result = iperf3.parse(verify(f))
         iv = result.intervals
         iv = iv[(iv["stream"] == "sum") & (iv["direction"] == "forward")]
-        frames.append(pd.DataFrame({
-            "file": f.rel, "network": f.labels.get("network", "unknown"),
-            "start_s": iv["start_s"].to_numpy(), "end_s": iv["end_s"].to_numpy(),
-            "mbit_per_s": iv["bits_per_s"].to_numpy() / BITS_PER_MBIT,
-        }))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=["file", "network", "start_s", "end_s", "mbit_per_s"])
+        frames.append(
+            pd.DataFrame(
+                {
+                    "file": f.rel,
+                    "network": f.labels.get("network", "unknown"),
+                    "start_s": iv["start_s"].to_numpy(),
+                    "end_s": iv["end_s"].to_numpy(),
+                    "mbit_per_s": iv["bits_per_s"].to_numpy() / BITS_PER_MBIT,
+                }
+            )
+        )
+    return (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=["file", "network", "start_s", "end_s", "mbit_per_s"])
+    )
 
 
 def iperf_summary(ds: Dataset) -> pd.DataFrame:
@@ -90,10 +120,16 @@ def iperf_summary(ds: Dataset) -> pd.DataFrame:
     rows = []
     for f in ds.select("iperf3"):
         s = iperf3.summary(iperf3.parse(verify(f)))
-        rows.append({"file": f.rel, "network": f.labels.get("network", "unknown"),
-                     "protocol": s["protocol"], "streams": s["streams"],
-                     "sent_mbit_per_s": s["sent_bps"] / BITS_PER_MBIT,
-                     "received_mbit_per_s": s["received_bps"] / BITS_PER_MBIT})
+        rows.append(
+            {
+                "file": f.rel,
+                "network": f.labels.get("network", "unknown"),
+                "protocol": s["protocol"],
+                "streams": s["streams"],
+                "sent_mbit_per_s": s["sent_bps"] / BITS_PER_MBIT,
+                "received_mbit_per_s": s["received_bps"] / BITS_PER_MBIT,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -107,8 +143,17 @@ def log_histogram(samples: pd.DataFrame, bins_per_decade: int = 20) -> pd.DataFr
     for (network, interval), group in positive.groupby(list(SUMMARY_KEYS), sort=True):
         counts, _ = np.histogram(group["rtt_ms"], bins=edges)
         share = counts / counts.sum()
-        rows.append(pd.DataFrame({"network": network, "interval_s": interval,
-                                  "bin_lo_ms": edges[:-1], "bin_hi_ms": edges[1:], "share": share}))
+        rows.append(
+            pd.DataFrame(
+                {
+                    "network": network,
+                    "interval_s": interval,
+                    "bin_lo_ms": edges[:-1],
+                    "bin_hi_ms": edges[1:],
+                    "share": share,
+                }
+            )
+        )
     return pd.concat(rows, ignore_index=True)
 
 
@@ -118,6 +163,7 @@ def ecdf_points(samples: pd.DataFrame, points: int = 400) -> pd.DataFrame:
     rows = []
     for (network, interval), group in samples.groupby(list(SUMMARY_KEYS), sort=True):
         q = np.quantile(group["rtt_ms"].to_numpy(), probs)
-        rows.append(pd.DataFrame({"network": network, "interval_s": interval,
-                                  "rtt_ms": q, "cumulative_share": probs}))
+        rows.append(
+            pd.DataFrame({"network": network, "interval_s": interval, "rtt_ms": q, "cumulative_share": probs})
+        )
     return pd.concat(rows, ignore_index=True)

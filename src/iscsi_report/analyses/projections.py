@@ -67,20 +67,37 @@ class Projection:
 
 def blog_projections() -> list[Projection]:
     """The blog's six rows through the model, with its rounded inputs and its measured MiB/s."""
-    return [Projection(row.max_outstanding_r2t, row.network_label, row.device_label.lower(),
-                       "blog defaults", row.network, row.breakdown(), row.measured_mib_per_s,
-                       "blog's rounded inputs")
-            for row in model.blog_projection_inputs()]
+    return [
+        Projection(
+            row.max_outstanding_r2t,
+            row.network_label,
+            row.device_label.lower(),
+            "blog defaults",
+            row.network,
+            row.breakdown(),
+            row.measured_mib_per_s,
+            "blog's rounded inputs",
+        )
+        for row in model.blog_projection_inputs()
+    ]
 
 
 def published_values() -> pd.DataFrame:
     """What the blog printed for each of its six rows, keyed like the projection tables."""
-    return pd.DataFrame([{"max_outstanding_r2t": r.max_outstanding_r2t, "network": r.network_label,
-                          "device": r.device_label.lower(), "published_op_ms": r.published_op_ms,
-                          "published_mib_per_s": r.published_mib_per_s,
-                          "published_measured_mib_per_s": r.measured_mib_per_s,
-                          "published_error_pct": r.published_error_pct}
-                         for r in model.blog_projection_inputs()])
+    return pd.DataFrame(
+        [
+            {
+                "max_outstanding_r2t": r.max_outstanding_r2t,
+                "network": r.network_label,
+                "device": r.device_label.lower(),
+                "published_op_ms": r.published_op_ms,
+                "published_mib_per_s": r.published_mib_per_s,
+                "published_measured_mib_per_s": r.measured_mib_per_s,
+                "published_error_pct": r.published_error_pct,
+            }
+            for r in model.blog_projection_inputs()
+        ]
+    )
 
 
 # ---- (b) measured inputs -----------------------------------------------------------------------
@@ -106,17 +123,23 @@ def validation_runs(runs: pd.DataFrame, bs_bytes: int) -> pd.DataFrame:
     if val.empty:
         return pd.DataFrame(columns=cols)
     keyed = val.assign(iscsi_parameters=val["iscsi_parameters"].fillna(""))
-    out = keyed.groupby([*KEYS, "iscsi_parameters"], sort=True, dropna=False).agg(
-        runs=("file", "size"), measured_mib_per_s=("mib_per_s", "mean"),
-        files=("file", ", ".join)).reset_index()
+    out = (
+        keyed.groupby([*KEYS, "iscsi_parameters"], sort=True, dropna=False)
+        .agg(runs=("file", "size"), measured_mib_per_s=("mib_per_s", "mean"), files=("file", ", ".join))
+        .reset_index()
+    )
     return out[cols]
 
 
-def measured_inputs(ds: Dataset, bs_bytes: int = DEFAULT_BS_BYTES, *,
-                    ping_interval_s: float = r2t.DEFAULT_PING_INTERVAL_S,
-                    cpu_scenario: str = DEFAULT_CPU_SCENARIO,
-                    cpu_reference_bs_bytes: int = DEFAULT_CPU_REFERENCE_BS_BYTES,
-                    cpu_cores: int = 1) -> MeasuredInputs:
+def measured_inputs(
+    ds: Dataset,
+    bs_bytes: int = DEFAULT_BS_BYTES,
+    *,
+    ping_interval_s: float = r2t.DEFAULT_PING_INTERVAL_S,
+    cpu_scenario: str = DEFAULT_CPU_SCENARIO,
+    cpu_reference_bs_bytes: int = DEFAULT_CPU_REFERENCE_BS_BYTES,
+    cpu_cores: int = 1,
+) -> MeasuredInputs:
     """Read the dataset once and derive every measured input of the projection."""
     runs = storage.fio_runs(ds)
     fits, _ = storage.fit_devices(runs)
@@ -127,8 +150,9 @@ def measured_inputs(ds: Dataset, bs_bytes: int = DEFAULT_BS_BYTES, *,
         parameter_sets=r2t.parameter_sets(ds.iscsi_parameters, ds.root / "manifest.yaml"),
         networks=r2t.network_inputs(r2t.rtt_means(ds), r2t.iperf_rates(ds), ping_interval_s),
         devices=r2t.device_inputs(fits, requests, bs_bytes),
-        cpu=r2t.cpu_input(cpu_table, bs_bytes, scenario=cpu_scenario,
-                          reference_bs_bytes=cpu_reference_bs_bytes),
+        cpu=r2t.cpu_input(
+            cpu_table, bs_bytes, scenario=cpu_scenario, reference_bs_bytes=cpu_reference_bs_bytes
+        ),
         cpu_table=cpu_table,
         validation=validation_runs(runs, bs_bytes),
     )
@@ -160,9 +184,12 @@ def _params_for(ds: Dataset, inputs: MeasuredInputs, row: pd.Series) -> model.Is
     params = inputs.parameter_sets.sets[row["iscsi_parameters"]]
     label = row["max_outstanding_r2t"]
     if label is not None and not pd.isna(label) and int(label) != params.max_outstanding_r2t:
-        raise IngestError(ds.root / "manifest.yaml", f"{row['files']}: label max_outstanding_r2t={label} "
-                          f"but set {row['iscsi_parameters']!r} has MaxOutstandingR2T="
-                          f"{params.max_outstanding_r2t}")
+        raise IngestError(
+            ds.root / "manifest.yaml",
+            f"{row['files']}: label max_outstanding_r2t={label} "
+            f"but set {row['iscsi_parameters']!r} has MaxOutstandingR2T="
+            f"{params.max_outstanding_r2t}",
+        )
     return params
 
 
@@ -178,11 +205,26 @@ def measured_projections(ds: Dataset, inputs: MeasuredInputs) -> list[Projection
         params = _params_for(ds, inputs, row)
         net = r2t.to_network(nets.loc[row["network"]].to_dict() | {"network": row["network"]})
         dev = devs.loc[row["device"]]
-        b = model.write_latency(inputs.bs_bytes, params, net, float(dev["device_ms"]), inputs.cpu.cpu_ms,
-                                device_request_bytes=round(float(dev["request_kib"]) * storage.KIB_BYTES))
-        out.append(Projection(int(params.max_outstanding_r2t), str(row["network"]), str(row["device"]),
-                              str(row["iscsi_parameters"]), net, b, float(row["measured_mib_per_s"]),
-                              "measured from raw files"))
+        b = model.write_latency(
+            inputs.bs_bytes,
+            params,
+            net,
+            float(dev["device_ms"]),
+            inputs.cpu.cpu_ms,
+            device_request_bytes=round(float(dev["request_kib"]) * storage.KIB_BYTES),
+        )
+        out.append(
+            Projection(
+                int(params.max_outstanding_r2t),
+                str(row["network"]),
+                str(row["device"]),
+                str(row["iscsi_parameters"]),
+                net,
+                b,
+                float(row["measured_mib_per_s"]),
+                "measured from raw files",
+            )
+        )
     return out
 
 
@@ -194,16 +236,26 @@ def projection_table(projections: list[Projection]) -> pd.DataFrame:
     rows = []
     for p in projections:
         b = p.breakdown
-        rows.append({"max_outstanding_r2t": p.max_outstanding_r2t, "network": p.network, "device": p.device,
-                     "device_ms": b.device_ms, "cpu_ms": b.cpu_ms, "one_way_ms": p.network_in.one_way_ms,
-                     "per_64k_ms": p.network_in.per_64k_ms, "waves": b.waves, "op_ms": b.total_ms,
-                     "iops": model.iops(b.total_ms), "mib_per_s": p.mib_per_s,
-                     "measured_mib_per_s": p.measured_mib_per_s,
-                     "error_pct": model.error_pct(p.measured_mib_per_s, p.mib_per_s)})
+        rows.append(
+            {
+                "max_outstanding_r2t": p.max_outstanding_r2t,
+                "network": p.network,
+                "device": p.device,
+                "device_ms": b.device_ms,
+                "cpu_ms": b.cpu_ms,
+                "one_way_ms": p.network_in.one_way_ms,
+                "per_64k_ms": p.network_in.per_64k_ms,
+                "waves": b.waves,
+                "op_ms": b.total_ms,
+                "iops": model.iops(b.total_ms),
+                "mib_per_s": p.mib_per_s,
+                "measured_mib_per_s": p.measured_mib_per_s,
+                "error_pct": model.error_pct(p.measured_mib_per_s, p.mib_per_s),
+            }
+        )
     out = pd.DataFrame(rows)
     # the blog's order: serial first, slowest configuration first within each R2T setting
-    return out.sort_values(["max_outstanding_r2t", "op_ms"], ascending=[True, False],
-                           ignore_index=True)
+    return out.sort_values(["max_outstanding_r2t", "op_ms"], ascending=[True, False], ignore_index=True)
 
 
 def with_published(table: pd.DataFrame) -> pd.DataFrame:
@@ -217,10 +269,19 @@ def with_published(table: pd.DataFrame) -> pd.DataFrame:
 
 def compare_inputs(blog: pd.DataFrame, measured: pd.DataFrame) -> pd.DataFrame:
     """Blog-input and measured-input projections side by side, per configuration."""
-    cols = ["device_ms", "cpu_ms", "one_way_ms", "per_64k_ms", "op_ms", "mib_per_s",
-            "measured_mib_per_s", "error_pct"]
-    out = blog[[*KEYS, *cols]].merge(measured[[*KEYS, *cols]], on=KEYS, how="outer", sort=False,
-                                     suffixes=("_blog", "_measured"))
+    cols = [
+        "device_ms",
+        "cpu_ms",
+        "one_way_ms",
+        "per_64k_ms",
+        "op_ms",
+        "mib_per_s",
+        "measured_mib_per_s",
+        "error_pct",
+    ]
+    out = blog[[*KEYS, *cols]].merge(
+        measured[[*KEYS, *cols]], on=KEYS, how="outer", sort=False, suffixes=("_blog", "_measured")
+    )
     out["mib_per_s_difference"] = out["mib_per_s_measured"] - out["mib_per_s_blog"]
     return out
 
@@ -230,9 +291,15 @@ def terms_table(projections: list[Projection]) -> pd.DataFrame:
     frames = []
     for p in projections:
         f = p.breakdown.to_frame()
-        frames.append(f.assign(max_outstanding_r2t=p.max_outstanding_r2t, network=p.network,
-                               device=p.device, group=f["term"].map(TERM_GROUPS),
-                               configuration=f"R2T={p.max_outstanding_r2t}, {p.network}, {p.device}"))
+        frames.append(
+            f.assign(
+                max_outstanding_r2t=p.max_outstanding_r2t,
+                network=p.network,
+                device=p.device,
+                group=f["term"].map(TERM_GROUPS),
+                configuration=f"R2T={p.max_outstanding_r2t}, {p.network}, {p.device}",
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -259,8 +326,11 @@ class QuestionSetup:
 
 def _pick(table: pd.DataFrame, r2t_value: int, network: str, device: str) -> pd.Series:
     """The single row of one configuration; MissingDataError naming it if absent."""
-    rows = table[(table["max_outstanding_r2t"] == r2t_value) & (table["network"] == network)
-                 & (table["device"] == device)]
+    rows = table[
+        (table["max_outstanding_r2t"] == r2t_value)
+        & (table["network"] == network)
+        & (table["device"] == device)
+    ]
     if len(rows) != 1:
         raise MissingDataError(f"no projection for R2T={r2t_value}, {network}, {device}")
     return rows.iloc[0]
@@ -271,8 +341,13 @@ def _gain_pct(new: float, old: float) -> float:
     return (new / old - 1.0) * 100.0
 
 
-def blog_questions(table: pd.DataFrame, terms: pd.DataFrame, setup: QuestionSetup,
-                   local: pd.DataFrame, bs_bytes: int = DEFAULT_BS_BYTES) -> pd.DataFrame:
+def blog_questions(
+    table: pd.DataFrame,
+    terms: pd.DataFrame,
+    setup: QuestionSetup,
+    local: pd.DataFrame,
+    bs_bytes: int = DEFAULT_BS_BYTES,
+) -> pd.DataFrame:
     """The blog's three questions answered from one projection table: (key, question, quantity, value).
 
     1. why the serial slow-network slow-device run is slow: measured MiB/s beside the link's and
@@ -283,61 +358,110 @@ def blog_questions(table: pd.DataFrame, terms: pd.DataFrame, setup: QuestionSetu
     s = setup
     base = _pick(table, s.serial_r2t, s.slow_network, s.slow_device)
     shares = term_shares(terms)
-    base_shares = shares[(shares["max_outstanding_r2t"] == s.serial_r2t)
-                         & (shares["network"] == s.slow_network) & (shares["device"] == s.slow_device)]
+    base_shares = shares[
+        (shares["max_outstanding_r2t"] == s.serial_r2t)
+        & (shares["network"] == s.slow_network)
+        & (shares["device"] == s.slow_device)
+    ]
     local_bs = local[local["bs_bytes"] == bs_bytes].set_index("device")["mib_per_s"]
     link_mib = model.link_bps_from_per_64k_ms(base["per_64k_ms"]) / model.BITS_PER_BYTE / MIB
     rows: list[dict[str, Any]] = [
-        {"key": "q1_measured_mib_per_s", "question": 1, "quantity": "measured MiB/s", "value":
-         base["measured_mib_per_s"]},
-        {"key": "q1_estimated_mib_per_s", "question": 1, "quantity": "estimated MiB/s",
-         "value": base["mib_per_s"]},
-        {"key": "q1_link_mib_per_s", "question": 1, "quantity": "link MiB/s (model input)",
-         "value": link_mib},
-        {"key": "q1_local_device_mib_per_s", "question": 1, "quantity": "local device MiB/s",
-         "value": float(local_bs.get(s.slow_device, math.nan))},
+        {
+            "key": "q1_measured_mib_per_s",
+            "question": 1,
+            "quantity": "measured MiB/s",
+            "value": base["measured_mib_per_s"],
+        },
+        {
+            "key": "q1_estimated_mib_per_s",
+            "question": 1,
+            "quantity": "estimated MiB/s",
+            "value": base["mib_per_s"],
+        },
+        {
+            "key": "q1_link_mib_per_s",
+            "question": 1,
+            "quantity": "link MiB/s (model input)",
+            "value": link_mib,
+        },
+        {
+            "key": "q1_local_device_mib_per_s",
+            "question": 1,
+            "quantity": "local device MiB/s",
+            "value": float(local_bs.get(s.slow_device, math.nan)),
+        },
         {"key": "q1_op_ms", "question": 1, "quantity": "estimated op ms", "value": base["op_ms"]},
     ]
     for _, g in base_shares.iterrows():
         slug = g["group"].replace(" ", "_").replace("-", "_").lower()
-        rows.append({"key": f"q1_{slug}_share_pct", "question": 1,
-                     "quantity": f"share of op time: {g['group']} (%)", "value": g["share_pct"]})
+        rows.append(
+            {
+                "key": f"q1_{slug}_share_pct",
+                "question": 1,
+                "quantity": f"share of op time: {g['group']} (%)",
+                "value": g["share_pct"],
+            }
+        )
     r2t_values = sorted(int(v) for v in table["max_outstanding_r2t"].unique())
     for r2t_value in r2t_values:
-        role = ("serial" if r2t_value == s.serial_r2t
-                else "burst" if r2t_value == r2t_values[-1] else f"r2t{r2t_value}")
+        role = (
+            "serial"
+            if r2t_value == s.serial_r2t
+            else "burst"
+            if r2t_value == r2t_values[-1]
+            else f"r2t{r2t_value}"
+        )
         for q, (old_net, old_dev, new_net, new_dev) in (
-                (2, (s.slow_network, s.slow_device, s.fast_network, s.slow_device)),
-                (3, (s.fast_network, s.slow_device, s.fast_network, s.fast_device))):
+            (2, (s.slow_network, s.slow_device, s.fast_network, s.slow_device)),
+            (3, (s.fast_network, s.slow_device, s.fast_network, s.fast_device)),
+        ):
             old, new = _pick(table, r2t_value, old_net, old_dev), _pick(table, r2t_value, new_net, new_dev)
             for what, col in (("estimated", "mib_per_s"), ("measured", "measured_mib_per_s")):
-                rows.append({"key": f"q{q}_{role}_{what}_gain_pct", "question": q,
-                             "quantity": f"R2T={r2t_value}: {what} gain of {new_net} {new_dev} over "
-                                         f"{old_net} {old_dev} (%)",
-                             "value": _gain_pct(new[col], old[col])})
-    rows.append({"key": "q3_local_gain_pct", "question": 3,
-                 "quantity": f"local gain of {s.fast_device} over {s.slow_device} (%)",
-                 "value": _gain_pct(float(local_bs.get(s.fast_device, math.nan)),
-                                    float(local_bs.get(s.slow_device, math.nan)))})
+                rows.append(
+                    {
+                        "key": f"q{q}_{role}_{what}_gain_pct",
+                        "question": q,
+                        "quantity": f"R2T={r2t_value}: {what} gain of {new_net} {new_dev} over "
+                        f"{old_net} {old_dev} (%)",
+                        "value": _gain_pct(new[col], old[col]),
+                    }
+                )
+    rows.append(
+        {
+            "key": "q3_local_gain_pct",
+            "question": 3,
+            "quantity": f"local gain of {s.fast_device} over {s.slow_device} (%)",
+            "value": _gain_pct(
+                float(local_bs.get(s.fast_device, math.nan)), float(local_bs.get(s.slow_device, math.nan))
+            ),
+        }
+    )
     return pd.DataFrame(rows)
 
 
 def dominant_group(terms: pd.DataFrame, setup: QuestionSetup) -> str:
     """The term group taking the largest share of the serial slow configuration's op time."""
     shares = term_shares(terms)
-    base = shares[(shares["max_outstanding_r2t"] == setup.serial_r2t)
-                  & (shares["network"] == setup.slow_network) & (shares["device"] == setup.slow_device)]
+    base = shares[
+        (shares["max_outstanding_r2t"] == setup.serial_r2t)
+        & (shares["network"] == setup.slow_network)
+        & (shares["device"] == setup.slow_device)
+    ]
     if base.empty:
-        raise MissingDataError(f"no terms for R2T={setup.serial_r2t}, {setup.slow_network}, "
-                               f"{setup.slow_device}")
+        raise MissingDataError(
+            f"no terms for R2T={setup.serial_r2t}, {setup.slow_network}, {setup.slow_device}"
+        )
     return str(base.loc[base["share_pct"].idxmax(), "group"])
 
 
 def questions_side_by_side(blog: pd.DataFrame, measured: pd.DataFrame) -> pd.DataFrame:
     """Answers from the blog's inputs and from measured inputs in two columns."""
     return blog.rename(columns={"value": "blog_inputs"}).merge(
-        measured[["key", "value"]].rename(columns={"value": "measured_inputs"}), on="key", how="left",
-        sort=False)
+        measured[["key", "value"]].rename(columns={"value": "measured_inputs"}),
+        on="key",
+        how="left",
+        sort=False,
+    )
 
 
 def glue_answers(answers: pd.DataFrame, glue: Callable[[str, Any], Any]) -> None:

@@ -95,8 +95,14 @@ def parse_parameter_set(
         jp = f"iscsi_parameters.{name}.{key}"
         parsed = _boolean(manifest, jp, raw) if key in BOOLEAN_KEYS else _integer(manifest, jp, raw)
         kwargs[(BOOLEAN_KEYS | INTEGER_KEYS)[key]] = parsed
-        rows.append({"parameter_set": name, "key": key, "value": str(raw),
-                     "source": "manifest" if given else RFC7143_DEFAULTS_NAME})
+        rows.append(
+            {
+                "parameter_set": name,
+                "key": key,
+                "value": str(raw),
+                "source": "manifest" if given else RFC7143_DEFAULTS_NAME,
+            }
+        )
     try:
         params = IscsiParams(**kwargs)
     except model.ModelInputError as exc:
@@ -162,11 +168,23 @@ def configurations(sets: ParameterSets, bs_bytes: int) -> list[Configuration]:
     first_name, first = next(iter(sets.sets.items()))
     bursts = bursts_for(bs_bytes, first)
     if SERIAL not in kinds and bursts > 1:
-        out.append(Configuration(f"{first_name}, MaxOutstandingR2T=1 (what-if)", first_name,
-                                 replace(first, max_outstanding_r2t=1), True))
+        out.append(
+            Configuration(
+                f"{first_name}, MaxOutstandingR2T=1 (what-if)",
+                first_name,
+                replace(first, max_outstanding_r2t=1),
+                True,
+            )
+        )
     if ALL_AT_ONCE not in kinds:
-        out.append(Configuration(f"{first_name}, MaxOutstandingR2T={bursts} (what-if)", first_name,
-                                 replace(first, max_outstanding_r2t=bursts), True))
+        out.append(
+            Configuration(
+                f"{first_name}, MaxOutstandingR2T={bursts} (what-if)",
+                first_name,
+                replace(first, max_outstanding_r2t=bursts),
+                True,
+            )
+        )
     return out
 
 
@@ -178,11 +196,20 @@ def exchange_table(configs: list[Configuration], bs_list: list[int]) -> pd.DataF
             unsolicited = model.unsolicited_bytes(bs, c.params)
             bursts = model.r2t_bursts(bs - unsolicited, c.params)
             waves = model.r2t_waves(bursts, c.params)
-            rows.append({"configuration": c.label, "what_if": c.what_if, "bs_kib": bs / KIB_BYTES,
-                         "max_outstanding_r2t": c.params.max_outstanding_r2t,
-                         "model": kind(bs, c.params), "unsolicited_kib": unsolicited / KIB_BYTES,
-                         "solicited_kib": (bs - unsolicited) / KIB_BYTES, "bursts": bursts,
-                         "waves": waves, "one_way_trips": 2 + 2 * waves})
+            rows.append(
+                {
+                    "configuration": c.label,
+                    "what_if": c.what_if,
+                    "bs_kib": bs / KIB_BYTES,
+                    "max_outstanding_r2t": c.params.max_outstanding_r2t,
+                    "model": kind(bs, c.params),
+                    "unsolicited_kib": unsolicited / KIB_BYTES,
+                    "solicited_kib": (bs - unsolicited) / KIB_BYTES,
+                    "bursts": bursts,
+                    "waves": waves,
+                    "one_way_trips": 2 + 2 * waves,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -195,8 +222,11 @@ def rtt_means(ds: Dataset) -> pd.DataFrame:
     if not ds.select("ping"):
         return pd.DataFrame(columns=cols)
     samples = network.rtt_samples(ds)
-    df = samples.groupby(["network", "interval_s"], sort=True).agg(
-        files=("file", "nunique"), replies=("rtt_ms", "size"), mean_rtt_ms=("rtt_ms", "mean")).reset_index()
+    df = (
+        samples.groupby(["network", "interval_s"], sort=True)
+        .agg(files=("file", "nunique"), replies=("rtt_ms", "size"), mean_rtt_ms=("rtt_ms", "mean"))
+        .reset_index()
+    )
     return df[cols]
 
 
@@ -207,13 +237,19 @@ def iperf_rates(ds: Dataset) -> pd.DataFrame:
         s = iperf3.summary(iperf3.parse(verify(f)))
         if s["received_bps"] is None:
             raise IngestError(f.path, "iperf3 reports no received rate", json_path="end.sum_received")
-        rows.append({"file": f.rel, "network": f.labels.get("network"),
-                     "received_mbit_per_s": s["received_bps"] / BITS_PER_MBIT})
+        rows.append(
+            {
+                "file": f.rel,
+                "network": f.labels.get("network"),
+                "received_mbit_per_s": s["received_bps"] / BITS_PER_MBIT,
+            }
+        )
     return pd.DataFrame(rows, columns=["file", "network", "received_mbit_per_s"])
 
 
-def network_inputs(rtt: pd.DataFrame, iperf: pd.DataFrame,
-                   interval_s: float = DEFAULT_PING_INTERVAL_S) -> pd.DataFrame:
+def network_inputs(
+    rtt: pd.DataFrame, iperf: pd.DataFrame, interval_s: float = DEFAULT_PING_INTERVAL_S
+) -> pd.DataFrame:
     """Per network: one-way ms = mean RTT at ``interval_s`` / 2; per-64-KiB ms from iperf3.
 
     ``rtt`` is :func:`rtt_means`, ``iperf`` is :func:`iperf_rates` (several files of one
@@ -227,24 +263,44 @@ def network_inputs(rtt: pd.DataFrame, iperf: pd.DataFrame,
         mean_rtt = float(p["mean_rtt_ms"].iloc[0]) if len(p) else math.nan
         mbit = float(i["received_mbit_per_s"].mean()) if len(i) else math.nan
         missing = ([] if len(p) else [f"no ping at {interval_s * 1000:g} ms intervals"]) + (
-            [] if len(i) else ["no iperf3"])
-        rows.append({"network": net, "ping_interval_ms": interval_s * 1000, "mean_rtt_ms": mean_rtt,
-                     "one_way_ms": mean_rtt / 2, "iperf3_files": len(i), "received_mbit_per_s": mbit,
-                     "link_mib_per_s": mbit * BITS_PER_MBIT / model.BITS_PER_BYTE / MIB,
-                     "per_64k_ms": model.per_64k_ms_from_link_bps(mbit * BITS_PER_MBIT)
-                     if mbit > 0 else math.nan,
-                     "missing": "; ".join(missing)})
-    return pd.DataFrame(rows, columns=["network", "ping_interval_ms", "mean_rtt_ms", "one_way_ms",
-                                       "iperf3_files", "received_mbit_per_s", "link_mib_per_s",
-                                       "per_64k_ms", "missing"])
+            [] if len(i) else ["no iperf3"]
+        )
+        rows.append(
+            {
+                "network": net,
+                "ping_interval_ms": interval_s * 1000,
+                "mean_rtt_ms": mean_rtt,
+                "one_way_ms": mean_rtt / 2,
+                "iperf3_files": len(i),
+                "received_mbit_per_s": mbit,
+                "link_mib_per_s": mbit * BITS_PER_MBIT / model.BITS_PER_BYTE / MIB,
+                "per_64k_ms": model.per_64k_ms_from_link_bps(mbit * BITS_PER_MBIT) if mbit > 0 else math.nan,
+                "missing": "; ".join(missing),
+            }
+        )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "network",
+            "ping_interval_ms",
+            "mean_rtt_ms",
+            "one_way_ms",
+            "iperf3_files",
+            "received_mbit_per_s",
+            "link_mib_per_s",
+            "per_64k_ms",
+            "missing",
+        ],
+    )
 
 
 def to_network(row: Mapping[str, Any]) -> Network:
     """A model Network from a :func:`network_inputs` row; ValueError if it lacks a measurement."""
     if row["missing"]:
         raise ValueError(f"network {row['network']}: {row['missing']}")
-    return Network(one_way_ms=float(row["one_way_ms"]),
-                   link_bps=float(row["received_mbit_per_s"]) * BITS_PER_MBIT)
+    return Network(
+        one_way_ms=float(row["one_way_ms"]), link_bps=float(row["received_mbit_per_s"]) * BITS_PER_MBIT
+    )
 
 
 def request_bytes_for(requests: pd.DataFrame, device: str, bs_bytes: int) -> tuple[float, str]:
@@ -253,8 +309,11 @@ def request_bytes_for(requests: pd.DataFrame, device: str, bs_bytes: int) -> tup
     Target-side iostat is preferred over local; without any, the whole block is assumed (the
     source says so, as it is then an assumption, not a measurement).
     """
-    rows = requests[(requests["device"] == device) & (requests["bs_bytes"] == bs_bytes)
-                    & requests["request_bytes"].notna()]
+    rows = requests[
+        (requests["device"] == device)
+        & (requests["bs_bytes"] == bs_bytes)
+        & requests["request_bytes"].notna()
+    ]
     if (rows["side"] == "target").any():
         rows = rows[rows["side"] == "target"]
     if rows.empty:
@@ -268,10 +327,18 @@ def device_inputs(fits: Mapping[str, DeviceFit], requests: pd.DataFrame, bs_byte
     for name, fit in fits.items():
         req, source = request_bytes_for(requests, name, bs_bytes)
         lo, hi = fit.predict_ci(req)
-        rows.append({"device": name, "bs_kib": bs_bytes / KIB_BYTES, "request_kib": req / KIB_BYTES,
-                     "request_source": source, "device_ms": fit.predict_ms(req),
-                     "device_ms_lo": lo, "device_ms_hi": hi,
-                     "extrapolated": not fit.min_bs_bytes <= req <= fit.max_bs_bytes})
+        rows.append(
+            {
+                "device": name,
+                "bs_kib": bs_bytes / KIB_BYTES,
+                "request_kib": req / KIB_BYTES,
+                "request_source": source,
+                "device_ms": fit.predict_ms(req),
+                "device_ms_lo": lo,
+                "device_ms_hi": hi,
+                "extrapolated": not fit.min_bs_bytes <= req <= fit.max_bs_bytes,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -284,23 +351,32 @@ class CpuInput:
     file: str | None = None
 
 
-def cpu_input(cpu_per_op: pd.DataFrame, bs_bytes: int, *, scenario: str, reference_bs_bytes: int,
-              side: str = "target") -> CpuInput:
+def cpu_input(
+    cpu_per_op: pd.DataFrame, bs_bytes: int, *, scenario: str, reference_bs_bytes: int, side: str = "target"
+) -> CpuInput:
     """The blog's CPU term: busy / IOPS of the ``scenario`` run at ``reference_bs_bytes``, scaled.
 
     The blog took 12 % at 30 IOPS of 1 MiB (4 ms) and doubled it for 2 MiB; the scale factor is
     ``bs_bytes / reference_bs_bytes``. Without a matching iostat run the term is 0 and the
     source says so.
     """
-    rows = cpu_per_op[(cpu_per_op["scenario"] == scenario) & (cpu_per_op["side"] == side)
-                      & (cpu_per_op["bs_bytes"] == reference_bs_bytes)]
+    rows = cpu_per_op[
+        (cpu_per_op["scenario"] == scenario)
+        & (cpu_per_op["side"] == side)
+        & (cpu_per_op["bs_bytes"] == reference_bs_bytes)
+    ]
     if rows.empty:
-        return CpuInput(0.0, f"no {side}-side avg-cpu for {scenario} at {reference_bs_bytes / MIB:g} MiB:"
-                             " CPU term set to 0")
+        return CpuInput(
+            0.0,
+            f"no {side}-side avg-cpu for {scenario} at {reference_bs_bytes / MIB:g} MiB: CPU term set to 0",
+        )
     per_op = float(rows["cpu_ms_per_op"].mean())
     scale = bs_bytes / reference_bs_bytes
-    return CpuInput(per_op * scale, f"{side} avg-cpu busy / IOPS of {scenario} at "
-                    f"{reference_bs_bytes / MIB:g} MiB x {scale:g}", ", ".join(rows["file"]))
+    return CpuInput(
+        per_op * scale,
+        f"{side} avg-cpu busy / IOPS of {scenario} at {reference_bs_bytes / MIB:g} MiB x {scale:g}",
+        ", ".join(rows["file"]),
+    )
 
 
 # ---- latency terms -----------------------------------------------------------------------------
@@ -323,13 +399,24 @@ def latency_terms(configs: list[Configuration], inputs: list[Inputs], bs_bytes: 
     frames = []
     for c in configs:
         for i in inputs:
-            b = model.write_latency(bs_bytes, c.params, i.network, i.device_ms, i.cpu_ms,
-                                    device_request_bytes=i.device_request_bytes)
-            frames.append(b.to_frame().assign(configuration=c.label, network=i.network_label,
-                                              device=i.device_label,
-                                              combination=f"{c.label} | {i.network_label} | {i.device_label}",
-                                              total_ms=b.total_ms,
-                                              mib_per_s=model.mib_per_s(bs_bytes, b.total_ms)))
+            b = model.write_latency(
+                bs_bytes,
+                c.params,
+                i.network,
+                i.device_ms,
+                i.cpu_ms,
+                device_request_bytes=i.device_request_bytes,
+            )
+            frames.append(
+                b.to_frame().assign(
+                    configuration=c.label,
+                    network=i.network_label,
+                    device=i.device_label,
+                    combination=f"{c.label} | {i.network_label} | {i.device_label}",
+                    total_ms=b.total_ms,
+                    mib_per_s=model.mib_per_s(bs_bytes, b.total_ms),
+                )
+            )
     cols = ["configuration", "network", "device", "combination", "term", "ms", "total_ms", "mib_per_s"]
     return pd.concat(frames, ignore_index=True)[cols] if frames else pd.DataFrame(columns=cols)
 
@@ -344,8 +431,11 @@ def latency_totals(terms: pd.DataFrame) -> pd.DataFrame:
     """One row per combination: total ms, IOPS, MiB/s and the share of network one-way trips."""
     one_way = terms["term"].str.endswith("one_way_ms")
     keys = ["configuration", "network", "device"]
-    out = terms.groupby(keys, sort=False).agg(total_ms=("total_ms", "first"),
-                                             mib_per_s=("mib_per_s", "first")).reset_index()
+    out = (
+        terms.groupby(keys, sort=False)
+        .agg(total_ms=("total_ms", "first"), mib_per_s=("mib_per_s", "first"))
+        .reset_index()
+    )
     lat = terms[one_way].groupby(keys, sort=False)["ms"].sum().rename("one_way_ms_total").reset_index()
     out = out.merge(lat, on=keys)
     out["iops"] = model.MS_PER_S / out["total_ms"]
@@ -358,8 +448,14 @@ def model_inputs(networks: pd.DataFrame, devices: pd.DataFrame, cpu: CpuInput) -
     out = []
     for _, net in networks[networks["missing"] == ""].iterrows():
         for _, dev in devices.iterrows():
-            out.append(Inputs(network_label=str(net["network"]), device_label=str(dev["device"]),
-                              network=to_network(net.to_dict()), device_ms=float(dev["device_ms"]),
-                              device_request_bytes=round(float(dev["request_kib"]) * KIB_BYTES),
-                              cpu_ms=cpu.cpu_ms))
+            out.append(
+                Inputs(
+                    network_label=str(net["network"]),
+                    device_label=str(dev["device"]),
+                    network=to_network(net.to_dict()),
+                    device_ms=float(dev["device_ms"]),
+                    device_request_bytes=round(float(dev["request_kib"]) * KIB_BYTES),
+                    cpu_ms=cpu.cpu_ms,
+                )
+            )
     return out

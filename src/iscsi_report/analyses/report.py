@@ -68,8 +68,10 @@ class Context:
         from iscsi_report.core.ingest.textio import files_read
 
         chosen = sorted(paths if paths is not None else files_read())
-        items = [f"- {{download}}`{p.relative_to(self.project_root).as_posix()} <{self.link_to(p)}>`"
-                 for p in chosen]
+        items = [
+            f"- {{download}}`{p.relative_to(self.project_root).as_posix()} <{self.link_to(p)}>`"
+            for p in chosen
+        ]
         display(Markdown("\n".join(items) or "No raw file was read."))
 
 

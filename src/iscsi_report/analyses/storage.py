@@ -28,10 +28,27 @@ CI_LEVEL = 0.95
 MIN_FIT_RUNS = 3  # two coefficients and at least one residual degree of freedom for a CI
 LOCAL_SCENARIO_PREFIX = "local"  # scenario labels "local-sg", "local-psync", ...
 # Labels copied from the manifest onto each run row (absent ones become None).
-RUN_LABELS = ("scenario", "device", "engine", "network", "max_outstanding_r2t",
-              "iscsi_parameters", "validation", "run")
-RUN_COLUMNS = ("file", *RUN_LABELS, "bs_bytes", "iops", "mib_per_s", "op_ms",
-               "clat_mean_ms", "usr_cpu_pct", "sys_cpu_pct")
+RUN_LABELS = (
+    "scenario",
+    "device",
+    "engine",
+    "network",
+    "max_outstanding_r2t",
+    "iscsi_parameters",
+    "validation",
+    "run",
+)
+RUN_COLUMNS = (
+    "file",
+    *RUN_LABELS,
+    "bs_bytes",
+    "iops",
+    "mib_per_s",
+    "op_ms",
+    "clat_mean_ms",
+    "usr_cpu_pct",
+    "sys_cpu_pct",
+)
 GROUP_KEYS = ("scenario", "device", "network", "max_outstanding_r2t", "bs_bytes")
 
 
@@ -42,8 +59,11 @@ def _write_row(f: RawFile, jobs: pd.DataFrame) -> pd.Series:
     """The single write job of a fio file; several jobs or none is an error (no silent pick)."""
     writes = jobs[jobs["direction"] == "write"]
     if len(writes) != 1:
-        raise IngestError(f.path, f"expected exactly one job doing writes (numjobs=1 or "
-                                  f"group_reporting), found {len(writes)}", json_path="jobs")
+        raise IngestError(
+            f.path,
+            f"expected exactly one job doing writes (numjobs=1 or group_reporting), found {len(writes)}",
+            json_path="jobs",
+        )
     return writes.iloc[0]
 
 
@@ -53,8 +73,11 @@ def _bs_bytes(f: RawFile, parsed: float) -> int:
     if label is None and (parsed is None or pd.isna(parsed)):
         raise IngestError(f.path, "block size unknown: no bs_bytes label and fio recorded no bs")
     if label is not None and parsed is not None and not pd.isna(parsed) and int(label) != int(parsed):
-        raise IngestError(f.path, f"manifest label bs_bytes={label} but fio ran with bs={int(parsed)}",
-                          json_path="jobs[0].job options.bs")
+        raise IngestError(
+            f.path,
+            f"manifest label bs_bytes={label} but fio ran with bs={int(parsed)}",
+            json_path="jobs[0].job options.bs",
+        )
     return int(label if label is not None else parsed)
 
 
@@ -97,10 +120,16 @@ def throughput_by_bs(runs: pd.DataFrame) -> pd.DataFrame:
     if runs.empty:
         return pd.DataFrame(columns=[*GROUP_KEYS, "bs_kib", "runs", "mib_per_s", "iops", "op_ms"])
     keyed = runs.assign(**{k: runs[k].astype(object).where(runs[k].notna(), "-") for k in GROUP_KEYS})
-    out = (keyed.groupby(list(GROUP_KEYS), sort=True)
-           .agg(runs=("file", "size"), mib_per_s=("mib_per_s", "mean"),
-                iops=("iops", "mean"), op_ms=("op_ms", "mean"))
-           .reset_index())
+    out = (
+        keyed.groupby(list(GROUP_KEYS), sort=True)
+        .agg(
+            runs=("file", "size"),
+            mib_per_s=("mib_per_s", "mean"),
+            iops=("iops", "mean"),
+            op_ms=("op_ms", "mean"),
+        )
+        .reset_index()
+    )
     out.insert(len(GROUP_KEYS), "bs_kib", out["bs_bytes"] / KIB_BYTES)
     return out
 
@@ -119,7 +148,8 @@ def remote_throughput(runs: pd.DataFrame) -> pd.DataFrame:
     """
     remote = throughput_by_bs(runs[~is_local(runs)])
     local = local_throughput(runs)[["device", "bs_bytes", "mib_per_s"]].rename(
-        columns={"mib_per_s": "local_mib_per_s"})
+        columns={"mib_per_s": "local_mib_per_s"}
+    )
     out = remote.merge(local, on=["device", "bs_bytes"], how="left")
     out["share_of_local_pct"] = out["mib_per_s"] / out["local_mib_per_s"] * 100.0
     return out
@@ -150,8 +180,10 @@ class DeviceFit:
         """Two-sided t intervals of fixed_ms and ms_per_mib."""
         t = self._t(level)
         se = np.sqrt(np.diag(np.array(self.cov)))
-        return {"fixed_ms": (self.fixed_ms - t * se[0], self.fixed_ms + t * se[0]),
-                "ms_per_mib": (self.ms_per_mib - t * se[1], self.ms_per_mib + t * se[1])}
+        return {
+            "fixed_ms": (self.fixed_ms - t * se[0], self.fixed_ms + t * se[0]),
+            "ms_per_mib": (self.ms_per_mib - t * se[1], self.ms_per_mib + t * se[1]),
+        }
 
     @property
     def streaming_mib_per_s(self) -> float:
@@ -179,18 +211,25 @@ def fit_device(device: str, op_ms: np.ndarray, bs_bytes: np.ndarray) -> DeviceFi
     """OLS of per-op ms on block size (MiB) for one device; DesignError if not identifiable."""
     sizes = np.unique(bs_bytes)
     if len(op_ms) < MIN_FIT_RUNS or len(sizes) < 2:
-        raise DesignError(f"device {device}: need at least {MIN_FIT_RUNS} runs over at least 2 "
-                          f"block sizes to fit fixed ms + size / bandwidth, got {len(op_ms)} runs "
-                          f"over {len(sizes)} size(s)")
+        raise DesignError(
+            f"device {device}: need at least {MIN_FIT_RUNS} runs over at least 2 "
+            f"block sizes to fit fixed ms + size / bandwidth, got {len(op_ms)} runs "
+            f"over {len(sizes)} size(s)"
+        )
     x = sm.add_constant(np.asarray(bs_bytes, dtype=float) / MIB)
     res = sm.OLS(np.asarray(op_ms, dtype=float), x).fit()
     cov = np.asarray(res.cov_params())
     return DeviceFit(
-        device=str(device), runs=len(op_ms), block_sizes=len(sizes),
-        fixed_ms=float(res.params[0]), ms_per_mib=float(res.params[1]),
+        device=str(device),
+        runs=len(op_ms),
+        block_sizes=len(sizes),
+        fixed_ms=float(res.params[0]),
+        ms_per_mib=float(res.params[1]),
         cov=((float(cov[0, 0]), float(cov[0, 1])), (float(cov[1, 0]), float(cov[1, 1]))),
-        df_resid=float(res.df_resid), r_squared=float(res.rsquared),
-        min_bs_bytes=int(sizes.min()), max_bs_bytes=int(sizes.max()),
+        df_resid=float(res.df_resid),
+        r_squared=float(res.rsquared),
+        min_bs_bytes=int(sizes.min()),
+        max_bs_bytes=int(sizes.max()),
     )
 
 
@@ -201,8 +240,9 @@ def fit_devices(runs: pd.DataFrame) -> tuple[dict[str, DeviceFit], dict[str, str
     local = runs[is_local(runs)]
     for device, group in local.groupby(local["device"].fillna("unknown"), sort=True):
         try:
-            fits[str(device)] = fit_device(str(device), group["op_ms"].to_numpy(),
-                                           group["bs_bytes"].to_numpy())
+            fits[str(device)] = fit_device(
+                str(device), group["op_ms"].to_numpy(), group["bs_bytes"].to_numpy()
+            )
         except DesignError as exc:
             skipped[str(device)] = str(exc)
     return fits, skipped
@@ -214,12 +254,21 @@ def fit_table(fits: dict[str, DeviceFit], level: float = CI_LEVEL) -> pd.DataFra
     for fit in fits.values():
         ci = fit.coefficient_ci(level)
         s_lo, s_hi = fit.streaming_ci(level)
-        rows.append({"device": fit.device, "runs": fit.runs, "block_sizes": fit.block_sizes,
-                     "fixed_ms": fit.fixed_ms, "fixed_ms_lo": ci["fixed_ms"][0],
-                     "fixed_ms_hi": ci["fixed_ms"][1],
-                     "streaming_mib_per_s": fit.streaming_mib_per_s,
-                     "streaming_mib_per_s_lo": s_lo, "streaming_mib_per_s_hi": s_hi,
-                     "r_squared": fit.r_squared, "ci_level": level})
+        rows.append(
+            {
+                "device": fit.device,
+                "runs": fit.runs,
+                "block_sizes": fit.block_sizes,
+                "fixed_ms": fit.fixed_ms,
+                "fixed_ms_lo": ci["fixed_ms"][0],
+                "fixed_ms_hi": ci["fixed_ms"][1],
+                "streaming_mib_per_s": fit.streaming_mib_per_s,
+                "streaming_mib_per_s_lo": s_lo,
+                "streaming_mib_per_s_hi": s_hi,
+                "r_squared": fit.r_squared,
+                "ci_level": level,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -229,32 +278,60 @@ def fit_curves(fits: dict[str, DeviceFit], points: int = 40, level: float = CI_L
     for fit in fits.values():
         sizes = np.linspace(fit.min_bs_bytes, fit.max_bs_bytes, points)
         bands = [fit.predict_ci(s, level) for s in sizes]
-        frames.append(pd.DataFrame({
-            "device": fit.device, "bs_kib": sizes / KIB_BYTES,
-            "op_ms": [fit.predict_ms(s) for s in sizes],
-            "op_ms_lo": [b[0] for b in bands], "op_ms_hi": [b[1] for b in bands]}))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "device": fit.device,
+                    "bs_kib": sizes / KIB_BYTES,
+                    "op_ms": [fit.predict_ms(s) for s in sizes],
+                    "op_ms_lo": [b[0] for b in bands],
+                    "op_ms_hi": [b[1] for b in bands],
+                }
+            )
+        )
     if not frames:
         return pd.DataFrame(columns=["device", "bs_kib", "op_ms", "op_ms_lo", "op_ms_hi"])
     return pd.concat(frames, ignore_index=True)
 
 
-def device_latency_at(fits: dict[str, DeviceFit], device: str, request_bytes: float,
-                      level: float = CI_LEVEL) -> dict[str, float]:
+def device_latency_at(
+    fits: dict[str, DeviceFit], device: str, request_bytes: float, level: float = CI_LEVEL
+) -> dict[str, float]:
     """Device ms at a request size from its fit, with the interval; KeyError names the missing fit."""
     if device not in fits:
         raise KeyError(f"no storage fit for device {device!r} (fitted: {sorted(fits)})")
     fit = fits[device]
     lo, hi = fit.predict_ci(request_bytes, level)
-    return {"device": device, "request_bytes": float(request_bytes),
-            "device_ms": fit.predict_ms(request_bytes), "device_ms_lo": lo, "device_ms_hi": hi,
-            "extrapolated": not fit.min_bs_bytes <= request_bytes <= fit.max_bs_bytes}
+    return {
+        "device": device,
+        "request_bytes": float(request_bytes),
+        "device_ms": fit.predict_ms(request_bytes),
+        "device_ms_lo": lo,
+        "device_ms_hi": hi,
+        "extrapolated": not fit.min_bs_bytes <= request_bytes <= fit.max_bs_bytes,
+    }
 
 
 # ---- iostat ------------------------------------------------------------------------------------
 
-IOSTAT_COLUMNS = ("file", "side", *RUN_LABELS, "bs_bytes", "block_device", "reports",
-                  "since_boot_only", "active_reports", "w_per_s", "wkb_per_s", "wareq_sz_kb",
-                  "request_bytes", "request_fraction", "w_await_ms", "util_pct", "fio_file")
+IOSTAT_COLUMNS = (
+    "file",
+    "side",
+    *RUN_LABELS,
+    "bs_bytes",
+    "block_device",
+    "reports",
+    "since_boot_only",
+    "active_reports",
+    "w_per_s",
+    "wkb_per_s",
+    "wareq_sz_kb",
+    "request_bytes",
+    "request_fraction",
+    "w_await_ms",
+    "util_pct",
+    "fio_file",
+)
 
 
 def _interval_rows(df: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
@@ -281,13 +358,17 @@ def _weighted(values: pd.Series, weights: pd.Series) -> float:
 
 def matching_fio(ds: Dataset, f: RawFile) -> RawFile | None:
     """The fio file whose labels agree with this iostat file's on every key both carry."""
+
     def agrees(g: RawFile) -> bool:
         return all(g.labels[k] == v for k, v in f.labels.items() if k in g.labels)
 
     found = [g for g in ds.select("fio") if agrees(g)]
     if len(found) > 1:
-        raise IngestError(ds.root / "manifest.yaml", f"iostat file {f.rel} matches several fio "
-                          f"runs ({', '.join(g.rel for g in found)}); add a distinguishing 'run' label")
+        raise IngestError(
+            ds.root / "manifest.yaml",
+            f"iostat file {f.rel} matches several fio "
+            f"runs ({', '.join(g.rel for g in found)}); add a distinguishing 'run' label",
+        )
     return found[0] if found else None
 
 
@@ -304,23 +385,37 @@ def iostat_row(ds: Dataset, f: RawFile) -> dict[str, Any]:
     rows, since_boot_only = _interval_rows(result.devices)
     partner = matching_fio(ds, f)
     bs = _iostat_bs(f, partner)
-    base = {"file": f.rel, "side": f.side, **{k: f.labels.get(k) for k in RUN_LABELS},
-            "bs_bytes": float(bs) if bs is not None else math.nan, "reports": int(rows["report"].nunique()),
-            "since_boot_only": since_boot_only, "fio_file": partner.rel if partner else None}
+    base = {
+        "file": f.rel,
+        "side": f.side,
+        **{k: f.labels.get(k) for k in RUN_LABELS},
+        "bs_bytes": float(bs) if bs is not None else math.nan,
+        "reports": int(rows["report"].nunique()),
+        "since_boot_only": since_boot_only,
+        "fio_file": partner.rel if partner else None,
+    }
     name = _busiest_device(str(f.path), rows) if not rows.empty else None
     if name is None:
         return {**base, "block_device": None, "active_reports": 0}
     dev = rows[rows["device"] == name]
     active = dev[dev["w_per_s"] > 0]
-    req_kb = (_weighted(active["wareq_sz_kb"], active["w_per_s"]) if "wareq_sz_kb" in active
-              else float(active["wkb_per_s"].sum() / active["w_per_s"].sum()))
-    return {**base, "block_device": name, "active_reports": len(active),
-            "w_per_s": float(active["w_per_s"].mean()), "wkb_per_s": float(active["wkb_per_s"].mean()),
-            "wareq_sz_kb": req_kb, "request_bytes": req_kb * KIB_BYTES,
-            "request_fraction": req_kb * KIB_BYTES / float(bs) if bs else math.nan,
-            "w_await_ms": _weighted(active.get("w_await_ms", pd.Series(np.nan, active.index)),
-                                    active["w_per_s"]),
-            "util_pct": float(active["util_pct"].mean()) if "util_pct" in active else math.nan}
+    req_kb = (
+        _weighted(active["wareq_sz_kb"], active["w_per_s"])
+        if "wareq_sz_kb" in active
+        else float(active["wkb_per_s"].sum() / active["w_per_s"].sum())
+    )
+    return {
+        **base,
+        "block_device": name,
+        "active_reports": len(active),
+        "w_per_s": float(active["w_per_s"].mean()),
+        "wkb_per_s": float(active["wkb_per_s"].mean()),
+        "wareq_sz_kb": req_kb,
+        "request_bytes": req_kb * KIB_BYTES,
+        "request_fraction": req_kb * KIB_BYTES / float(bs) if bs else math.nan,
+        "w_await_ms": _weighted(active.get("w_await_ms", pd.Series(np.nan, active.index)), active["w_per_s"]),
+        "util_pct": float(active["util_pct"].mean()) if "util_pct" in active else math.nan,
+    }
 
 
 def iostat_requests(ds: Dataset, **labels: Any) -> pd.DataFrame:
@@ -333,9 +428,23 @@ def iostat_requests(ds: Dataset, **labels: Any) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=list(IOSTAT_COLUMNS))
 
 
-CPU_COLUMNS = ("file", "side", *RUN_LABELS, "bs_bytes", "reports", "cpu_count", "user_pct",
-               "nice_pct", "system_pct", "iowait_pct", "steal_pct", "idle_pct", "busy_pct",
-               "fio_file", "fio_iops")
+CPU_COLUMNS = (
+    "file",
+    "side",
+    *RUN_LABELS,
+    "bs_bytes",
+    "reports",
+    "cpu_count",
+    "user_pct",
+    "nice_pct",
+    "system_pct",
+    "iowait_pct",
+    "steal_pct",
+    "idle_pct",
+    "busy_pct",
+    "fio_file",
+    "fio_iops",
+)
 
 
 def iostat_cpu(ds: Dataset, **labels: Any) -> pd.DataFrame:
@@ -352,12 +461,20 @@ def iostat_cpu(ds: Dataset, **labels: Any) -> pd.DataFrame:
             continue
         partner = matching_fio(ds, f)
         means = {f"{c}_pct": float(cpu[f"{c}_pct"].mean()) for c in iostat.CPU_COLUMNS}
-        rows.append({"file": f.rel, "side": f.side, **{k: f.labels.get(k) for k in RUN_LABELS},
-                     "bs_bytes": _iostat_bs(f, partner), "reports": int(cpu["report"].nunique()),
-                     "cpu_count": result.cpu_count, **means,
-                     "busy_pct": means["user_pct"] + means["nice_pct"] + means["system_pct"],
-                     "fio_file": partner.rel if partner else None,
-                     "fio_iops": run_row(partner)["iops"] if partner else math.nan})
+        rows.append(
+            {
+                "file": f.rel,
+                "side": f.side,
+                **{k: f.labels.get(k) for k in RUN_LABELS},
+                "bs_bytes": _iostat_bs(f, partner),
+                "reports": int(cpu["report"].nunique()),
+                "cpu_count": result.cpu_count,
+                **means,
+                "busy_pct": means["user_pct"] + means["nice_pct"] + means["system_pct"],
+                "fio_file": partner.rel if partner else None,
+                "fio_iops": run_row(partner)["iops"] if partner else math.nan,
+            }
+        )
     return pd.DataFrame(rows, columns=list(CPU_COLUMNS))
 
 
@@ -372,6 +489,7 @@ def cpu_ms_per_op(cpu: pd.DataFrame, cores: int = 1) -> pd.DataFrame:
 
 def headline(local: pd.DataFrame, fit: pd.DataFrame, requests: pd.DataFrame) -> dict[str, float]:
     """Numbers the chapter's prose quotes (NaN when the dataset lacks that part)."""
+
     def stat(df: pd.DataFrame, col: str, how: str) -> float:
         values = df[col].dropna() if col in df else pd.Series(dtype=float)
         return float(getattr(values, how)()) if len(values) else math.nan

@@ -69,8 +69,15 @@ def mean_one_way_draws(rtt_ms: np.ndarray, n_draws: int, rng: np.random.Generato
     return rng.normal(rtt_ms.mean(), se, n_draws) / LEGS_PER_RTT
 
 
-def op_ms_draws(config: pd.Series, terms: pd.Series, rtt_ms: np.ndarray, result: fit.TermFit,
-                kind: Kind, n_draws: int, rng: np.random.Generator) -> np.ndarray:
+def op_ms_draws(
+    config: pd.Series,
+    terms: pd.Series,
+    rtt_ms: np.ndarray,
+    result: fit.TermFit,
+    kind: Kind,
+    n_draws: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
     """Monte Carlo op_ms of one configuration (see the module docstring for the two kinds)."""
     beta = coefficient_draws(result, n_draws, rng)
     rtt = scaled_rtt(rtt_ms, float(config["one_way_ms"]))
@@ -81,11 +88,13 @@ def op_ms_draws(config: pd.Series, terms: pd.Series, rtt_ms: np.ndarray, result:
         one_way = legs * mean_one_way_draws(rtt, n_draws, rng)
     else:
         raise ValueError(f"kind must be 'operation' or 'run', got {kind!r}")
-    draws = (beta["one_way_ms"].to_numpy() * one_way
-             + beta["transmit_ms"].to_numpy() * terms["transmit_ms"]
-             + beta["device_ms"].to_numpy() * terms["device_ms"]
-             + beta["cpu_ms"].to_numpy() * terms["cpu_ms"]
-             + beta.get(fit.INTERCEPT, pd.Series(0.0, index=beta.index)).to_numpy())
+    draws = (
+        beta["one_way_ms"].to_numpy() * one_way
+        + beta["transmit_ms"].to_numpy() * terms["transmit_ms"]
+        + beta["device_ms"].to_numpy() * terms["device_ms"]
+        + beta["cpu_ms"].to_numpy() * terms["cpu_ms"]
+        + beta.get(fit.INTERCEPT, pd.Series(0.0, index=beta.index)).to_numpy()
+    )
     if kind == "run" and np.isfinite(result.resid_sd_ms):
         draws = draws + rng.normal(0.0, result.resid_sd_ms, n_draws)
     return draws
@@ -96,15 +105,25 @@ def summarize_draws(draws: np.ndarray, bs_bytes: int) -> dict[str, float]:
     positive = draws[draws > 0]
     lo, hi = np.percentile(positive, [LOWER_PCT, UPPER_PCT])
     return {
-        "op_ms_lo": float(lo), "op_ms_hi": float(hi),
-        "iops_lo": model.iops(hi), "iops_hi": model.iops(lo),
-        "mib_per_s_lo": model.mib_per_s(bs_bytes, hi), "mib_per_s_hi": model.mib_per_s(bs_bytes, lo),
+        "op_ms_lo": float(lo),
+        "op_ms_hi": float(hi),
+        "iops_lo": model.iops(hi),
+        "iops_hi": model.iops(lo),
+        "mib_per_s_lo": model.mib_per_s(bs_bytes, hi),
+        "mib_per_s_hi": model.mib_per_s(bs_bytes, lo),
         "nonpositive_draws": int(draws.size - positive.size),
     }
 
 
-def project(configs: pd.DataFrame, result: fit.TermFit, rtt_by_network: Mapping[str, np.ndarray], *,
-            kind: Kind = "run", n_draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED) -> pd.DataFrame:
+def project(
+    configs: pd.DataFrame,
+    result: fit.TermFit,
+    rtt_by_network: Mapping[str, np.ndarray],
+    *,
+    kind: Kind = "run",
+    n_draws: int = DEFAULT_DRAWS,
+    seed: int = DEFAULT_SEED,
+) -> pd.DataFrame:
     """Deterministic projection of each configuration with its Monte Carlo interval.
 
     ``configs`` has the columns of :data:`iscsi_report.analyses.fit.INPUT_COLUMNS`; the ping samples are
@@ -121,6 +140,14 @@ def project(configs: pd.DataFrame, result: fit.TermFit, rtt_by_network: Mapping[
             raise KeyError(f"no ping samples for network {network!r} (have {sorted(rtt_by_network)})")
         bs = int(config["bs_bytes"])
         draws = op_ms_draws(config, terms.loc[idx], rtt_by_network[network], result, kind, n_draws, rng)
-        rows.append({"op_ms": op_ms, "iops": model.iops(op_ms), "mib_per_s": model.mib_per_s(bs, op_ms),
-                     **summarize_draws(draws, bs), "interval": kind, "draws": n_draws})
+        rows.append(
+            {
+                "op_ms": op_ms,
+                "iops": model.iops(op_ms),
+                "mib_per_s": model.mib_per_s(bs, op_ms),
+                **summarize_draws(draws, bs),
+                "interval": kind,
+                "draws": n_draws,
+            }
+        )
     return pd.concat([configs.reset_index(drop=True), pd.DataFrame(rows)], axis=1)

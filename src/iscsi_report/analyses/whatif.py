@@ -38,8 +38,12 @@ class DeviceProfile:
 
 # Named default for a device the blog did not measure: a datacentre NVMe drive writing ~2 GiB/s
 # sequentially with ~20 µs of fixed latency (order of magnitude of PCIe 3.0 x4 datasheets).
-NVME_DEFAULT = DeviceProfile("nvme", fixed_ms=0.02, ms_per_mib=model.MS_PER_S / 2048.0,
-                             source="named default (not measured): 20 µs + 2 GiB/s")
+NVME_DEFAULT = DeviceProfile(
+    "nvme",
+    fixed_ms=0.02,
+    ms_per_mib=model.MS_PER_S / 2048.0,
+    source="named default (not measured): 20 µs + 2 GiB/s",
+)
 
 
 def profiles_from_storage(fits: Mapping[str, storage.DeviceFit]) -> dict[str, DeviceProfile]:
@@ -74,10 +78,18 @@ TERM_COLUMNS = {  # grid column -> fitted regressor
 }
 
 
-def grid(one_way_ms: Sequence[float], link_bps: Sequence[float], devices: Mapping[str, DeviceProfile],
-         max_outstanding_r2t: Sequence[int], bs_bytes: Sequence[int], beta: Mapping[str, float],
-         cpu: CpuProfile, *, device_request_fraction: float = model.DEFAULT_DEVICE_REQUEST_FRACTION,
-         base_params: model.IscsiParams | None = None) -> pd.DataFrame:
+def grid(
+    one_way_ms: Sequence[float],
+    link_bps: Sequence[float],
+    devices: Mapping[str, DeviceProfile],
+    max_outstanding_r2t: Sequence[int],
+    bs_bytes: Sequence[int],
+    beta: Mapping[str, float],
+    cpu: CpuProfile,
+    *,
+    device_request_fraction: float = model.DEFAULT_DEVICE_REQUEST_FRACTION,
+    base_params: model.IscsiParams | None = None,
+) -> pd.DataFrame:
     """Every combination of the axes: fitted term contributions, op_ms, IOPS, MiB/s, dominant term."""
     base = base_params or model.IscsiParams()
     ow = np.asarray(one_way_ms, float)
@@ -93,14 +105,22 @@ def grid(one_way_ms: Sequence[float], link_bps: Sequence[float], devices: Mappin
             dev = np.array([devices[n].ms(req) for n in names])
             o, li, d = np.meshgrid(ow, np.arange(links.size), np.arange(len(names)), indexing="ij")
             p = per64[li]
-            rows.append(pd.DataFrame({
-                "one_way_ms": o.ravel(), "link_bps": links[li.ravel()], "per_64k_ms": p.ravel(),
-                "device": np.array(names)[d.ravel()], "max_outstanding_r2t": int(m), "bs_bytes": int(bs),
-                "one_way_term_ms": beta["one_way_ms"] * legs * o.ravel(),
-                "transmit_term_ms": beta["transmit_ms"] * units * p.ravel(),
-                "device_term_ms": beta["device_ms"] * dev[d.ravel()],
-                "cpu_term_ms": beta["cpu_ms"] * float(cpu.ms(bs)),
-            }))
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "one_way_ms": o.ravel(),
+                        "link_bps": links[li.ravel()],
+                        "per_64k_ms": p.ravel(),
+                        "device": np.array(names)[d.ravel()],
+                        "max_outstanding_r2t": int(m),
+                        "bs_bytes": int(bs),
+                        "one_way_term_ms": beta["one_way_ms"] * legs * o.ravel(),
+                        "transmit_term_ms": beta["transmit_ms"] * units * p.ravel(),
+                        "device_term_ms": beta["device_ms"] * dev[d.ravel()],
+                        "cpu_term_ms": beta["cpu_ms"] * float(cpu.ms(bs)),
+                    }
+                )
+            )
     out = pd.concat(rows, ignore_index=True)
     out["link_mbit_per_s"] = out["link_bps"] / BITS_PER_MBIT
     return finish(out, beta)
@@ -168,9 +188,13 @@ def kib_to_bytes(values: Sequence[int]) -> list[int]:
     return [int(v) * model.KIB for v in values]
 
 
-def upgrade_configs(runs: pd.DataFrame, cpu: CpuProfile, devices: Mapping[str, DeviceProfile],
-                    questions: Sequence[Mapping[str, object]],
-                    device_request_fraction: float) -> pd.DataFrame:
+def upgrade_configs(
+    runs: pd.DataFrame,
+    cpu: CpuProfile,
+    devices: Mapping[str, DeviceProfile],
+    questions: Sequence[Mapping[str, object]],
+    device_request_fraction: float,
+) -> pd.DataFrame:
     """Configurations for the blog's upgrade questions, with measured network inputs by name.
 
     Each question maps: label, network (a measured network label), device, max_outstanding_r2t,
@@ -184,53 +208,108 @@ def upgrade_configs(runs: pd.DataFrame, cpu: CpuProfile, devices: Mapping[str, D
             raise KeyError(f"question {q['label']!r}: network {network!r} not measured ({list(nets.index)})")
         bs = int(q["bs_bytes"])
         req = model.default_device_request_bytes(bs, device_request_fraction)
-        rows.append({"label": q["label"], "network": network, "device": q["device"],
-                     "max_outstanding_r2t": int(q["max_outstanding_r2t"]), "bs_bytes": bs,
-                     "one_way_ms": float(nets.loc[network, "one_way_ms"]),
-                     "link_bps": float(q.get("link_bps") or nets.loc[network, "link_bps"]),
-                     "device_ms": float(devices[str(q["device"])].ms(req)),
-                     "cpu_ms": float(cpu.ms(bs))})
+        rows.append(
+            {
+                "label": q["label"],
+                "network": network,
+                "device": q["device"],
+                "max_outstanding_r2t": int(q["max_outstanding_r2t"]),
+                "bs_bytes": bs,
+                "one_way_ms": float(nets.loc[network, "one_way_ms"]),
+                "link_bps": float(q.get("link_bps") or nets.loc[network, "link_bps"]),
+                "device_ms": float(devices[str(q["device"])].ms(req)),
+                "cpu_ms": float(cpu.ms(bs)),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 FASTER_LINK_BPS = 10e9  # the "faster link" question: 10 Gbit/s Ethernet
 
 
-def blog_questions(bs_bytes: int = model.BLOG_BS_BYTES,
-                   faster_link_bps: float = FASTER_LINK_BPS) -> list[dict[str, object]]:
+def blog_questions(
+    bs_bytes: int = model.BLOG_BS_BYTES, faster_link_bps: float = FASTER_LINK_BPS
+) -> list[dict[str, object]]:
     """The blog's upgrade questions at its 2 MiB block: network, device, R2T and a faster link."""
     base = {"bs_bytes": bs_bytes}
     return [
-        {**base, "label": "today: wireless, HDD, R2T 1", "network": "wireless", "device": "hdd",
-         "max_outstanding_r2t": 1},
-        {**base, "label": "wired instead of wireless", "network": "wired", "device": "hdd",
-         "max_outstanding_r2t": 1},
-        {**base, "label": "SSD instead of HDD (wireless)", "network": "wireless", "device": "ssd",
-         "max_outstanding_r2t": 1},
-        {**base, "label": "R2T 16 instead of 1 (wireless)", "network": "wireless", "device": "hdd",
-         "max_outstanding_r2t": 16},
-        {**base, "label": "wired + SSD + R2T 16", "network": "wired", "device": "ssd",
-         "max_outstanding_r2t": 16},
-        {**base, "label": f"as above on a {faster_link_bps / 1e9:g} Gbit/s link (wired latency)",
-         "network": "wired", "device": "ssd", "max_outstanding_r2t": 16, "link_bps": faster_link_bps},
+        {
+            **base,
+            "label": "today: wireless, HDD, R2T 1",
+            "network": "wireless",
+            "device": "hdd",
+            "max_outstanding_r2t": 1,
+        },
+        {
+            **base,
+            "label": "wired instead of wireless",
+            "network": "wired",
+            "device": "hdd",
+            "max_outstanding_r2t": 1,
+        },
+        {
+            **base,
+            "label": "SSD instead of HDD (wireless)",
+            "network": "wireless",
+            "device": "ssd",
+            "max_outstanding_r2t": 1,
+        },
+        {
+            **base,
+            "label": "R2T 16 instead of 1 (wireless)",
+            "network": "wireless",
+            "device": "hdd",
+            "max_outstanding_r2t": 16,
+        },
+        {
+            **base,
+            "label": "wired + SSD + R2T 16",
+            "network": "wired",
+            "device": "ssd",
+            "max_outstanding_r2t": 16,
+        },
+        {
+            **base,
+            "label": f"as above on a {faster_link_bps / 1e9:g} Gbit/s link (wired latency)",
+            "network": "wired",
+            "device": "ssd",
+            "max_outstanding_r2t": 16,
+            "link_bps": faster_link_bps,
+        },
     ]
 
 
-
-def measured_points(runs: pd.DataFrame, bs_bytes: int, devices: Sequence[str],
-                    max_outstanding_r2t: Sequence[int]) -> pd.DataFrame:
+def measured_points(
+    runs: pd.DataFrame, bs_bytes: int, devices: Sequence[str], max_outstanding_r2t: Sequence[int]
+) -> pd.DataFrame:
     """Measured runs at one block size on the heatmap's panels, with their link in Mbit/s."""
-    sel = runs[(runs["bs_bytes"] == bs_bytes) & runs["device"].isin(list(devices))
-               & runs["max_outstanding_r2t"].isin(list(max_outstanding_r2t))]
+    sel = runs[
+        (runs["bs_bytes"] == bs_bytes)
+        & runs["device"].isin(list(devices))
+        & runs["max_outstanding_r2t"].isin(list(max_outstanding_r2t))
+    ]
     return sel.assign(link_mbit_per_s=sel["link_bps"] / BITS_PER_MBIT)
 
 
 def upgrade_table(run_interval: pd.DataFrame, op_interval: pd.DataFrame) -> pd.DataFrame:
     """Projection per question with its run interval and the per-operation interval beside it."""
-    cols = ["label", "network", "device", "max_outstanding_r2t", "link_bps", "op_ms", "mib_per_s",
-            "mib_per_s_lo", "mib_per_s_hi", "iops_lo", "iops_hi"]
-    return run_interval[cols].assign(op_mib_per_s_lo=op_interval["mib_per_s_lo"].to_numpy(),
-                                     op_mib_per_s_hi=op_interval["mib_per_s_hi"].to_numpy())
+    cols = [
+        "label",
+        "network",
+        "device",
+        "max_outstanding_r2t",
+        "link_bps",
+        "op_ms",
+        "mib_per_s",
+        "mib_per_s_lo",
+        "mib_per_s_hi",
+        "iops_lo",
+        "iops_hi",
+    ]
+    return run_interval[cols].assign(
+        op_mib_per_s_lo=op_interval["mib_per_s_lo"].to_numpy(),
+        op_mib_per_s_hi=op_interval["mib_per_s_hi"].to_numpy(),
+    )
 
 
 def gain_pct(table: pd.DataFrame, row: int, base_row: int = 0) -> float:
@@ -240,8 +319,12 @@ def gain_pct(table: pd.DataFrame, row: int, base_row: int = 0) -> float:
 
 def device_table(devices: Mapping[str, DeviceProfile]) -> pd.DataFrame:
     """Device profiles as a table (name, fixed ms, ms per MiB, source)."""
-    return pd.DataFrame([{"device": p.name, "fixed_ms": p.fixed_ms, "ms_per_mib": p.ms_per_mib,
-                          "source": p.source} for p in devices.values()])
+    return pd.DataFrame(
+        [
+            {"device": p.name, "fixed_ms": p.fixed_ms, "ms_per_mib": p.ms_per_mib, "source": p.source}
+            for p in devices.values()
+        ]
+    )
 
 
 def cpu_table(cpu: CpuProfile) -> pd.DataFrame:
@@ -252,7 +335,11 @@ def cpu_table(cpu: CpuProfile) -> pd.DataFrame:
 def pivot_mib_per_s(cells: pd.DataFrame, bs_bytes: int) -> pd.DataFrame:
     """Projected MiB/s at one block size: a row per device, R2T and one-way latency, a column per link."""
     sel = cells[cells["bs_bytes"] == bs_bytes]
-    wide = sel.pivot_table(index=["device", "max_outstanding_r2t", "one_way_ms"], columns="link_mbit_per_s",
-                           values="mib_per_s", sort=True)
+    wide = sel.pivot_table(
+        index=["device", "max_outstanding_r2t", "one_way_ms"],
+        columns="link_mbit_per_s",
+        values="mib_per_s",
+        sort=True,
+    )
     wide.columns = [f"{c:g} Mbit/s" for c in wide.columns]
     return wide.reset_index()

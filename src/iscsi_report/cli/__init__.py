@@ -28,9 +28,7 @@ def _loader(module: str, attr: str) -> Callable:
 def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
     """The top-level parser; only the chosen subcommand's module is imported (fast start-up)."""
     parser = argparse.ArgumentParser(prog="iscsi-report", description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--root", default=".", help="project root (folder with params/, notebooks/, book/)"
-    )
+    parser.add_argument("--root", default=".", help="project root (folder with params/, notebooks/, book/)")
     subs = parser.add_subparsers(dest="command", required=True)
     for name, (module, help_text) in SUBCOMMANDS.items():
         sub = subs.add_parser(name, help=help_text)

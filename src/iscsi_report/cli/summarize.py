@@ -31,9 +31,7 @@ def summarize_path(path: str | Path, tool: str = "auto") -> dict[str, Any]:
         text = read_text(path)
         found = detect_tool(text)
         if found is None:
-            raise IngestError(
-                path, f"not recognised as the output of any of: {', '.join(TOOL_ORDER)}"
-            )
+            raise IngestError(path, f"not recognised as the output of any of: {', '.join(TOOL_ORDER)}")
         tool = found[0]
     module = tool_module(tool)
     if module is None:

@@ -49,14 +49,20 @@ class Dataset:
 
     def select(self, tool: str | None = None, **labels: Any) -> list[RawFile]:
         """Files of ``tool`` whose labels equal every given label."""
-        return [f for f in self.files
-                if (tool is None or f.tool == tool)
-                and all(f.labels.get(k) == v for k, v in labels.items())]
+        return [
+            f
+            for f in self.files
+            if (tool is None or f.tool == tool) and all(f.labels.get(k) == v for k, v in labels.items())
+        ]
 
     def frame(self) -> pd.DataFrame:
         """One row per file: rel, tool, side, sha256 and each label as a column."""
-        return pd.DataFrame([{"file": f.rel, "tool": f.tool, "side": f.side,
-                              "sha256": f.sha256, **f.labels} for f in self.files])
+        return pd.DataFrame(
+            [
+                {"file": f.rel, "tool": f.tool, "side": f.side, "sha256": f.sha256, **f.labels}
+                for f in self.files
+            ]
+        )
 
 
 def _entry(manifest: Path, i: int, item: Any) -> RawFile:
@@ -81,8 +87,7 @@ def _entry(manifest: Path, i: int, item: Any) -> RawFile:
     if manifest.parent.resolve() not in path.parents:
         raise IngestError(manifest, "path leaves the dataset folder", json_path=f"{where}.path")
     if not path.is_file():
-        raise IngestError(manifest, f"listed file {item['path']} does not exist",
-                          json_path=f"{where}.path")
+        raise IngestError(manifest, f"listed file {item['path']} does not exist", json_path=f"{where}.path")
     return RawFile(path, item["path"], item["tool"], item["side"], item["sha256"], labels)
 
 
@@ -94,8 +99,7 @@ def load(raw_dir: str | Path) -> Dataset:
         doc = yaml.safe_load(read_text(manifest))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise IngestError(manifest, f"invalid YAML: {exc}",
-                          line=mark.line + 1 if mark else None) from exc
+        raise IngestError(manifest, f"invalid YAML: {exc}", line=mark.line + 1 if mark else None) from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("files"), list):
         raise IngestError(manifest, "expected a mapping with a 'files' list")
     files = [_entry(manifest, i, item) for i, item in enumerate(doc["files"])]
@@ -136,8 +140,9 @@ def update_checksums(raw_dir: str | Path) -> int:
     for i, item in enumerate(doc.get("files", [])):
         path = root / item["path"]
         if not path.is_file():
-            raise IngestError(manifest, f"listed file {item['path']} does not exist",
-                              json_path=f"files[{i}].path")
+            raise IngestError(
+                manifest, f"listed file {item['path']} does not exist", json_path=f"files[{i}].path"
+            )
         sha, size = sha256_file(path), path.stat().st_size
         if item.get("sha256") != sha or item.get("bytes") != size:
             changed += 1

@@ -97,8 +97,11 @@ def _failed_cell(path: Path) -> tuple[str, str]:
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
                 return _cell_label(nb, index), f"{out.get('ename')}: {out.get('evalue')}"
-    started = [i for i, c in enumerate(nb.cells)
-               if c.cell_type == "code" and c.get("metadata", {}).get("papermill", {}).get("start_time")]
+    started = [
+        i
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code" and c.get("metadata", {}).get("papermill", {}).get("start_time")
+    ]
     return (_cell_label(nb, started[-1]), "") if started else ("", "")
 
 
@@ -117,8 +120,10 @@ def _failure_detail(job: NotebookJob, out_nb: Path, log: Path, rc: int) -> str:
     label, error = _failed_cell(out_nb) if out_nb.exists() else ("", "")
     where = label or "a cell"
     if "CellTimeoutError" in log_text:
-        return (f"{where}: timed out after {job.timeout_s} s (the execution timeout, `timeout_s` in "
-                f"params/{job.run}.yaml); the cell was interrupted")
+        return (
+            f"{where}: timed out after {job.timeout_s} s (the execution timeout, `timeout_s` in "
+            f"params/{job.run}.yaml); the cell was interrupted"
+        )
     if "DeadKernelError" in log_text:
         return f"{where}: the kernel died while running it (killed, or out of memory)"
     if error:
@@ -189,19 +194,30 @@ def execute(project: Project, job: NotebookJob, env: dict[str, str], code: str) 
     source_nb = work / "source.ipynb"  # the MyST text notebook, converted in the staging folder
     nbformat.write(read_notebook(job.source), source_nb)
     cmd = [
-        sys.executable, "-m", "papermill", str(source_nb), str(out_nb),
-        "-f", str(params_file), "-k", KERNEL_NAME, "--cwd", str(project.root),
-        "--execution-timeout", str(job.timeout_s), "--no-progress-bar",
+        sys.executable,
+        "-m",
+        "papermill",
+        str(source_nb),
+        str(out_nb),
+        "-f",
+        str(params_file),
+        "-k",
+        KERNEL_NAME,
+        "--cwd",
+        str(project.root),
+        "--execution-timeout",
+        str(job.timeout_s),
+        "--no-progress-bar",
     ]
     run_env = {**env, READS_LOG_ENV: str(work / "reads.log")}
     for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
         with open(log, "wb") as fh:
-            rc = subprocess.run(cmd, stdout=fh, stderr=subprocess.STDOUT, env=run_env,
-                                cwd=project.root, check=False).returncode
+            rc = subprocess.run(
+                cmd, stdout=fh, stderr=subprocess.STDOUT, env=run_env, cwd=project.root, check=False
+            ).returncode
         if rc == 0 or attempt == KERNEL_START_ATTEMPTS or not _kernel_failed_to_start(log):
             break
-        print(f"retry   {job.run}/{job.notebook}: the kernel failed to start (attempt {attempt})",
-              flush=True)
+        print(f"retry   {job.run}/{job.notebook}: the kernel failed to start (attempt {attempt})", flush=True)
         out_nb.unlink(missing_ok=True)
         (work / "reads.log").unlink(missing_ok=True)
     seconds = time.monotonic() - started
@@ -217,8 +233,7 @@ def execute(project: Project, job: NotebookJob, env: dict[str, str], code: str) 
     previous = cache.load_record(project, job)
     dest_nb = project.executed(job.run, job.notebook)
     _publish_notebook(out_nb, dest_nb)
-    tables = _publish_tables(project, job, staged_results,
-                             set(previous.outputs) if previous else set())
+    tables = _publish_tables(project, job, staged_results, set(previous.outputs) if previous else set())
     reads_log = work / "reads.log"
     read_paths = sorted(set(reads_log.read_text().split())) if reads_log.exists() else []
     reads = cache.digests(project, [_relative(project, Path(p)) for p in read_paths])
@@ -246,8 +261,9 @@ def plan(project: Project, selected: list[str] | None) -> list[NotebookJob]:
     return [job for spec in discover(project, selected) for job in jobs_for(project, spec)]
 
 
-def run_jobs(project: Project, jobs: list[NotebookJob], n_workers: int, force: bool = False,
-             stream=sys.stdout) -> list[Outcome]:
+def run_jobs(
+    project: Project, jobs: list[NotebookJob], n_workers: int, force: bool = False, stream=sys.stdout
+) -> list[Outcome]:
     """Execute stale jobs in parallel, print progress and return every job's outcome."""
     code = cache.code_digest(*project.notebook_code_dirs)
     shutil.rmtree(project.cache_dir / "exec", ignore_errors=True)  # leftovers of killed runs
@@ -269,8 +285,12 @@ def run_jobs(project: Project, jobs: list[NotebookJob], n_workers: int, force: b
                 outcome = fut.result()
                 outcomes.append(outcome)
                 mark = "ok" if outcome.status == "ok" else "FAILED"
-                print(f"[{done}/{total}] {mark:6} {outcome.job.run}/{outcome.job.notebook} "
-                      f"{outcome.seconds:.1f}s", file=stream, flush=True)
+                print(
+                    f"[{done}/{total}] {mark:6} {outcome.job.run}/{outcome.job.notebook} "
+                    f"{outcome.seconds:.1f}s",
+                    file=stream,
+                    flush=True,
+                )
         except BaseException:  # Ctrl-C: start nothing more; running notebooks end (SIGINT reached them)
             for fut in futures:
                 fut.cancel()
@@ -292,8 +312,7 @@ def print_summary(outcomes: list[Outcome], stream=sys.stdout) -> None:
     stream.flush()
 
 
-def run_batch(project: Project, selected: list[str] | None, n_workers: int,
-              force: bool = False) -> int:
+def run_batch(project: Project, selected: list[str] | None, n_workers: int, force: bool = False) -> int:
     """Validate, execute and summarise; exit status 1 if any notebook failed."""
     jobs = plan(project, selected)
     outcomes = run_jobs(project, jobs, n_workers, force)
@@ -304,8 +323,13 @@ def run_batch(project: Project, selected: list[str] | None, n_workers: int,
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``iscsi-report run``."""
     parser.add_argument("params", nargs="*", help="params files or run names (default: all)")
-    parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
-                        help="notebooks executed at once (default: number of CPUs)")
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="notebooks executed at once (default: number of CPUs)",
+    )
     parser.add_argument("--force", action="store_true", help="ignore the cache, run everything")
 
 

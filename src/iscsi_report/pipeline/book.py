@@ -29,14 +29,20 @@ def run(args: argparse.Namespace) -> int:
         with pipeline_lock(project):
             status = run_batch(project, args.params or None, args.jobs, args.force)
             if status != 0:
-                print("book: not built because a notebook failed; the previous site is untouched",
-                      file=sys.stderr)
+                print(
+                    "book: not built because a notebook failed; the previous site is untouched",
+                    file=sys.stderr,
+                )
                 return status
             return build_book(project, args.force)
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print("book: interrupted; unfinished notebooks published nothing and the previous site is "
-              "untouched; run again to finish", file=sys.stderr, flush=True)
+        print(
+            "book: interrupted; unfinished notebooks published nothing and the previous site is "
+            "untouched; run again to finish",
+            file=sys.stderr,
+            flush=True,
+        )
         return INTERRUPTED_STATUS

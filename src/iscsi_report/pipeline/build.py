@@ -56,15 +56,20 @@ def toc_files(project: Project) -> set[str]:
 def check_toc(project: Project) -> None:
     """Refuse to build when the toc and the executed notebooks disagree, naming the first gap."""
     listed = toc_files(project)
-    executed = {p.relative_to(project.book_dir).with_suffix("").as_posix()
-                for p in project.runs_dir.glob("*/*.ipynb")}
+    executed = {
+        p.relative_to(project.book_dir).with_suffix("").as_posix() for p in project.runs_dir.glob("*/*.ipynb")
+    }
     for rel in sorted(listed):
         if rel.startswith("runs/") and rel not in executed:
-            raise ReportError(f"book/_toc.yml lists {rel} but it has not been executed "
-                              "(run `iscsi-report run` for its params file)")
+            raise ReportError(
+                f"book/_toc.yml lists {rel} but it has not been executed "
+                "(run `iscsi-report run` for its params file)"
+            )
         src = project.book_dir / rel
-        if not rel.startswith("runs/") and rel != provenance.PAGE and not any(
-            src.with_suffix(s).is_file() for s in (".md", ".ipynb")
+        if (
+            not rel.startswith("runs/")
+            and rel != provenance.PAGE
+            and not any(src.with_suffix(s).is_file() for s in (".md", ".ipynb"))
         ):
             raise ReportError(f"book/_toc.yml lists {rel} but book/{rel}.md does not exist")
     for rel in sorted(executed - listed):
@@ -82,8 +87,9 @@ def input_key(project: Project) -> str:
     files = [project.root / "_config.yml"]
     for root in roots:
         if root.is_dir():
-            files.extend(p for p in root.rglob("*")
-                         if p.is_file() and not provenance.is_generated(project, p))
+            files.extend(
+                p for p in root.rglob("*") if p.is_file() and not provenance.is_generated(project, p)
+            )
     for p in sorted(files):
         h.update(p.relative_to(project.root).as_posix().encode())
         h.update(p.read_bytes())
@@ -168,12 +174,22 @@ def build_book(project: Project, force: bool = False, stream=sys.stdout) -> int:
     site_root = project.build_dir / "sites" / time.strftime("%Y%m%dT%H%M%S")
     site_root = site_root.with_name(f"{site_root.name}-{os.getpid()}")
     cmd = [
-        sys.executable, "-c", "from jupyter_book.cli.main import main; main()",
-        "build", str(project.book_dir),
-        "--config", str(project.root / "_config.yml"),
-        "--toc", str(project.book_dir / "_toc.yml"),
-        "--path-output", str(site_root), "--builder", "html",
-        "-W", "-n", "--keep-going",
+        sys.executable,
+        "-c",
+        "from jupyter_book.cli.main import main; main()",
+        "build",
+        str(project.book_dir),
+        "--config",
+        str(project.root / "_config.yml"),
+        "--toc",
+        str(project.book_dir / "_toc.yml"),
+        "--path-output",
+        str(site_root),
+        "--builder",
+        "html",
+        "-W",
+        "-n",
+        "--keep-going",
     ]
     started = time.monotonic()
     try:
@@ -192,8 +208,7 @@ def build_book(project: Project, force: bool = False, stream=sys.stdout) -> int:
         shutil.rmtree(site_root, ignore_errors=True)
         raise
     _prune(project, site_root)
-    print(f"book: built in {time.monotonic() - started:.1f}s -> {link}/index.html",
-          file=stream, flush=True)
+    print(f"book: built in {time.monotonic() - started:.1f}s -> {link}/index.html", file=stream, flush=True)
     return 0
 
 

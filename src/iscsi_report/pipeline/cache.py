@@ -53,8 +53,13 @@ class Record:
     seconds: float
 
     def to_json(self) -> dict[str, Any]:
-        return {"version": RECORD_VERSION, "key": self.key, "reads": self.reads,
-                "outputs": self.outputs, "seconds": self.seconds}
+        return {
+            "version": RECORD_VERSION,
+            "key": self.key,
+            "reads": self.reads,
+            "outputs": self.outputs,
+            "seconds": self.seconds,
+        }
 
 
 def record_path(project: Project, job: NotebookJob) -> Path:

@@ -170,8 +170,12 @@ def jobs_for(project: Project, spec: RunSpec) -> list[NotebookJob]:
                     f"{spec.path}: notebooks.{name}.{key}: expected "
                     f"{type(defaults[key]).__name__}, got {type(value).__name__} {value!r}"
                 )
-        params = {**overrides, "run_name": spec.name, "dataset": spec.dataset,
-                  "project_root": str(project.root)}
+        params = {
+            **overrides,
+            "run_name": spec.name,
+            "dataset": spec.dataset,
+            "project_root": str(project.root),
+        }
         jobs.append(NotebookJob(spec.name, name, source, params, spec.timeout_s))
     return jobs
 
@@ -179,8 +183,9 @@ def jobs_for(project: Project, spec: RunSpec) -> list[NotebookJob]:
 def discover(project: Project, selected: list[str] | None = None) -> list[RunSpec]:
     """The params files to run: those named (paths or stems), else every ``params/*.yaml``."""
     if selected:
-        paths = [Path(s) if s.endswith((".yaml", ".yml")) else project.params_dir / f"{s}.yaml"
-                 for s in selected]
+        paths = [
+            Path(s) if s.endswith((".yaml", ".yml")) else project.params_dir / f"{s}.yaml" for s in selected
+        ]
     else:
         paths = sorted(project.params_dir.glob("*.yaml"))
     if not paths:

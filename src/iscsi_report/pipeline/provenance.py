@@ -31,9 +31,23 @@ PAGE = "provenance"  # book/provenance.md, listed in book/_toc.yml
 TOOL_CACHE_VERSION = 1
 # Packages whose versions decide the numbers and the pages (distribution names).
 KEY_PACKAGES = (
-    "iscsi-report", "numpy", "pandas", "scipy", "statsmodels", "pandera", "pyarrow", "pyyaml",
-    "altair", "vl-convert-python", "papermill", "nbclient", "ipykernel", "nbformat",
-    "jupyter-book", "myst-nb", "sphinx",
+    "iscsi-report",
+    "numpy",
+    "pandas",
+    "scipy",
+    "statsmodels",
+    "pandera",
+    "pyarrow",
+    "pyyaml",
+    "altair",
+    "vl-convert-python",
+    "papermill",
+    "nbclient",
+    "ipykernel",
+    "nbformat",
+    "jupyter-book",
+    "myst-nb",
+    "sphinx",
 )
 NOT_A_CHECKOUT = "not a git checkout"
 GIT_TIMEOUT_S = 30
@@ -140,8 +154,11 @@ def raw_files(project: Project, ds: datasets.Dataset, tools: _ToolCache) -> list
     out = []
     for f in ds.files:
         sha = sha256_file(f.path)
-        out.append(RawFileInfo(f.path, f.rel, f.path.stat().st_size, sha, sha == f.sha256,
-                               tools.get(f.path, sha, f.tool)))
+        out.append(
+            RawFileInfo(
+                f.path, f.rel, f.path.stat().st_size, sha, sha == f.sha256, tools.get(f.path, sha, f.tool)
+            )
+        )
     return out
 
 
@@ -152,8 +169,7 @@ def run_parameters(project: Project) -> list[tuple[str, Path, str, int, dict[str
         notebooks = {}
         for job in jobs_for(project, spec):
             merged = {**parameters_cell(job.source), **job.parameters}
-            notebooks[job.notebook] = {k: v for k, v in sorted(merged.items())
-                                       if k not in PLACE_PARAMETERS}
+            notebooks[job.notebook] = {k: v for k, v in sorted(merged.items()) if k not in PLACE_PARAMETERS}
         runs.append((spec.name, spec.path, spec.dataset, spec.timeout_s, notebooks))
     return runs
 
@@ -171,14 +187,19 @@ def package_versions() -> dict[str, str]:
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
     try:
-        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
-                              timeout=GIT_TIMEOUT_S, check=False)
+        return subprocess.run(
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
 
 
 def git_state(root: Path) -> str:
-    """"<commit> (clean)", "<commit> (dirty: ...)" or "not a git checkout" (with why git failed)."""
+    """ "<commit> (clean)", "<commit> (dirty: ...)" or "not a git checkout" (with why git failed)."""
     top = _git(root, "rev-parse", "--show-toplevel")
     if top is None or top.returncode != 0 or Path(top.stdout.strip()).resolve() != root.resolve():
         return NOT_A_CHECKOUT
@@ -245,19 +266,39 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 def _dataset_section(project: Project, raw_dir: Path, tools: _ToolCache) -> list[str]:
     ds = datasets.load(raw_dir)
     manifest = raw_dir / datasets.MANIFEST
-    lines = [f"### {ds.name}", "", _cell(ds.title), "",
-             f"Manifest: {_download(project, manifest, manifest.relative_to(project.root).as_posix())}, "
-             f"sha256 `{sha256_file(manifest)}`."
-             + (" Reconstructed from published summaries, not captured." if ds.reconstructed else ""),
-             ""]
+    lines = [
+        f"### {ds.name}",
+        "",
+        _cell(ds.title),
+        "",
+        f"Manifest: {_download(project, manifest, manifest.relative_to(project.root).as_posix())}, "
+        f"sha256 `{sha256_file(manifest)}`."
+        + (" Reconstructed from published summaries, not captured." if ds.reconstructed else ""),
+        "",
+    ]
     rows = []
     for f in raw_files(project, ds, tools):
         label = f.path.relative_to(project.root).as_posix()
-        rows.append([_download(project, f.path, label), f"{f.size_bytes:,}", f"`{f.sha256}`",
-                     "yes" if f.matches_manifest else "**NO**", f.info.tool, f.info.format,
-                     _cell(f.info.version)])
-    header = ["file", "bytes", "sha256", "matches manifest", "tool (from content)", "format",
-              "version (from the file)"]
+        rows.append(
+            [
+                _download(project, f.path, label),
+                f"{f.size_bytes:,}",
+                f"`{f.sha256}`",
+                "yes" if f.matches_manifest else "**NO**",
+                f.info.tool,
+                f.info.format,
+                _cell(f.info.version),
+            ]
+        )
+    header = [
+        "file",
+        "bytes",
+        "sha256",
+        "matches manifest",
+        "tool (from content)",
+        "format",
+        "version (from the file)",
+    ]
     return lines + _table(header, rows)
 
 
@@ -265,25 +306,46 @@ def _published_section(project: Project) -> list[str]:
     files = sorted(project.published_dir.glob("*.yaml")) if project.published_dir.is_dir() else []
     if not files:
         return []
-    rows = [[_download(project, p, p.relative_to(project.root).as_posix()), f"{p.stat().st_size:,}",
-             f"`{sha256_file(p)}`"] for p in files]
-    return ["## Published numbers", "",
-            "Numbers transcribed from the studies this book compares with (`data/published/`).", "",
-            *_table(["file", "bytes", "sha256"], rows)]
+    rows = [
+        [
+            _download(project, p, p.relative_to(project.root).as_posix()),
+            f"{p.stat().st_size:,}",
+            f"`{sha256_file(p)}`",
+        ]
+        for p in files
+    ]
+    return [
+        "## Published numbers",
+        "",
+        "Numbers transcribed from the studies this book compares with (`data/published/`).",
+        "",
+        *_table(["file", "bytes", "sha256"], rows),
+    ]
 
 
 def _runs_section(project: Project) -> list[str]:
-    lines = ["## Runs and their parameters", "",
-             "Each params file runs its notebooks over one dataset; below, every notebook's effective "
-             "parameters (the notebook's defaults with the params file's overrides; the runner's "
-             "paths are left out).", ""]
+    lines = [
+        "## Runs and their parameters",
+        "",
+        "Each params file runs its notebooks over one dataset; below, every notebook's effective "
+        "parameters (the notebook's defaults with the params file's overrides; the runner's "
+        "paths are left out).",
+        "",
+    ]
     for run, path, dataset, timeout_s, notebooks in run_parameters(project):
         rel = path.relative_to(project.root).as_posix() if path.is_relative_to(project.root) else path
-        lines += [f"### {run}", "",
-                  f"Params file `{rel}` (sha256 `{sha256_file(path)}`), dataset "
-                  f"`{dataset or 'none'}`, cell timeout {timeout_s} s.", ""]
-        rows = [[f"`{nb}`", f"`{key}`", _code(value)]
-                for nb, values in notebooks.items() for key, value in values.items()]
+        lines += [
+            f"### {run}",
+            "",
+            f"Params file `{rel}` (sha256 `{sha256_file(path)}`), dataset "
+            f"`{dataset or 'none'}`, cell timeout {timeout_s} s.",
+            "",
+        ]
+        rows = [
+            [f"`{nb}`", f"`{key}`", _code(value)]
+            for nb, values in notebooks.items()
+            for key, value in values.items()
+        ]
         lines += _table(["notebook", "parameter", "value"], rows)
     return lines
 
@@ -292,20 +354,38 @@ def _tables_section(project: Project) -> list[str]:
     csvs = sorted(project.results_dir.glob("*/*.csv")) if project.results_dir.is_dir() else []
     if not csvs:
         return []
-    rows = [[_download(project, p, p.relative_to(project.root).as_posix()), f"{p.stat().st_size:,}",
-             f"`{sha256_file(p)}`"] for p in csvs]
-    return ["## Tables", "", "Every table shown in the book, as the CSV the notebooks wrote.", "",
-            *_table(["file", "bytes", "sha256"], rows)]
+    rows = [
+        [
+            _download(project, p, p.relative_to(project.root).as_posix()),
+            f"{p.stat().st_size:,}",
+            f"`{sha256_file(p)}`",
+        ]
+        for p in csvs
+    ]
+    return [
+        "## Tables",
+        "",
+        "Every table shown in the book, as the CSV the notebooks wrote.",
+        "",
+        *_table(["file", "bytes", "sha256"], rows),
+    ]
 
 
 def render(project: Project, built_at: str) -> str:
     """The whole page as MyST markdown; only ``built_at`` varies between builds of the same inputs."""
     tools = _ToolCache(project)
-    lines = ["# Provenance", "",
-             "What this site was built from, to the byte. The tool and version of each raw file are "
-             "read from the file's content by the same parsers the chapters use, not from its name.",
-             "", f"- Built at: {built_at}", f"- Source (git commit): {git_state(project.root)}", "",
-             "## Raw data", ""]
+    lines = [
+        "# Provenance",
+        "",
+        "What this site was built from, to the byte. The tool and version of each raw file are "
+        "read from the file's content by the same parsers the chapters use, not from its name.",
+        "",
+        f"- Built at: {built_at}",
+        f"- Source (git commit): {git_state(project.root)}",
+        "",
+        "## Raw data",
+        "",
+    ]
     for raw_dir in dataset_dirs(project):
         lines += _dataset_section(project, raw_dir, tools)
     tools.save()
@@ -313,8 +393,11 @@ def render(project: Project, built_at: str) -> str:
     lines += _runs_section(project)
     lines += _tables_section(project)
     versions = package_versions()
-    lines += ["## Software", "", *_table(["package", "version"],
-                                          [[f"`{k}`", _cell(v)] for k, v in versions.items()])]
+    lines += [
+        "## Software",
+        "",
+        *_table(["package", "version"], [[f"`{k}`", _cell(v)] for k, v in versions.items()]),
+    ]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -18,8 +18,10 @@ from typing import Any
 from urllib.parse import quote
 
 # A blue disk: inline, so the icon costs no request and needs no file in the book.
-ICON_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">'
-            '<circle cx="8" cy="8" r="7" fill="#2a6ebb"/></svg>')
+ICON_SVG = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">'
+    '<circle cx="8" cy="8" r="7" fill="#2a6ebb"/></svg>'
+)
 ICON_LINK = f'<link rel="icon" type="image/svg+xml" href="data:image/svg+xml,{quote(ICON_SVG)}" />\n'
 
 

@@ -14,8 +14,10 @@ BAR_HEIGHT = 22
 def latency_terms(terms: pd.DataFrame, row: str = "configuration") -> alt.Chart:
     """One horizontal bar per ``row`` value, stacked by term in exchange order (ms)."""
     order = {name: i for i, name in enumerate(TERM_NAMES)}
-    data = terms.assign(term_order=terms["term"].map(order),
-                        term_label=terms["term"].str.removesuffix("_ms").str.replace("_", " "))
+    data = terms.assign(
+        term_order=terms["term"].map(order),
+        term_label=terms["term"].str.removesuffix("_ms").str.replace("_", " "),
+    )
     labels = [t.removesuffix("_ms").replace("_", " ") for t in TERM_NAMES]
     n_rows = max(1, data[row].nunique())
     return (
@@ -24,8 +26,7 @@ def latency_terms(terms: pd.DataFrame, row: str = "configuration") -> alt.Chart:
         .encode(
             y=alt.Y(f"{row}:N", title=None, sort=None),
             x=alt.X("sum(ms):Q", title="time per write (ms)"),
-            color=alt.Color("term_label:N", title="term", sort=labels,
-                            scale=alt.Scale(scheme="tableau10")),
+            color=alt.Color("term_label:N", title="term", sort=labels, scale=alt.Scale(scheme="tableau10")),
             order=alt.Order("term_order:Q"),
             tooltip=[f"{row}:N", "term_label:N", alt.Tooltip("ms:Q", format=".3f")],
         )
@@ -50,14 +51,22 @@ def one_way_trips(exchange: pd.DataFrame) -> alt.Chart:
 def estimate_vs_measured(compare: pd.DataFrame) -> alt.Chart:
     """Estimated MiB/s (blog inputs, measured inputs) and measured MiB/s per configuration."""
     keys = ["max_outstanding_r2t", "network", "device"]
-    long = compare.melt(id_vars=keys, value_vars=["mib_per_s_blog", "mib_per_s_measured",
-                                                  "measured_mib_per_s_measured"],
-                        var_name="series", value_name="mib_per_s")
-    long["series"] = long["series"].map({"mib_per_s_blog": "estimate, blog inputs",
-                                         "mib_per_s_measured": "estimate, measured inputs",
-                                         "measured_mib_per_s_measured": "measured (fio)"})
-    long["configuration"] = ("R2T=" + long["max_outstanding_r2t"].astype(str) + ", "
-                             + long["network"] + ", " + long["device"])
+    long = compare.melt(
+        id_vars=keys,
+        value_vars=["mib_per_s_blog", "mib_per_s_measured", "measured_mib_per_s_measured"],
+        var_name="series",
+        value_name="mib_per_s",
+    )
+    long["series"] = long["series"].map(
+        {
+            "mib_per_s_blog": "estimate, blog inputs",
+            "mib_per_s_measured": "estimate, measured inputs",
+            "measured_mib_per_s_measured": "measured (fio)",
+        }
+    )
+    long["configuration"] = (
+        "R2T=" + long["max_outstanding_r2t"].astype(str) + ", " + long["network"] + ", " + long["device"]
+    )
     return (
         alt.Chart(long.dropna(subset=["mib_per_s"]))
         .mark_point(filled=True, size=70)

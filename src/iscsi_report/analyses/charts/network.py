@@ -39,8 +39,7 @@ def rtt_ecdf(ecdf: pd.DataFrame) -> alt.Chart:
         .mark_line()
         .encode(
             x=alt.X("rtt_ms:Q", scale=alt.Scale(type="log"), title="round-trip time (ms, log)"),
-            y=alt.Y("cumulative_share:Q", title="share of replies at or below",
-                    axis=alt.Axis(format="%")),
+            y=alt.Y("cumulative_share:Q", title="share of replies at or below", axis=alt.Axis(format="%")),
             color=alt.Color("group:N", title="network, interval"),
         )
         .properties(width=2 * WIDTH, height=HEIGHT + 40)

@@ -14,43 +14,66 @@ def throughput_by_bs(table: pd.DataFrame, color: str = "device") -> alt.Chart:
     """MiB/s and IOPS against block size, one line per ``color`` value, side by side."""
     base = alt.Chart(table).encode(x=BS_AXIS, color=alt.Color(f"{color}:N", title=color))
     mib = base.mark_line(point=True).encode(
-        y=alt.Y("mib_per_s:Q", title="throughput (MiB/s)", scale=alt.Scale(zero=True)))
+        y=alt.Y("mib_per_s:Q", title="throughput (MiB/s)", scale=alt.Scale(zero=True))
+    )
     iops = base.mark_line(point=True).encode(
-        y=alt.Y("iops:Q", title="IOPS (log)", scale=alt.Scale(type="log")))
-    return alt.hconcat(mib.properties(width=WIDTH, height=HEIGHT),
-                       iops.properties(width=WIDTH, height=HEIGHT))
+        y=alt.Y("iops:Q", title="IOPS (log)", scale=alt.Scale(type="log"))
+    )
+    return alt.hconcat(
+        mib.properties(width=WIDTH, height=HEIGHT), iops.properties(width=WIDTH, height=HEIGHT)
+    )
 
 
 def device_fit(points: pd.DataFrame, curves: pd.DataFrame) -> alt.Chart:
     """Measured per-op ms against block size with the fitted line and its band, per device."""
-    data = pd.concat([points[["device", "bs_kib", "op_ms"]].assign(layer="measured"),
-                      curves.assign(layer="fit")], ignore_index=True)
+    data = pd.concat(
+        [points[["device", "bs_kib", "op_ms"]].assign(layer="measured"), curves.assign(layer="fit")],
+        ignore_index=True,
+    )
     x = alt.X("bs_kib:Q", title="block size (KiB)")
     base = alt.Chart()
-    band = base.mark_area(opacity=0.25).encode(x=x, y="op_ms_lo:Q", y2="op_ms_hi:Q").transform_filter(
-        alt.datum.layer == "fit")
-    line = base.mark_line().encode(x=x, y=alt.Y("op_ms:Q", title="time per write (ms)")).transform_filter(
-        alt.datum.layer == "fit")
-    dots = base.mark_point(filled=True, size=40, color="black").encode(x=x, y="op_ms:Q").transform_filter(
-        alt.datum.layer == "measured")
-    return (alt.layer(band, line, dots, data=data)
-            .properties(width=WIDTH, height=HEIGHT)
-            .facet(facet=alt.Facet("device:N", title=None), columns=2)
-            .resolve_scale(y="independent", x="independent"))
+    band = (
+        base.mark_area(opacity=0.25)
+        .encode(x=x, y="op_ms_lo:Q", y2="op_ms_hi:Q")
+        .transform_filter(alt.datum.layer == "fit")
+    )
+    line = (
+        base.mark_line()
+        .encode(x=x, y=alt.Y("op_ms:Q", title="time per write (ms)"))
+        .transform_filter(alt.datum.layer == "fit")
+    )
+    dots = (
+        base.mark_point(filled=True, size=40, color="black")
+        .encode(x=x, y="op_ms:Q")
+        .transform_filter(alt.datum.layer == "measured")
+    )
+    return (
+        alt.layer(band, line, dots, data=data)
+        .properties(width=WIDTH, height=HEIGHT)
+        .facet(facet=alt.Facet("device:N", title=None), columns=2)
+        .resolve_scale(y="independent", x="independent")
+    )
 
 
 def request_size(requests: pd.DataFrame) -> alt.Chart:
     """Device write request size (iostat wareq-sz) against fio block size, with the y = x line."""
     data = requests.dropna(subset=["wareq_sz_kb"]).assign(
-        bs_kib=lambda d: d["bs_bytes"] / 1024, series=lambda d: d["scenario"].astype(str)
-        + ", " + d["device"].astype(str))
+        bs_kib=lambda d: d["bs_bytes"] / 1024,
+        series=lambda d: d["scenario"].astype(str) + ", " + d["device"].astype(str),
+    )
     diag = pd.DataFrame({"bs_kib": sorted(data["bs_kib"].unique())})
-    ref = alt.Chart(diag).mark_line(strokeDash=[4, 4], color="gray").encode(
-        x=BS_AXIS, y=alt.Y("bs_kib:Q"))
-    pts = alt.Chart(data).mark_line(point=True).encode(
-        x=BS_AXIS, y=alt.Y("wareq_sz_kb:Q", scale=alt.Scale(type="log", base=2),
-                           title="device write request (KiB, log2)"),
-        color=alt.Color("series:N", title="scenario, device"))
+    ref = alt.Chart(diag).mark_line(strokeDash=[4, 4], color="gray").encode(x=BS_AXIS, y=alt.Y("bs_kib:Q"))
+    pts = (
+        alt.Chart(data)
+        .mark_line(point=True)
+        .encode(
+            x=BS_AXIS,
+            y=alt.Y(
+                "wareq_sz_kb:Q", scale=alt.Scale(type="log", base=2), title="device write request (KiB, log2)"
+            ),
+            color=alt.Color("series:N", title="scenario, device"),
+        )
+    )
     return alt.layer(ref, pts).properties(width=2 * WIDTH, height=HEIGHT)
 
 
@@ -58,7 +81,14 @@ def remote_vs_local(remote: pd.DataFrame, local: pd.DataFrame) -> alt.Chart:
     """MiB/s by block size of every remote scenario and the local runs of the same devices."""
     cols = ["scenario", "device", "bs_kib", "mib_per_s"]
     data = pd.concat([remote[cols], local[cols]], ignore_index=True)
-    return (alt.Chart(data).mark_line(point=True).encode(
-        x=BS_AXIS, y=alt.Y("mib_per_s:Q", title="throughput (MiB/s, log)", scale=alt.Scale(type="log")),
-        color=alt.Color("scenario:N"), strokeDash=alt.StrokeDash("device:N"))
-        .properties(width=2 * WIDTH, height=HEIGHT + 40))
+    return (
+        alt.Chart(data)
+        .mark_line(point=True)
+        .encode(
+            x=BS_AXIS,
+            y=alt.Y("mib_per_s:Q", title="throughput (MiB/s, log)", scale=alt.Scale(type="log")),
+            color=alt.Color("scenario:N"),
+            strokeDash=alt.StrokeDash("device:N"),
+        )
+        .properties(width=2 * WIDTH, height=HEIGHT + 40)
+    )

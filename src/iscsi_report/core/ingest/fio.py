@@ -113,9 +113,7 @@ def parse(path: str | Path) -> FioResult:
     doc, start_line, end_line = _extract_json(path, text)
     lines = text.splitlines()
     outside = [
-        (i + 1, ln)
-        for i, ln in enumerate(lines)
-        if (i + 1 < start_line or i + 1 > end_line) and ln.strip()
+        (i + 1, ln) for i, ln in enumerate(lines) if (i + 1 < start_line or i + 1 > end_line) and ln.strip()
     ]
     warnings = [f"line {n}: {ln.strip()}" for n, ln in outside if ln.startswith("fio: ")]
     if outside:
@@ -136,9 +134,7 @@ def parse(path: str | Path) -> FioResult:
         else:  # old fio (e.g. 2.1.x) recorded no options: use its text header, else unknown
             opts = _text_header_options(str(job.get("jobname")), outside)
             if opts is None:
-                warnings.append(
-                    f"{jp}: fio recorded no job options; rw, bs, iodepth, numjobs unknown"
-                )
+                warnings.append(f"{jp}: fio recorded no job options; rw, bs, iodepth, numjobs unknown")
             else:
                 warnings.append(f"{jp}: rw, bs, iodepth read from fio's text header line")
         rows.extend(_job_rows(path, job, jp, opts, warnings))
@@ -265,18 +261,12 @@ def _check_job_error(
         return
     name = job.get("jobname", f"#{jp}")
     message = next(
-        (
-            ln.strip()
-            for _, ln in text_lines
-            if (m := _FIO_ERR_RE.search(ln)) and int(m.group(1)) == err
-        ),
+        (ln.strip() for _, ln in text_lines if (m := _FIO_ERR_RE.search(ln)) and int(m.group(1)) == err),
         None,
     )
     if message is None:
         message = f"errno {err} ({os.strerror(err)}); fio printed no message with the JSON"
-    raise IngestError(
-        path, f"fio job {name!r} failed with error {err}: {message}", json_path=f"{jp}.error"
-    )
+    raise IngestError(path, f"fio job {name!r} failed with error {err}: {message}", json_path=f"{jp}.error")
 
 
 def _job_rows(
@@ -340,9 +330,7 @@ def _job_settings(
         "bs_bytes": _bs_for(path, opts, direction, kb_base, jp, name, warnings),
         "iodepth": _int_option(path, opts, "iodepth", FIO_DEFAULT_IODEPTH, jp),
         "numjobs": (
-            pd.NA
-            if TEXT_SOURCE in opts
-            else _int_option(path, opts, "numjobs", FIO_DEFAULT_NUMJOBS, jp)
+            pd.NA if TEXT_SOURCE in opts else _int_option(path, opts, "numjobs", FIO_DEFAULT_NUMJOBS, jp)
         ),
     }
 
@@ -385,9 +373,7 @@ def _int_option(path: str | Path, opts: dict[str, str], key: str, default: int, 
         ) from exc
 
 
-def _number(
-    path: str | Path, obj: dict[str, Any], key: str, jp: str, default: float | None = None
-) -> float:
+def _number(path: str | Path, obj: dict[str, Any], key: str, jp: str, default: float | None = None) -> float:
     """A finite numeric field of a JSON object (``default`` if absent and given), else IngestError."""
     if key not in obj and default is not None:
         return default
@@ -395,9 +381,7 @@ def _number(
     if value is None:
         raise IngestError(path, f"missing numeric field '{key}'", json_path=f"{jp}.{key}")
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise IngestError(
-            path, f"expected a finite number, got {value!r}", json_path=f"{jp}.{key}"
-        )
+        raise IngestError(path, f"expected a finite number, got {value!r}", json_path=f"{jp}.{key}")
     return value
 
 
@@ -479,9 +463,7 @@ def _job_bins(path: str | Path, job: dict[str, Any], jp: str) -> list[dict[str, 
                 raise IngestError(
                     path, f"expected integer bin and count, got {key!r}: {count!r}", json_path=bp
                 )
-            rows.append(
-                {"job": job["jobname"], "direction": direction, "lat_ns": int(key), "count": count}
-            )
+            rows.append({"job": job["jobname"], "direction": direction, "lat_ns": int(key), "count": count})
     return rows
 
 

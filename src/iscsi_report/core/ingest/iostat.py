@@ -142,10 +142,7 @@ CPU_SCHEMA = pa.DataFrameSchema(
         "report": pa.Column(int, pa.Check.ge(0)),
         "since_boot": pa.Column(bool),
         "timestamp": pa.Column("datetime64[ns]", nullable=True, required=False),
-        **{
-            f"{c}_pct": pa.Column(float, pa.Check.in_range(0, 100), required=False)
-            for c in CPU_COLUMNS
-        },
+        **{f"{c}_pct": pa.Column(float, pa.Check.in_range(0, 100), required=False) for c in CPU_COLUMNS},
     },
     strict=True,
 )
@@ -312,9 +309,7 @@ def _read_cpu(st: _TextState, lines: list[str], i: int, lineno: int) -> int:
         raise IngestError(st.path, "avg-cpu header without a value line", line=lineno)
     values = lines[i].split()
     if len(values) != len(names):
-        raise IngestError(
-            st.path, f"expected {len(names)} avg-cpu values, got {len(values)}", line=i + 1
-        )
+        raise IngestError(st.path, f"expected {len(names)} avg-cpu values, got {len(values)}", line=i + 1)
     if st.has_cpu or st.has_dev or st.report < 0:
         st.new_report()
     st.has_cpu = True
@@ -365,9 +360,7 @@ def _number(st: _TextState, raw: str, lineno: int) -> float:
     pattern = _COMMA_NUM_RE if st.decimal_comma else _DOT_NUM_RE
     if not pattern.match(raw):
         sep = "comma" if st.decimal_comma else "dot"
-        raise IngestError(
-            st.path, f"expected a number with a decimal {sep}, got {raw!r}", line=lineno
-        )
+        raise IngestError(st.path, f"expected a number with a decimal {sep}, got {raw!r}", line=lineno)
     return float(raw.replace(",", "."))
 
 
@@ -498,9 +491,7 @@ def _recover_unclosed(
     try:
         head = json.loads(text[: m.end()] + "]}]}}")
     except json.JSONDecodeError as exc2:
-        raise IngestError(
-            path, f"malformed iostat JSON header: {exc2.msg}", line=exc2.lineno
-        ) from exc2
+        raise IngestError(path, f"malformed iostat JSON header: {exc2.msg}", line=exc2.lineno) from exc2
     host = _json_host(path, head)
     decoder = json.JSONDecoder()
     reports: list[Any] = []

@@ -63,9 +63,7 @@ _REPLY_RE = re.compile(
 )
 _NO_ANSWER_RE = re.compile(_TS + r"no answer yet for icmp_seq=(?P<seq>\d+)$")
 _TIMEOUT_RE = re.compile(r"Request timeout for icmp_seq[= ](?P<seq>\d+)$")
-_ICMP_ERROR_RE = re.compile(
-    _TS + r"From \S+(?: \(\S+\))?:? (?:icmp_seq=(?P<seq>\d+) )?(?P<what>[A-Z].*)$"
-)
+_ICMP_ERROR_RE = re.compile(_TS + r"From \S+(?: \(\S+\))?:? (?:icmp_seq=(?P<seq>\d+) )?(?P<what>[A-Z].*)$")
 _BSD_ERROR_RE = re.compile(r"\d+ bytes from .+: (?P<what>[A-Z][A-Za-z ]+)$")
 _HEXDUMP_RE = re.compile(r"(?:Vr HL TOS .*|(?: +[0-9a-f]+){9,}.*)$")
 _HEADER_RE = re.compile(r"(?:PING |PING6\().+")
@@ -652,10 +650,7 @@ def _cross_check(result: PingResult) -> None:
             "are ping's own min/avg/max only"
         )
     elif n != st.received + st.duplicates:
-        w.append(
-            f"{n} reply lines but ping counted {st.received} received + {st.duplicates} "
-            "duplicates"
-        )
+        w.append(f"{n} reply lines but ping counted {st.received} received + {st.duplicates} duplicates")
     elif n_dup != st.duplicates:
         w.append(f"{n_dup} replies marked duplicate but ping counted {st.duplicates}")
     if st.transmitted > 0:
@@ -687,9 +682,7 @@ def _check_rtt(result: PingResult, st: PingStatistics) -> None:
             pairs.append((st.rtt_dev_label or "mdev", st.rtt_dev_ms, pstd))
     for name, printed, computed in pairs:
         if printed is not None and abs(printed - computed) > tol:
-            result.warnings.append(
-                f"printed rtt {name} {printed} ms but {computed:.6g} ms from the samples"
-            )
+            result.warnings.append(f"printed rtt {name} {printed} ms but {computed:.6g} ms from the samples")
 
 
 def _merge(fast: _FastReplies, state: _Careful) -> dict[str, np.ndarray]:
@@ -757,8 +750,7 @@ def parse_text(text: str, path: str | Path = "<text>") -> PingResult:
     if result.unparsed:
         first = result.unparsed[0]
         result.warnings.append(
-            f"{len(result.unparsed)} line(s) not understood, first at line {first[0]}: "
-            f"{first[1][:80]!r}"
+            f"{len(result.unparsed)} line(s) not understood, first at line {first[0]}: {first[1][:80]!r}"
         )
     return result
 
