@@ -1,0 +1,85 @@
+"""``iscsi-report lab``: setup, run, smoke and teardown of the real iSCSI lab (root only)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from iscsi_report.lab import state as st
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the lab's sub-subcommands to ``parser``."""
+    subs = parser.add_subparsers(dest="lab_command", required=True)
+    subs.add_parser("setup", help="install packages, build libiscsi fio and patched tgt (cached)")
+    run = subs.add_parser("run", help="bring the lab up, run the sweep, write the dataset")
+    run.add_argument("--out", required=True, help="dataset folder, e.g. data/raw/lab-iscsi-2026")
+    run.add_argument("--quick", action="store_true", help="a small sweep (about a minute)")
+    smoke = subs.add_parser("smoke", help="a short check of the lab (under 90 s)")
+    smoke.add_argument("--json", dest="json_out", help="also write the figures to this file")
+    subs.add_parser("teardown", help="remove whatever a lab left behind (from its state file)")
+    subs.add_parser("status", help="what the state file records")
+
+
+def _say(msg: str) -> None:
+    print(f"lab: {msg}", file=sys.stderr, flush=True)
+
+
+def _tools(root: str):
+    from iscsi_report.lab.build import load_tools, setup
+
+    tools = load_tools(root)
+    if tools is None:
+        _say("no built tools recorded; running `lab setup` first")
+        tools = setup(root, _say)
+    return tools
+
+
+def run(args: argparse.Namespace) -> int:
+    """Dispatch ``lab <command>``; returns the exit status."""
+    root = getattr(args, "root", ".")
+    cmd = args.lab_command
+    if cmd == "teardown":
+        done = st.teardown(_say)
+        left = st.lab_namespaces()
+        _say(f"teardown: {len(done)} actions; lab namespaces left: {left or 'none'}")
+        return 1 if left else 0
+    if cmd == "status":
+        print(json.dumps(st.load_state(), indent=1))
+        return 0
+    if cmd == "setup":
+        from iscsi_report.lab.build import SetupError, setup
+
+        t0 = time.monotonic()
+        try:
+            tools = setup(root, _say)
+        except SetupError as exc:
+            _say(f"setup failed: {exc}")
+            return 1
+        print(json.dumps({**tools.as_dict(), "setup_s": round(time.monotonic() - t0, 1)}, indent=1))
+        return 0
+    tools = _tools(root)
+    if cmd == "smoke":
+        from iscsi_report.lab.smoke import smoke
+
+        result = smoke(tools, _say)
+        text = json.dumps(result, indent=1, default=str)
+        print(text)
+        if args.json_out:
+            Path(args.json_out).write_text(text, encoding="utf-8")
+        _say("smoke " + ("PASSED" if not result["failed"] else "FAILED: " + "; ".join(result["failed"])))
+        return 0 if not result["failed"] else 1
+    if cmd == "run":
+        from iscsi_report.lab.sweep import clean_out, execute
+        from iscsi_report.lab.topology import Lab
+
+        out = Path(args.out).resolve()
+        clean_out(out)
+        with Lab(tools, _say) as lab:
+            summary = execute(lab, out, args.quick, _say)
+        print(json.dumps(summary, indent=1, default=str))
+        return 0 if not summary["failures"] and summary["verify"]["passed"] else 1
+    raise SystemExit(f"unknown lab command {cmd}")

@@ -1,0 +1,397 @@
+"""``lab run``: the sweep's design, its execution on a :class:`~.topology.Lab`, and the manifest.
+
+Design (full sweep), chosen so the latency model's terms separate and configurations are left
+for held-out validation:
+
+* one-way delay D ∈ {0, 0.5, 1, 2, 4} ms at 1000 Mbit/s; D ∈ {0, 1, 4} ms also at 400 Mbit/s
+  (the per-byte term: wire time vs. host cost); ping (2 ms interval) and iperf3 at each point,
+  and both at D = 0 with the rate unlimited (the delay line's own ceiling);
+* writes, iodepth 1: bs 64/128/256/512 KiB at window 1 (0–2 R2Ts: window cannot matter) and
+  bs 1/2/4 MiB at R2T windows 1, 2, 4, 8 (4, 8, 16 R2Ts per write: the per-round term);
+  each with immediate data 64 KiB (MaxRecvDataSegmentLength 256 KiB) and 8 KiB
+  (MaxRecvDataSegmentLength 8 KiB: also 32× more Data-Out PDUs); 8 KiB immediate data with
+  256 KiB segments at bs 1/4 MiB, windows 1/8, D ∈ {0, 2} ms separates the two;
+* reads (Data-In, no R2T) at every bs and D; iodepth 4 writes (bs 256 KiB/1 MiB/4 MiB,
+  windows 1/8) and reads (1 MiB) at every D;
+* 3 replicates (separate fio processes and logins, interleaved across configurations), plus
+  one captured run (tshark) of 2 I/Os per write configuration at 1000 Mbit/s.
+
+``design_role`` labels the suggested split: ``fit`` for D ∈ {0, 1} ms, bs ∈ {64 KiB, 256 KiB,
+1 MiB, 4 MiB} and window ∈ {1, 8}; everything else (D = 0.5, 2, 4 ms; bs 128/512 KiB, 2 MiB;
+windows 2, 4) is ``holdout``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from iscsi_report.core.ingest import tshark as tshark_ingest
+from iscsi_report.core.ingest.textio import sha256_file
+from iscsi_report.lab import state as st
+from iscsi_report.lab.topology import (
+    ADDR_TGT,
+    NS_INI,
+    NS_TGT,
+    PATH_MTU_BYTES,
+    Lab,
+    fio_filename,
+    target_params,
+)
+
+KIB = 1024
+MIB = 1024 * KIB
+DELAYS_MS = (0.0, 0.5, 1.0, 2.0, 4.0)
+LINK_MBPS = 1000.0
+SLOW_LINK_MBPS = 400.0
+SLOW_LINK_DELAYS_MS = (0.0, 1.0, 4.0)
+SMALL_BS = (64 * KIB, 128 * KIB, 256 * KIB, 512 * KIB)
+LARGE_BS = (1 * MIB, 2 * MIB, 4 * MIB)
+WINDOWS = (1, 2, 4, 8)
+IMMEDIATE = ((65536, 262144), (8192, 8192))  # (immediate_data_bytes, max_recv_data_segment_bytes)
+REPLICATES = 3
+CAPTURE_IOS = 2
+PING_INTERVAL_S = 0.002
+PING_COUNT = 1000
+IPERF3_SECONDS = 3
+FIT_DELAYS_MS = (0.0, 1.0)
+FIT_BS = (64 * KIB, 256 * KIB, 1 * MIB, 4 * MIB)
+FIT_WINDOWS = (1, 8)
+
+
+@dataclass(frozen=True, order=True)
+class FioRun:
+    """One fio process: a configuration, its replicate number and how many I/Os it issues."""
+
+    r2t_window: int
+    link_mbps: float
+    one_way_delay_ms: float
+    immediate_data_bytes: int
+    max_recv_data_segment_bytes: int
+    captured: bool
+    replicate: int
+    rw: str
+    iodepth: int
+    bs_bytes: int
+    n_ios: int
+
+    @property
+    def design_role(self) -> str:
+        """``fit`` or ``holdout`` (see the module docstring)."""
+        fit = (self.one_way_delay_ms in FIT_DELAYS_MS and self.bs_bytes in FIT_BS
+               and self.r2t_window in FIT_WINDOWS)
+        return "fit" if fit else "holdout"
+
+    def labels(self) -> dict[str, Any]:
+        """Manifest labels of this run's files."""
+        return {
+            "one_way_delay_ms": self.one_way_delay_ms, "link_mbps": self.link_mbps,
+            "bs_bytes": self.bs_bytes, "rw": self.rw, "iodepth": self.iodepth,
+            "r2t_window": self.r2t_window, "immediate_data_bytes": self.immediate_data_bytes,
+            "max_recv_data_segment_bytes": self.max_recv_data_segment_bytes,
+            "replicate": self.replicate, "captured": self.captured, "n_ios": self.n_ios,
+            "design_role": self.design_role, "network": "tun-delay-line",
+        }
+
+    def stem(self) -> str:
+        """File name stem, unique per run."""
+        d = f"{self.one_way_delay_ms:g}".replace(".", "p")
+        cap = "-cap" if self.captured else f"-r{self.replicate}"
+        return (f"{self.rw}-qd{self.iodepth}-bs{self.bs_bytes // KIB}k-w{self.r2t_window}"
+                f"-imm{self.immediate_data_bytes // KIB}k-seg{self.max_recv_data_segment_bytes // KIB}k"
+                f"-d{d}ms-l{self.link_mbps:g}{cap}")
+
+
+def _ios(bs_bytes: int, iodepth: int) -> int:
+    base = 16 if bs_bytes <= 512 * KIB else 8
+    return base * (2 if iodepth > 1 else 1)
+
+
+def design(quick: bool = False) -> tuple[list[FioRun], list[tuple[float, float]]]:
+    """The fio runs and the (one_way_delay_ms, link_mbps) points measured by ping and iperf3."""
+    runs: set[FioRun] = set()
+
+    def add(d: float, link: float, bs: int, rw: str, qd: int, win: int, imm: tuple[int, int],
+            reps: int, capture: bool) -> None:
+        for rep in range(1, reps + 1):
+            runs.add(FioRun(win, link, d, imm[0], imm[1], False, rep, rw, qd, bs, _ios(bs, qd)))
+        if capture and rw == "write":
+            runs.add(FioRun(win, link, d, imm[0], imm[1], True, 0, rw, qd, bs, CAPTURE_IOS))
+
+    if quick:
+        for d in (0.0, 2.0):
+            for bs in (64 * KIB, 2 * MIB):
+                for win in (1, 8) if bs > 256 * KIB else (1,):
+                    add(d, LINK_MBPS, bs, "write", 1, win, IMMEDIATE[0], 1, True)
+            add(d, LINK_MBPS, 2 * MIB, "read", 1, 1, IMMEDIATE[0], 1, False)
+            add(d, LINK_MBPS, 1 * MIB, "write", 4, 8, IMMEDIATE[0], 1, False)
+        points = [(0.0, LINK_MBPS), (2.0, LINK_MBPS)]
+        return sorted(runs), points
+    for d in DELAYS_MS:
+        for imm in IMMEDIATE:
+            for bs in SMALL_BS:
+                add(d, LINK_MBPS, bs, "write", 1, 1, imm, REPLICATES, True)
+            for bs in LARGE_BS:
+                for win in WINDOWS:
+                    add(d, LINK_MBPS, bs, "write", 1, win, imm, REPLICATES, True)
+        for bs in SMALL_BS + LARGE_BS:
+            add(d, LINK_MBPS, bs, "read", 1, 1, IMMEDIATE[0], REPLICATES, False)
+        for bs in (256 * KIB, 1 * MIB, 4 * MIB):
+            for win in (1, 8):
+                add(d, LINK_MBPS, bs, "write", 4, win, IMMEDIATE[0], REPLICATES, True)
+        add(d, LINK_MBPS, 1 * MIB, "read", 4, 1, IMMEDIATE[0], REPLICATES, False)
+    for d in (0.0, 2.0):
+        for bs in (1 * MIB, 4 * MIB):
+            for win in (1, 8):
+                add(d, LINK_MBPS, bs, "write", 1, win, (8192, 262144), REPLICATES, True)
+    for d in SLOW_LINK_DELAYS_MS:
+        for bs in (256 * KIB, 1 * MIB, 4 * MIB):
+            for win in (1, 8):
+                add(d, SLOW_LINK_MBPS, bs, "write", 1, win, IMMEDIATE[0], REPLICATES, False)
+    points = [(0.0, 0.0)] + [(d, LINK_MBPS) for d in DELAYS_MS] + \
+        [(d, SLOW_LINK_MBPS) for d in SLOW_LINK_DELAYS_MS]
+    return sorted(runs), points
+
+
+def r2t_per_write(bs_bytes: int, immediate_data_bytes: int, max_burst_bytes: int = 256 * KIB) -> int:
+    """R2Ts a write needs: the bytes beyond immediate data, in MaxBurstLength pieces."""
+    rest = max(0, bs_bytes - min(immediate_data_bytes, bs_bytes))
+    return -(-rest // max_burst_bytes)
+
+
+def one_way_trips(bs_bytes: int, immediate_data_bytes: int, r2t_window: int,
+                  max_burst_bytes: int = 256 * KIB) -> int:
+    """One-way network trips of a write with a sliding R2T window (command ... response).
+
+    Command (1) + per R2T round an R2T and its data (2 each) + response (1); a window of w keeps
+    w R2Ts outstanding, so with the link idle the rounds are ceil(R2Ts / w).
+    """
+    n = r2t_per_write(bs_bytes, immediate_data_bytes, max_burst_bytes)
+    rounds = -(-n // max(1, r2t_window)) if n else 0
+    return 2 + 2 * rounds
+
+
+def fio_cmd(fio: Path, run: FioRun, out: Path, verify: bool = False) -> list[str]:
+    """fio's command line for one run (libiscsi engine, O_DIRECT, JSON output)."""
+    cmd = [str(fio), f"--name={run.stem()}", "--ioengine=libiscsi", f"--filename={fio_filename()}",
+           f"--rw={run.rw}", f"--bs={run.bs_bytes}", f"--size={256 * MIB}",
+           f"--io_size={run.n_ios * run.bs_bytes}", f"--iodepth={run.iodepth}", "--direct=1",
+           "--output-format=json", f"--output={out}"]
+    if verify:
+        cmd += ["--verify=crc32c", "--do_verify=1", "--verify_state_save=0"]
+    return cmd
+
+
+class Runner:
+    """Executes runs on a lab, writing raw files under ``out`` and collecting manifest entries."""
+
+    def __init__(self, lab: Lab, out: Path, say=print) -> None:
+        self.lab, self.out, self.say = lab, out, say
+        self.entries: list[dict[str, Any]] = []
+        self.login_keys: dict[str, dict[str, str]] = {}
+        self.failures: list[str] = []
+
+    def _entry(self, path: Path, tool: str, labels: dict[str, Any]) -> None:
+        self.entries.append({"path": str(path.relative_to(self.out)), "tool": tool,
+                             "side": "initiator", "labels": labels})
+
+    def configure(self, run: FioRun) -> None:
+        """Delay line and target as this run needs them."""
+        lab = self.lab
+        params = target_params(run.r2t_window, run.immediate_data_bytes,
+                               run.max_recv_data_segment_bytes)
+        lab.set_target_keys(params)
+        if (lab.one_way_delay_ms, lab.link_mbps) != (run.one_way_delay_ms, run.link_mbps):
+            lab.set_link(run.one_way_delay_ms, run.link_mbps)
+
+    def fio(self, run: FioRun, verify: bool = False) -> Path:
+        """Run fio once; the JSON file goes under fio/ and into the manifest."""
+        self.configure(run)
+        path = self.out / "fio" / f"{run.stem()}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        timeout = 60 + run.n_ios * 2
+        res = self.lab.run(NS_INI, fio_cmd(self.lab.tools.fio, run, path, verify), timeout, "fio")
+        if res.returncode != 0 or not path.exists():
+            msg = f"fio {run.stem()} exited {res.returncode}: {res.stderr.strip()[-300:]}"
+            self.failures.append(msg)
+            self.say(msg)
+            return path
+        self._entry(path, "fio", run.labels())
+        return path
+
+    def captured(self, runs: list[FioRun]) -> list[Path]:
+        """Run these (captured) fio runs under one dumpcap; one tshark export file per run."""
+        pcap = Path(f"{st.SHM_PREFIX}capture.pcapng")
+        pid = self.lab.start_capture(pcap)
+        windows: list[tuple[FioRun, float, float]] = []
+        try:
+            for run in runs:
+                t0 = time.time()
+                self.fio(run)
+                windows.append((run, t0, time.time()))
+        finally:
+            self.lab.stop_capture(pid)
+        text = self.lab.export_capture(pcap, tshark_ingest.EXPORT_FIELDS)
+        pcap.unlink(missing_ok=True)
+        lines = text.splitlines()
+        header, rows = lines[0], lines[1:]
+        paths = []
+        for run, t0, t1 in windows:
+            mine = [r for r in rows if t0 <= float(r.split("\t", 2)[1]) <= t1]
+            path = self.out / "tshark" / f"{run.stem()}.tsv"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("\n".join([header, *mine]) + "\n", encoding="utf-8")
+            result = tshark_ingest.parse(path)
+            for side, keys in result.login_keys.items():
+                self.login_keys.setdefault(side, keys)
+            self._entry(path, "tshark", {**run.labels(), "capture_point": f"{NS_INI}:lab0"})
+            paths.append(path)
+        return paths
+
+    def network(self, one_way_delay_ms: float, link_mbps: float) -> None:
+        """ping (2 ms interval) and iperf3 -J across the delay line at this point."""
+        lab = self.lab
+        lab.set_link(one_way_delay_ms, link_mbps)
+        d = f"{one_way_delay_ms:g}".replace(".", "p")
+        labels = {"one_way_delay_ms": one_way_delay_ms, "link_mbps": link_mbps,
+                  "network": "tun-delay-line", "path_mtu_bytes": PATH_MTU_BYTES}
+        ping = self.out / "ping" / f"d{d}ms-l{link_mbps:g}.txt"
+        ping.parent.mkdir(parents=True, exist_ok=True)
+        lab.run(NS_INI, ["ping", "-n", "-D", "-i", str(PING_INTERVAL_S), "-c", str(PING_COUNT),
+                         ADDR_TGT], 60, "ping", stdout_path=ping)
+        self._entry(ping, "ping", {**labels, "interval_s": PING_INTERVAL_S})
+        server = lab.spawn(NS_TGT, ["iperf3", "-s", "-1", "-B", ADDR_TGT], "iperf3-server")
+        try:
+            time.sleep(0.3)
+            path = self.out / "iperf3" / f"d{d}ms-l{link_mbps:g}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            res = lab.run(NS_INI, ["iperf3", "-J", "-c", ADDR_TGT, "-t", str(IPERF3_SECONDS)],
+                          IPERF3_SECONDS + 30, "iperf3", stdout_path=path)
+            if res.returncode == 0:
+                self._entry(path, "iperf3", labels)
+            else:
+                self.failures.append(f"iperf3 at {labels}: exit {res.returncode}")
+        finally:
+            lab.stop(server, grace_s=1.0)
+
+
+def execute(lab: Lab, out: Path, quick: bool, say=print) -> dict[str, Any]:
+    """Run the whole design into ``out`` and write its manifest; return a summary."""
+    runs, points = design(quick)
+    out.mkdir(parents=True, exist_ok=True)
+    runner = Runner(lab, out, say)
+    t_start = time.monotonic()
+    done_points: set[tuple[float, float]] = set()
+    # blocks: runs sharing window, link, delay and target keys; replicates interleaved
+    blocks: dict[tuple, list[FioRun]] = {}
+    for run in runs:
+        key = (run.r2t_window, run.link_mbps, run.one_way_delay_ms, run.immediate_data_bytes,
+               run.max_recv_data_segment_bytes)
+        blocks.setdefault(key, []).append(run)
+    lab.start_target(target_params(1, *IMMEDIATE[0]))
+    for point in points:  # network first, with the target idle
+        runner.network(*point)
+        done_points.add(point)
+    for i, (key, block) in enumerate(blocks.items(), start=1):
+        say(f"[{i}/{len(blocks)}] window {key[0]}, {key[1]:g} Mbit/s, D = {key[2]:g} ms, "
+            f"immediate {key[3]}, segment {key[4]}: {len(block)} runs "
+            f"({time.monotonic() - t_start:.0f} s)")
+        plain = sorted((r for r in block if not r.captured),
+                       key=lambda r: (r.replicate, r.rw, r.iodepth, r.bs_bytes))
+        for run in plain:
+            runner.fio(run)
+        caps = [r for r in block if r.captured]
+        if caps:
+            runner.captured(caps)
+    sweep_s = time.monotonic() - t_start
+    verify = verify_check(runner)
+    manifest = write_manifest(out, runner, quick, sweep_s, verify)
+    return {"runs": len(runs), "files": len(runner.entries), "sweep_s": round(sweep_s, 1),
+            "failures": runner.failures, "manifest": str(manifest), "verify": verify}
+
+
+def verify_check(runner: Runner) -> dict[str, Any]:
+    """Does stock libiscsi answer several outstanding R2Ts correctly? fio verify at window 8."""
+    run = FioRun(8, LINK_MBPS, 1.0, 65536, 262144, False, 1, "write", 1, 4 * MIB, 8)
+    path = runner.out / "verify.json"
+    runner.configure(run)
+    res = runner.lab.run(NS_INI, fio_cmd(runner.lab.tools.fio, run, path, verify=True), 120, "fio")
+    ok = False
+    if res.returncode == 0 and path.exists():
+        job = json.loads(path.read_text())["jobs"][0]
+        ok = job.get("error", 1) == 0 and job["read"]["io_bytes"] == job["write"]["io_bytes"] > 0
+    path.unlink(missing_ok=True)
+    return {"r2t_window": 8, "bs_bytes": run.bs_bytes, "writes": run.n_ios,
+            "fio_verify": "crc32c", "passed": ok}
+
+
+def write_manifest(out: Path, runner: Runner, quick: bool, sweep_s: float,
+                   verify: dict[str, Any]) -> Path:
+    """manifest.yaml with every raw file's tool, side, labels, sha256 and size."""
+    tools = runner.lab.tools
+    files = []
+    for e in sorted(runner.entries, key=lambda e: e["path"]):
+        path = out / e["path"]
+        files.append({"path": e["path"], "tool": e["tool"], "side": e["side"],
+                      "sha256": sha256_file(path), "bytes": path.stat().st_size,
+                      "labels": e["labels"]})
+    negotiated = {k: v for k, v in runner.login_keys.get("target", {}).items()}
+    doc = {
+        "dataset": out.name,
+        "title": "Real iSCSI on this machine: tgt and libiscsi across a userspace delay line",
+        "reconstructed": False,
+        "generator": f"iscsi-report lab run --out {out.name}" + (" --quick" if quick else ""),
+        "description": (
+            "Real iSCSI traffic captured on the project's 2-core build machine: fio "
+            f"(Debian source {tools.fio_source_version}, ioengine=libiscsi) writes and reads a "
+            f"RAM-backed LUN (sparse file on /dev/shm) served by tgt (Debian source "
+            f"{tools.tgt_source_version} with the project's patch tgt-r2t-window.patch, sha256 "
+            f"{tools.patch_sha256[:12]}), across two network namespaces joined by a userspace "
+            "delay line (TUN devices, fixed one-way delay, serialisation at the link rate, MTU "
+            "65000). The delay and the link are emulated; the protocol, its PDUs and the "
+            f"software stacks are real. Sweep time {sweep_s:.0f} s."),
+        "iscsi_parameters": {
+            "forced_at_target": {
+                "r2t_window": "set per run (label r2t_window) by the patched tgtd; "
+                              "ignores the negotiated MaxOutstandingR2T",
+            },
+            "offered_by_target": {
+                "InitialR2T": "Yes", "ImmediateData": "Yes", "MaxBurstLength": 262144,
+                "FirstBurstLength": "65536 (8192 for 8 KiB immediate data with 256 KiB segments)",
+                "MaxRecvDataSegmentLength": "label max_recv_data_segment_bytes",
+                "MaxOutstandingR2T": 16,
+            },
+            "proposed_by_initiator": dict(runner.login_keys.get("initiator", {})),
+            "negotiated_login_response": negotiated,
+        },
+        "lab": {
+            "fio_source_version": tools.fio_source_version,
+            "tgt_source_version": tools.tgt_source_version,
+            "tgt_patch_sha256": tools.patch_sha256,
+            "path_mtu_bytes": PATH_MTU_BYTES,
+            "sweep_s": round(sweep_s, 1),
+            "libiscsi_verify_at_window_8": verify,
+            "failures": runner.failures,
+        },
+        "files": files,
+    }
+    path = out / "manifest.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100),
+                    encoding="utf-8")
+    return path
+
+
+def clean_out(out: Path) -> None:
+    """Remove a previous run's raw folders under ``out`` (keeps README.md)."""
+    for sub in ("fio", "tshark", "ping", "iperf3"):
+        shutil.rmtree(out / sub, ignore_errors=True)
+    (out / "manifest.yaml").unlink(missing_ok=True)
+
+
+__all__ = ["FioRun", "Runner", "asdict", "design", "execute", "one_way_trips", "r2t_per_write"]
