@@ -1,56 +1,65 @@
 # Two commands on a fresh machine (Python 3.11 + pip): `make book` and `make test`.
+# Both install exactly requirements.lock.txt (hash-checked) into .venv first.
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
+LOCK := requirements.lock.txt
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-# Debian packages: the tools the fixtures were captured with, and Chromium for the browser test.
-SYSTEM_PACKAGES := chromium datamash
+UV_VERSION := 0.13.9
+LOCK_EXTRAS := --extra test --extra publish --extra build-backend
+LINT_PATHS := src tests tools benchmarks scripts
 
-.PHONY: book test lint check-site publish clean sysdeps
+.PHONY: book test lint lock test-latest check-site publish clean sysdeps venv
 
-book: $(VENV)/.book-installed
+book: venv
 	$(BIN)/iscsi-report book --jobs $(JOBS)
 
-test: $(VENV)/.test-installed sysdeps
-	$(BIN)/ruff check src tests
+test: venv sysdeps
 	$(BIN)/pytest -n $(JOBS) --dist loadgroup
 
-lint: $(VENV)/.test-installed
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+# The same gates as .pre-commit-config.yaml: lint, format, types, import contracts.
+lint: venv
+	$(BIN)/ruff check $(LINT_PATHS)
+	$(BIN)/ruff format --check $(LINT_PATHS)
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: $(LOCK) pyproject.toml scripts/install_venv.sh
+	scripts/install_venv.sh $(VENV) $(LOCK) $(PYTHON)
+
+# Regenerate the lock from pyproject.toml: every platform (universal), Python 3.11, with hashes.
+lock:
+	$(PYTHON) -m venv .cache/uv-venv && .cache/uv-venv/bin/pip install --quiet uv==$(UV_VERSION)
+	.cache/uv-venv/bin/uv pip compile pyproject.toml $(LOCK_EXTRAS) --universal \
+	  --python-version 3.11 --generate-hashes --no-header --quiet -o $(LOCK)
+
+# The test suite against the newest releases pyproject.toml allows (not the lock): drift seen early.
+test-latest: sysdeps
+	rm -rf .venv-latest
+	$(PYTHON) -m venv .venv-latest
+	.venv-latest/bin/pip install --quiet --upgrade pip
+	.venv-latest/bin/pip install --quiet --upgrade -e ".[test,publish]"
+	.venv-latest/bin/pip list --format=freeze > .cache/latest-versions.txt
+	.venv-latest/bin/pytest -n $(JOBS) --dist loadgroup -p no:cacheprovider
 
 # The browser checks (tests/browser) run against this project's live site instead of a lab copy.
 # SITE: the exact folder to check (default: _build/html resolved).
 CHECK_SITE = ISCSI_REPORT_SITE_ROOT="$(CURDIR)" $(BIN)/pytest -q -p no:cacheprovider -m browser tests/browser
 
-check-site: $(VENV)/.test-installed sysdeps
+check-site: venv sysdeps
 	ISCSI_REPORT_SITE="$(SITE)" $(CHECK_SITE)
 
 # Push the live site to the gh-pages branch. _build/html is a symlink to the live site's folder:
 # it is resolved once, that folder is checked in the browser, and that same folder is pushed.
-publish: book $(VENV)/.test-installed $(VENV)/.publish-installed sysdeps
+publish: book sysdeps
 	@site="$$(readlink -f _build/html)"; \
 	echo "publishing $$site"; \
 	ISCSI_REPORT_SITE="$$site" $(CHECK_SITE) && \
 	$(BIN)/ghp-import --no-jekyll --push --force --branch gh-pages \
 	  --message "Site built by make book from $$(git rev-parse --short HEAD 2>/dev/null || echo 'a non-git tree')" "$$site"
-
-$(VENV)/bin/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-
-$(VENV)/.book-installed: pyproject.toml | $(VENV)/bin/python
-	$(BIN)/pip install --quiet -e ".[book]"
-	touch $@
-
-$(VENV)/.test-installed: pyproject.toml | $(VENV)/bin/python
-	$(BIN)/pip install --quiet -e ".[test]"
-	touch $@ $(VENV)/.book-installed
-
-$(VENV)/.publish-installed: pyproject.toml | $(VENV)/bin/python
-	$(BIN)/pip install --quiet -e ".[publish]"
-	touch $@
 
 # Installs missing Debian packages when run as root with apt-get; otherwise says what is missing.
 sysdeps:
@@ -64,4 +73,4 @@ sysdeps:
 	fi
 
 clean:
-	rm -rf _build results .cache book/runs
+	rm -rf _build results .cache book/runs .venv-latest
