@@ -2,20 +2,32 @@
 
 Every parser opens raw files through :func:`read_text`, so the batch runner can learn exactly
 which raw files a notebook read (for the content-keyed cache and the provenance page).
+Reads are bounded: only regular files are opened (a FIFO, a device such as ``/dev/zero`` or a
+directory is refused before opening, without blocking), and the bytes, the decompressed bytes,
+the number of lines and the longest line are capped, each with an error naming the limit.
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import lzma
 import os
+import stat
+import zlib
 from pathlib import Path
 
 from iscsi_report.core.errors import IngestError
 
 READS_LOG_ENV = "ISCSI_REPORT_READS_LOG"
 _READS: dict[Path, None] = {}  # files read by this process, in first-read order
+# Limits on one raw file (after decompression). The largest real input, a 450,000-reply ping
+# log, is 30 MB and 450,005 lines; the limits leave a wide margin above it.
+MAX_RAW_BYTES = 512 * 1024 * 1024
+MAX_RAW_LINES = 10_000_000
+MAX_LINE_BYTES = 4 * 1024 * 1024
+_GZIP_MAGIC = b"\x1f\x8b"
+_XZ_MAGIC = b"\xfd7zXZ\x00"
+_BLOCK_BYTES = 1 << 20
 
 
 def record_read(path: str | Path) -> None:
@@ -32,29 +44,114 @@ def files_read() -> list[Path]:
     return list(_READS)
 
 
-def read_bytes(path: str | Path) -> bytes:
-    """Return the decompressed bytes of a raw file (.gz and .xz by magic number, not by name)."""
-    p = Path(path)
+def _kind(mode: int) -> str:
+    """A file type in words, for the refusal of anything but a regular file."""
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _refuse_special(p: Path, mode: int) -> None:
+    """IngestError unless mode is a regular file's."""
+    if not stat.S_ISREG(mode):
+        raise IngestError(p, f"{_kind(mode)}; expected a regular file holding a tool's output")
+
+
+def _read_regular(p: Path, max_bytes: int) -> bytes:
+    """The bytes of a regular file, at most max_bytes (stat before open, O_NONBLOCK, fstat after)."""
     try:
-        raw = p.read_bytes()
+        _refuse_special(p, os.stat(p).st_mode)
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise IngestError(p, f"cannot read file: {exc.strerror or exc}") from exc
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        _refuse_special(p, info.st_mode)  # replaced between stat and open
+        if info.st_size > max_bytes:
+            raise IngestError(p, f"file is {info.st_size} bytes; the limit for one raw file is {max_bytes}")
+        try:
+            data = fh.read(max_bytes + 1)
+        except OSError as exc:
+            raise IngestError(p, f"cannot read file: {exc.strerror or exc}") from exc
+    if len(data) > max_bytes:
+        raise IngestError(p, f"file grew beyond the limit of {max_bytes} bytes while being read")
+    return data
+
+
+def _decoder(raw: bytes) -> zlib._Decompress | lzma.LZMADecompressor | None:
+    """A streaming decoder for gzip/xz data (by magic number), None for plain data."""
+    if raw[:2] == _GZIP_MAGIC:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS)
+    if raw[:6] == _XZ_MAGIC:
+        return lzma.LZMADecompressor()
+    return None
+
+
+def _decompress(p: Path, raw: bytes, max_bytes: int) -> bytes:
+    """gzip/xz payloads (by magic number, every concatenated member) decompressed to max_bytes."""
+    decoder = _decoder(raw)
+    if decoder is None:
+        return raw
+    parts: list[bytes] = []
+    size = 0
+    while decoder is not None:
+        try:
+            part = decoder.decompress(raw, max_bytes - size + 1)
+        except (zlib.error, lzma.LZMAError, EOFError) as exc:
+            raise IngestError(p, f"corrupt compressed file: {exc}") from exc
+        size += len(part)
+        parts.append(part)
+        if size > max_bytes:
+            raise IngestError(p, f"decompresses to more than the limit of {max_bytes} bytes")
+        if not decoder.eof:
+            raise IngestError(p, "corrupt compressed file: truncated (no end of stream)")
+        raw = decoder.unused_data
+        decoder = _decoder(raw)
+        if decoder is None and raw.strip(b"\x00"):
+            raise IngestError(p, f"{len(raw)} bytes of trailing garbage after the compressed data")
+    return b"".join(parts)
+
+
+def read_bytes(path: str | Path, max_bytes: int = MAX_RAW_BYTES) -> bytes:
+    """Return the decompressed bytes of a raw file (.gz and .xz by magic number, not by name)."""
+    p = Path(path)
+    raw = _read_regular(p, max_bytes)
     record_read(p)
-    try:
-        if raw[:2] == b"\x1f\x8b":
-            return gzip.decompress(raw)
-        if raw[:6] == b"\xfd7zXZ\x00":
-            return lzma.decompress(raw)
-    except (OSError, EOFError, lzma.LZMAError) as exc:
-        raise IngestError(p, f"corrupt compressed file: {exc}") from exc
-    return raw
+    return _decompress(p, raw, max_bytes)
 
 
-def read_text(path: str | Path) -> str:
+def check_lines(path: str | Path, data: bytes, max_lines: int, max_line_bytes: int) -> None:
+    """IngestError if data has more than max_lines lines or a line longer than max_line_bytes."""
+    n_lines = data.count(b"\n") + 1
+    if n_lines > max_lines:
+        raise IngestError(path, f"{n_lines} lines; the limit for one raw file is {max_lines}")
+    start = 0  # always the start of a line; each step jumps to the last line start in reach
+    while len(data) - start > max_line_bytes:
+        last = data.rfind(b"\n", start, start + max_line_bytes + 1)
+        if last < 0:
+            line = data.count(b"\n", 0, start) + 1
+            raise IngestError(path, f"line longer than the limit of {max_line_bytes} bytes", line=line)
+        start = last + 1
+
+
+def read_text(
+    path: str | Path,
+    max_bytes: int = MAX_RAW_BYTES,
+    max_lines: int = MAX_RAW_LINES,
+    max_line_bytes: int = MAX_LINE_BYTES,
+) -> str:
     """Return the text of a raw file, decompressed, decoded as UTF-8 (Latin-1 refused clearly)."""
-    data = read_bytes(path)
+    data = read_bytes(path, max_bytes)
     if b"\x00" in data[:4096]:
         raise IngestError(path, "binary data (NUL bytes); expected the text or JSON output of a tool")
+    check_lines(path, data, max_lines, max_line_bytes)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -63,9 +160,14 @@ def read_text(path: str | Path) -> str:
 
 
 def sha256_file(path: Path) -> str:
-    """Hex sha256 of a file's bytes, streamed."""
+    """Hex sha256 of a regular file's bytes, streamed (anything else is refused, never opened)."""
+    p = Path(path)
+    try:
+        _refuse_special(p, os.stat(p).st_mode)
+    except OSError as exc:
+        raise IngestError(p, f"cannot read file: {exc.strerror or exc}") from exc
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
+    with open(p, "rb") as fh:
+        for block in iter(lambda: fh.read(_BLOCK_BYTES), b""):
             h.update(block)
     return h.hexdigest()

@@ -1,0 +1,141 @@
+"""Strict YAML for files users write (manifests, params, published numbers).
+
+PyYAML's safe loader keeps the last of two equal keys without a word and expands aliases, so
+a few kilobytes of nested aliases can take minutes and gigabytes. This loader refuses both:
+a duplicated key is an error naming the file, its line and the key; any alias (``*name``) or
+merge key (``<<``) is refused; the file size and the nesting depth are capped. It also
+records the line of every mapping key and sequence item, so a schema error can name its line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.events import AliasEvent
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from iscsi_report.core.errors import IngestError
+from iscsi_report.core.ingest.textio import read_text
+
+MAX_YAML_BYTES = 2 * 1024 * 1024  # the largest manifest (blog-2023) is 25 KB
+MAX_YAML_DEPTH = 32  # manifests nest 4 levels deep
+MERGE_TAG = "tag:yaml.org,2002:merge"
+
+Loc = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class YamlDoc:
+    """A loaded YAML document and the 1-based line of every key and item, by location."""
+
+    path: str
+    data: Any
+    lines: dict[Loc, int] = field(default_factory=dict)
+
+    def line_of(self, loc: Loc) -> int | None:
+        """Line of the deepest recorded prefix of loc (None for an empty document)."""
+        for n in range(len(loc), -1, -1):
+            if loc[:n] in self.lines:
+                return self.lines[loc[:n]]
+        return None
+
+
+def json_path(loc: Loc) -> str:
+    """('files', 3, 'labels') -> 'files[3].labels'."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader without aliases or merge keys, with a depth cap and duplicate-key refusal."""
+
+    def __init__(self, text: str, path: str) -> None:
+        super().__init__(text)
+        self.source = path
+        self.depth = 0
+
+    def fail(self, mark: yaml.Mark | None, message: str) -> IngestError:
+        """An IngestError at mark's line."""
+        return IngestError(self.source, message, line=mark.line + 1 if mark else None)
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node:
+        """Refuse aliases and nesting deeper than MAX_YAML_DEPTH, else compose as usual."""
+        if self.check_event(AliasEvent):
+            event = self.peek_event()
+            raise self.fail(
+                event.start_mark,
+                f"YAML alias *{event.anchor} refused: write the value out (aliases can expand "
+                "a small file into gigabytes)",
+            )
+        self.depth += 1
+        if self.depth > MAX_YAML_DEPTH:
+            raise self.fail(self.peek_event().start_mark, f"nested deeper than {MAX_YAML_DEPTH} levels")
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """A mapping whose keys are unique, hashable and not merge keys."""
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == MERGE_TAG:
+                raise self.fail(key_node.start_mark, "YAML merge key '<<' refused: write the keys out")
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            try:
+                first = seen.get(key)
+            except TypeError as exc:
+                raise self.fail(key_node.start_mark, "a mapping key must be a plain value") from exc
+            if first is not None:
+                raise self.fail(key_node.start_mark, f"duplicate key {key!r} (first at line {first})")
+            seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def _record_lines(loader: _StrictLoader, node: Node, loc: Loc, lines: dict[Loc, int]) -> None:
+    """Fill lines with the line of every mapping key and sequence item under node."""
+    if isinstance(node, MappingNode):
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True) if isinstance(key_node, ScalarNode) else None
+            if isinstance(key, str | int) and not isinstance(key, bool):
+                sub = (*loc, key)
+                lines[sub] = key_node.start_mark.line + 1
+                _record_lines(loader, value_node, sub, lines)
+    elif isinstance(node, SequenceNode):
+        for i, item in enumerate(node.value):
+            lines[(*loc, i)] = item.start_mark.line + 1
+            _record_lines(loader, item, (*loc, i), lines)
+
+
+def load_text(text: str, path: str | Path = "<yaml>") -> YamlDoc:
+    """Parse one YAML document strictly (see the module docstring); IngestError when refused."""
+    loader = _StrictLoader(text, str(path))
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return YamlDoc(str(path), None)
+        data = loader.construct_document(node)
+        lines: dict[Loc, int] = {}
+        _record_lines(loader, node, (), lines)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = " ".join(p for p in (exc.context, exc.problem) if p)
+        raise IngestError(path, f"invalid YAML: {problem}", line=mark.line + 1 if mark else None) from exc
+    except yaml.YAMLError as exc:
+        raise IngestError(path, f"invalid YAML: {exc}") from exc
+    except RecursionError as exc:
+        raise IngestError(path, f"invalid YAML: nested deeper than {MAX_YAML_DEPTH} levels") from exc
+    finally:
+        loader.dispose()
+    return YamlDoc(str(path), data, lines)
+
+
+def load_file(path: str | Path, max_bytes: int = MAX_YAML_BYTES) -> YamlDoc:
+    """Read (through textio, so the read is tracked and bounded) and strictly parse a YAML file."""
+    return load_text(read_text(path, max_bytes=max_bytes), path)
