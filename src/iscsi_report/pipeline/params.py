@@ -8,21 +8,47 @@ type of its default: papermill only warns about unknown parameters; we refuse th
 from __future__ import annotations
 
 import ast
+import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import jupytext
 import nbformat
-import yaml
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
-from iscsi_report.core.errors import ParamsError
+from iscsi_report.core import yamlio
+from iscsi_report.core.errors import IngestError, ParamsError
 from iscsi_report.pipeline.paths import Project
 
 DEFAULT_TIMEOUT_S = 900
 TOP_LEVEL_KEYS = {"title", "description", "dataset", "timeout_s", "notebooks"}
 # Injected by the runner into every notebook; each parameters cell must declare them.
 INJECTED = ("run_name", "dataset", "project_root", "results_dir")
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"  # a dataset or notebook name: never a path
+# Overrides whose meaning bounds them: (low, high), both excluded.
+OPEN_BOUNDS: dict[str, tuple[float, float]] = {"ci_level": (0.0, 1.0)}
+# What each top-level key must hold, in the words of the error message.
+EXPECTED = {
+    "title": "a string",
+    "description": "a string",
+    "dataset": "a dataset name (letters, digits, '.', '_', '-'; or null: published numbers only)",
+    "timeout_s": "a positive integer of seconds",
+    "notebooks": "a non-empty list",
+}
+
+
+class ParamsSchema(BaseModel):
+    """The top level of a params file; notebook overrides are checked against the notebooks."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    title: StrictStr
+    description: StrictStr | None = None
+    dataset: Annotated[StrictStr, Field(pattern=NAME_PATTERN, max_length=200)] | None = None
+    timeout_s: Annotated[StrictInt, Field(gt=0)] = DEFAULT_TIMEOUT_S
+    notebooks: Annotated[list[Any], Field(min_length=1)]
 
 
 @dataclass(frozen=True)
@@ -96,32 +122,38 @@ def _type_ok(default: Any, value: Any) -> bool:
     return isinstance(value, type(default))
 
 
+def _schema_message(exc: ValidationError) -> str:
+    """The first schema violation of a params file's top level, naming the key."""
+    err = exc.errors(include_url=False)[0]
+    key = str(err["loc"][0]) if err["loc"] else ""
+    if err["type"] == "extra_forbidden":
+        return f"unknown key {key!r} (allowed: {sorted(TOP_LEVEL_KEYS)})"
+    if err["type"] == "missing":
+        return f"missing key {key!r}"
+    return f"key {key!r}: expected {EXPECTED.get(key, err['msg'])}, got {err.get('input')!r}"
+
+
 def load_run(path: Path) -> RunSpec:
-    """Parse and structurally validate one params file."""
+    """Parse (strict YAML) and validate the top level of one params file against its schema."""
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ParamsError(f"{path}: cannot read params: {exc}") from exc
-    if not isinstance(doc, dict):
+        doc = yamlio.load_file(path)
+    except IngestError as exc:
+        raise ParamsError(str(exc)) from exc  # names the file, the line and what is wrong
+    if not isinstance(doc.data, dict):
         raise ParamsError(f"{path}: expected a mapping at the top level")
-    unknown = sorted(set(doc) - TOP_LEVEL_KEYS)
-    if unknown:
-        raise ParamsError(f"{path}: unknown key {unknown[0]!r} (allowed: {sorted(TOP_LEVEL_KEYS)})")
-    for key in ("title", "notebooks"):
-        if key not in doc:
-            raise ParamsError(f"{path}: missing key {key!r}")
-    if not isinstance(doc.get("dataset", ""), str | None):
-        raise ParamsError(f"{path}: key 'dataset': expected a string (or null: published numbers only)")
-    timeout = doc.get("timeout_s", DEFAULT_TIMEOUT_S)
-    if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0:
-        raise ParamsError(f"{path}: key 'timeout_s': expected a positive integer of seconds")
+    try:
+        spec = ParamsSchema.model_validate(doc.data)
+    except ValidationError as exc:
+        line = doc.line_of(tuple(exc.errors()[0]["loc"][:1]))
+        where = f"{path}:{line}" if line is not None else str(path)
+        raise ParamsError(f"{where}: {_schema_message(exc)}") from exc
     return RunSpec(
         name=path.stem,
         path=path,
-        title=str(doc["title"]),
-        dataset=doc.get("dataset") or "",
-        timeout_s=timeout,
-        notebooks=_notebook_overrides(path, doc["notebooks"]),
+        title=spec.title,
+        dataset=spec.dataset or "",
+        timeout_s=spec.timeout_s,
+        notebooks=_notebook_overrides(path, spec.notebooks),
     )
 
 
@@ -138,12 +170,29 @@ def _notebook_overrides(path: Path, entries: Any) -> dict[str, dict[str, Any]]:
             overrides = overrides or {}
         else:
             raise ParamsError(f"{path}: notebooks[{i}]: expected a name or {{name: {{param: value}}}}")
+        if not isinstance(name, str) or not re.match(NAME_PATTERN, name):
+            raise ParamsError(f"{path}: notebooks[{i}]: expected a notebook name, got {name!r}")
         if not isinstance(overrides, dict):
             raise ParamsError(f"{path}: notebooks[{i}] ({name}): expected a mapping of parameters")
+        bad = [k for k in overrides if not isinstance(k, str)]
+        if bad:
+            raise ParamsError(f"{path}: notebooks[{i}] ({name}): parameter names are strings, got {bad[0]!r}")
         if name in out:
             raise ParamsError(f"{path}: notebooks[{i}]: notebook {name!r} listed twice")
         out[str(name)] = overrides
     return out
+
+
+def _check_value(path: Path, where: str, key: str, value: Any) -> None:
+    """Numbers must be finite; bounded parameters (a confidence level) inside their bounds."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ParamsError(f"{path}: {where}: expected a finite number, got {value!r}")
+    if key in OPEN_BOUNDS and isinstance(value, int | float) and not isinstance(value, bool):
+        low, high = OPEN_BOUNDS[key]
+        if not low < value < high:
+            raise ParamsError(
+                f"{path}: {where}: expected a number strictly between {low:g} and {high:g}, got {value!r}"
+            )
 
 
 def jobs_for(project: Project, spec: RunSpec) -> list[NotebookJob]:
@@ -170,6 +219,7 @@ def jobs_for(project: Project, spec: RunSpec) -> list[NotebookJob]:
                     f"{spec.path}: notebooks.{name}.{key}: expected "
                     f"{type(defaults[key]).__name__}, got {type(value).__name__} {value!r}"
                 )
+            _check_value(spec.path, f"notebooks.{name}.{key}", key, value)
         params = {
             **overrides,
             "run_name": spec.name,
