@@ -62,9 +62,12 @@ def ping_files(ds: Dataset) -> pd.DataFrame:
 
 
 def latency_summary(samples: pd.DataFrame) -> pd.DataFrame:
-    """Per network and interval: the blog's statistics (datamash definitions) and modality."""
+    """Per network and interval: the blog's statistics (datamash definitions) and modality.
+
+    Groups keep missing keys (dropna=False), so every reply counted in the prose is in a row.
+    """
     rows = []
-    for (network, interval), group in samples.groupby(list(SUMMARY_KEYS), sort=True):
+    for (network, interval), group in samples.groupby(list(SUMMARY_KEYS), sort=True, dropna=False):
         rtt = group["rtt_ms"].to_numpy()
         s = stats.summarize_rtt(rtt)
         positive = rtt[rtt > 0]
@@ -87,7 +90,10 @@ def latency_summary(samples: pd.DataFrame) -> pd.DataFrame:
                 else np.nan,
             }
         )
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if rows and int(table["samples"].sum()) != len(samples):  # prose counts samples, the table groups
+        raise ValueError(f"summary holds {table['samples'].sum()} of {len(samples)} replies")
+    return table
 
 
 def iperf_intervals(ds: Dataset) -> pd.DataFrame:
@@ -140,7 +146,7 @@ def log_histogram(samples: pd.DataFrame, bins_per_decade: int = 20) -> pd.DataFr
     hi = np.ceil(np.log10(positive["rtt_ms"].max()))
     edges = 10.0 ** np.linspace(lo, hi, int((hi - lo) * bins_per_decade) + 1)
     rows = []
-    for (network, interval), group in positive.groupby(list(SUMMARY_KEYS), sort=True):
+    for (network, interval), group in positive.groupby(list(SUMMARY_KEYS), sort=True, dropna=False):
         counts, _ = np.histogram(group["rtt_ms"], bins=edges)
         share = counts / counts.sum()
         rows.append(
@@ -161,7 +167,7 @@ def ecdf_points(samples: pd.DataFrame, points: int = 400) -> pd.DataFrame:
     """The ECDF of each group at ``points`` quantiles (enough to draw, small enough to embed)."""
     probs = np.linspace(0.0, 1.0, points)
     rows = []
-    for (network, interval), group in samples.groupby(list(SUMMARY_KEYS), sort=True):
+    for (network, interval), group in samples.groupby(list(SUMMARY_KEYS), sort=True, dropna=False):
         q = np.quantile(group["rtt_ms"].to_numpy(), probs)
         rows.append(
             pd.DataFrame({"network": network, "interval_s": interval, "rtt_ms": q, "cumulative_share": probs})
