@@ -76,7 +76,7 @@ def test_error_field_is_quoted() -> None:
     assert info.value.json_path == "error"
 
 
-def _minimal(end: str = '{"sum": {"start": 0, "end": 1, "bytes": 10, "bits_per_second": nan}}'):
+def _minimal(end: str = '{"sum": {"start": 0, "end": 0, "bytes": 0, "bits_per_second": nan}}'):
     return (
         '{"start": {"version": "iperf 3.1", "test_start": {"protocol": "UDP", '
         '"num_streams": 1, "reverse": 0, "duration": 1, "note": "nan inside a string"}}, '
@@ -90,8 +90,16 @@ def test_nan_tokens_and_text_around() -> None:
     assert r.doc["start"]["test_start"]["note"] == "nan inside a string"
     assert r.unparsed == [(1, "warning: something"), (3, "iperf Done.")]
     s = iperf3.summary(r)
-    assert s["sent_bps"] is None  # NaN -> null in the strict-JSON summary
+    assert s["sent_bps"] is None  # NaN for no bytes moved -> null in the strict-JSON summary
     json.dumps(s, allow_nan=False)
+
+
+@pytest.mark.parametrize("bps", ["nan", "-nan", "-5", "inf", "-inf"])
+def test_nan_or_negative_bandwidth_with_bytes_is_refused(bps: str) -> None:
+    text = _minimal('{"sum": {"start": 0, "end": 1, "bytes": 10, "bits_per_second": ' + bps + "}}")
+    with pytest.raises(IngestError, match="expected a bandwidth >= 0 bits/s") as info:
+        iperf3.parse_text(text, "x.json")
+    assert info.value.json_path == "end.sum.bits_per_second"
 
 
 def test_truncated_json_names_line() -> None:

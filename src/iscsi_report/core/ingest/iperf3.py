@@ -173,12 +173,18 @@ def _interval_row(
         "sender": item.get("sender") if isinstance(item.get("sender"), bool) else None,
         "omitted": bool(item.get("omitted", False)),
     }
-    for key, col in (("start", "start_s"), ("end", "end_s"), ("bits_per_second", "bits_per_s")):
+    for key, col in (("start", "start_s"), ("end", "end_s")):
         row[col] = _number(item.get(key), path, f"{where}.{key}")
+        if not math.isfinite(row[col]) or row[col] < 0:
+            raise IngestError(
+                path, f"expected a time in seconds >= 0, found {row[col]!r}", json_path=f"{where}.{key}"
+            )
     nbytes = _number(item.get("bytes"), path, f"{where}.bytes")
     if not math.isfinite(nbytes) or nbytes < 0 or nbytes != int(nbytes):
-        raise IngestError(path, f"expected a byte count, found {nbytes!r}", json_path=where)
+        raise IngestError(path, f"expected a byte count, found {nbytes!r}", json_path=f"{where}.bytes")
     row["bytes"] = int(nbytes)
+    bps = _rate(item, path, where)
+    row["bits_per_s"] = 0.0 if bps is None else bps  # an empty interval moved nothing
     for key in ("retransmits", "jitter_ms", "lost_packets", "packets"):
         value = item.get(key)
         row[key] = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
@@ -258,6 +264,7 @@ def parse_text(text: str, path: str | Path = "<text>") -> Iperf3Result:
     if around:
         result.warnings.append(f"{len(around)} line(s) of text around the JSON object")
     _end_sum(result, "forward")  # validates the end sums early
+    summary(result)  # and their rates: a negative or NaN bandwidth fails here, not on a page
     _cross_check(result)
     return result
 
@@ -312,11 +319,33 @@ def _cross_check(result: Iperf3Result) -> None:
             )
 
 
+def _rate(item: dict[str, Any], path: str, where: str) -> float | None:
+    """bits_per_second of an interval or sum: finite and >= 0; None (rate undefined) only where
+    iperf3 prints nan for a stretch that moved no bytes; anything else is an IngestError."""
+    bps = _number(item.get("bits_per_second"), path, f"{where}.bits_per_second")
+    if math.isfinite(bps) and bps >= 0:
+        return bps
+    if math.isnan(bps) and item.get("bytes") == 0:
+        return None
+    found = "nan" if math.isnan(bps) else repr(bps)
+    raise IngestError(
+        path,
+        f"expected a bandwidth >= 0 bits/s, found {found}"
+        + (f" for {item.get('bytes')!r} bytes" if math.isnan(bps) else ""),
+        json_path=f"{where}.bits_per_second",
+    )
+
+
+def _end_key(result: Iperf3Result, key: str) -> str:
+    """JSON path of an end sum: old iperf3 has one ``end.sum`` for both sides."""
+    return f"end.{key}" if key in result.end else "end.sum"
+
+
 def _bps(item: dict[str, Any] | None, path: str, where: str) -> float | None:
-    """bits_per_second of an end sum (None when the sum is absent)."""
+    """bits_per_second of an end sum (None when the sum is absent or moved no bytes)."""
     if item is None:
         return None
-    return _number(item.get("bits_per_second"), path, f"{where}.bits_per_second")
+    return _rate(item, path, where)
 
 
 def summary(result: Iperf3Result) -> dict[str, Any]:
@@ -330,8 +359,8 @@ def summary(result: Iperf3Result) -> dict[str, Any]:
         "bidir": result.bidir,
         "streams": result.streams,
         "duration_s": result.duration_s,
-        "sent_bps": _bps(fwd["sent"], result.path, "end.sum_sent"),
-        "received_bps": _bps(fwd["received"], result.path, "end.sum_received"),
+        "sent_bps": _bps(fwd["sent"], result.path, _end_key(result, "sum_sent")),
+        "received_bps": _bps(fwd["received"], result.path, _end_key(result, "sum_received")),
     }
     if result.bidir:
         rev = _end_sum(result, "reverse")
