@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import subprocess
 from importlib import metadata
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from iscsi_report.core import markup
 from iscsi_report.core.dataset import update_checksums
 from iscsi_report.core.errors import ReportError
 from iscsi_report.pipeline import provenance
@@ -38,7 +38,7 @@ def project(tmp_path: Path) -> Path:
 
 def _row(page: str, rel: str) -> str:
     """The table row of the page that links ``rel``."""
-    rows = [ln for ln in page.splitlines() if ln.startswith("| {download}") and f"`{rel} <" in ln]
+    rows = [ln for ln in page.splitlines() if ln.startswith(f"| [{markup.text(rel)}](<path:")]
     assert len(rows) == 1, rel
     return rows[0]
 
@@ -58,7 +58,7 @@ def test_every_raw_file_has_digest_size_and_in_file_tool_version(project: Path) 
         row = _row(page, f"data/raw/{LAB}/{entry['path']}")
         assert hashlib.sha256(path.read_bytes()).hexdigest() in row
         assert f"| {path.stat().st_size:,} |" in row
-        assert f"| {entry['tool']} |" in row and expected_version[entry["tool"]] in row
+        assert f"| {entry['tool']} |" in row and markup.text(expected_version[entry["tool"]]) in row
         assert "| yes |" in row  # the bytes match the manifest
     assert "| ping | iputils |" in _row(page, f"data/raw/{LAB}/ping/veth-2ms.txt")
 
@@ -71,8 +71,9 @@ def test_tool_version_is_read_from_the_content_not_the_name(project: Path) -> No
     fio_file.write_text(json.dumps(doc))
     update_checksums(raw)
     page = provenance.render(Project.at(project), BUILT_AT)
-    assert "| fio | fio-json | fio-9.99-test |" in _row(page, f"data/raw/{LAB}/fio/local-64k.json")
-    assert "fio-3.33" in _row(page, f"data/raw/{LAB}/fio/local-128k.json")
+    row = _row(page, f"data/raw/{LAB}/fio/local-64k.json")
+    assert f"| fio | {markup.text('fio-json')} | {markup.text('fio-9.99-test')} |" in row
+    assert markup.text("fio-3.33") in _row(page, f"data/raw/{LAB}/fio/local-128k.json")
 
 
 def test_manifest_tool_that_contradicts_the_content_is_refused(project: Path) -> None:
@@ -80,6 +81,7 @@ def test_manifest_tool_that_contradicts_the_content_is_refused(project: Path) ->
     doc = yaml.safe_load(manifest.read_text())
     entry = next(e for e in doc["files"] if e["path"] == "iostat/local-64k.txt")
     entry["tool"] = "ping"
+    entry.setdefault("labels", {})["interval_s"] = 1  # a well-formed ping entry, wrong only in its tool
     manifest.write_text(yaml.safe_dump(doc, sort_keys=False))
     with pytest.raises(
         ReportError,
@@ -98,7 +100,7 @@ def test_a_changed_raw_file_is_flagged_against_its_manifest(project: Path) -> No
 
 def test_run_parameters_packages_and_build_time(project: Path) -> None:
     page = provenance.render(Project.at(project), BUILT_AT)
-    assert f"- Built at: {BUILT_AT}" in page
+    assert f"- Built at: {markup.text(BUILT_AT)}" in page
     assert "| `storage` | `ci_level` | `0.9` |" in page  # the override, not the default 0.95
     assert f"| `network` | `dataset` | `{LAB}` |" in page
     assert "project_root" not in page and str(project) not in page  # no machine-specific paths
@@ -107,7 +109,7 @@ def test_run_parameters_packages_and_build_time(project: Path) -> None:
             version = metadata.version(name)
         except metadata.PackageNotFoundError:
             version = "not installed"
-        assert f"| `{name}` | {version} |" in page
+        assert f"| `{name}` | {markup.text(version)} |" in page
 
 
 def test_page_differs_between_builds_only_in_the_build_time(project: Path) -> None:
@@ -115,7 +117,9 @@ def test_page_differs_between_builds_only_in_the_build_time(project: Path) -> No
     first = provenance.render(p, BUILT_AT).splitlines()
     second = provenance.render(p, "2027-12-31T23:59:59Z").splitlines()
     diff = [(a, b) for a, b in zip(first, second, strict=True) if a != b]
-    assert diff == [(f"- Built at: {BUILT_AT}", "- Built at: 2027-12-31T23:59:59Z")]
+    assert diff == [
+        (f"- Built at: {markup.text(BUILT_AT)}", f"- Built at: {markup.text('2027-12-31T23:59:59Z')}")
+    ]
 
 
 def _git(root: Path, *args: str) -> str:
@@ -139,8 +143,9 @@ def test_git_state_names_the_commit_and_dirtiness(project: Path) -> None:
     assert provenance.git_state(project / "book") == "not a git checkout"  # a sub-folder is not the root
 
 
-def test_generated_page_keeps_the_no_change_skip(project: Path) -> None:
-    """Build twice: the page (with its build time) is regenerated only when something it shows changed."""
+def test_generated_page_keeps_the_no_change_skip(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Build twice: the page (with its source date) is regenerated only when something it shows changed."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767323045")  # 2026-01-02T03:04:05Z
     toc_path = project / "book" / "_toc.yml"
     toc = {
         "format": "jb-book",
@@ -153,7 +158,7 @@ def test_generated_page_keeps_the_no_change_skip(project: Path) -> None:
     first = cli(project, "build")
     assert first.returncode == 0, first.stdout + first.stderr
     html = (project / "_build" / "html" / "provenance.html").read_text()
-    assert "Provenance" in html and re.search(r"Built at: \d{4}-\d\d-\d\dT", html)
+    assert "Provenance" in html and "Built at: 2026-01-02T03:04:05Z" in html
     assert (project / "book" / "provenance.md").is_file()
     again = cli(project, "build")
     assert "up to date" in again.stdout, again.stdout + again.stderr
@@ -165,3 +170,56 @@ def test_generated_page_keeps_the_no_change_skip(project: Path) -> None:
         '<code class="docutils literal notranslate"><span class="pre">0.8</span></code>'
         in (project / "_build" / "html" / "provenance.html").read_text()
     )
+
+
+def test_source_date_comes_from_the_environment_or_the_commit_never_the_clock(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    assert provenance.source_date_epoch(project) is None
+    assert provenance.build_time(project).startswith("not recorded")
+    _git(project, "init", "-q")
+    _git(project, "add", "-A")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-03-04T05:06:07Z")
+    _git(project, "commit", "-q", "-m", "snapshot")
+    assert provenance.source_date_epoch(project) == int(_git(project, "log", "-1", "--format=%ct"))
+    assert provenance.build_time(project) == "2026-03-04T05:06:07Z"
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
+    assert provenance.build_time(project) == "1970-01-01T00:00:00Z"
+
+
+def test_only_datasets_a_run_uses_are_listed(project: Path) -> None:
+    unused = project / "data" / "raw" / "unused-set"
+    unused.mkdir()
+    (unused / "manifest.yaml").write_text((project / "data" / "raw" / LAB / "manifest.yaml").read_text())
+    p = Project.at(project)
+    assert provenance.dataset_dirs(p) == [project / "data" / "raw" / LAB]
+    page = provenance.render(p, BUILT_AT)
+    assert "unused" not in page
+
+
+def test_tables_of_a_deleted_run_are_not_listed(project: Path) -> None:
+    gone = project / "results" / "deleted-run"
+    gone.mkdir(parents=True)
+    (gone / "t.csv").write_text("a\n1\n")
+    p = Project.at(project)
+    assert provenance.run_tables(p) == []  # nothing executed: no run record names a table
+    assert "deleted" not in provenance.render(p, BUILT_AT)
+
+
+HOSTILE = "<img src=x onerror=document.title='pwned'>`|"
+
+
+def test_strings_from_manifest_and_params_are_escaped(project: Path) -> None:
+    raw = project / "data" / "raw" / LAB
+    manifest = yaml.safe_load((raw / "manifest.yaml").read_text())
+    manifest["title"] = f"title {HOSTILE}"
+    (raw / "manifest.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    update_checksums(raw)
+    params = project / "params" / f"{LAB}.yaml"
+    doc = yaml.safe_load(params.read_text())
+    doc["notebooks"] = ["network", {"model": {"cpu_scenario": f"s{HOSTILE}"}}]
+    params.write_text(yaml.safe_dump(doc))
+    page = provenance.render(Project.at(project), BUILT_AT)
+    assert markup.text(f"title {HOSTILE}") in page.splitlines()
+    assert f"| `model` | `cpu_scenario` | {markup.code(f's{HOSTILE}', in_table=True)} |" in page

@@ -4,16 +4,23 @@ The batch runner injects ``run_name``, ``dataset``, ``project_root`` and ``resul
 notebook; :func:`start` turns them into a :class:`Context` that writes every shown table to
 ``results_dir/<table>.csv`` (the runner moves it to ``results/<run>/`` on success) and links it
 for download from the page.
+
+Everything shown goes through one escaping path: tables are rendered by :func:`html_table`
+(pandas' HTML escaping of every cell and header, a table id derived from the table's name rather
+than a random one), text by :func:`markdown` (every value escaped by :mod:`iscsi_report.core.markup`).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from iscsi_report.core import markup
 
 CSV_FLOAT_FORMAT = "%.10g"  # fixed, so two builds from the same inputs give byte-identical CSVs
 
@@ -53,26 +60,43 @@ class Context:
     def table(self, df: pd.DataFrame, name: str, *, caption: str = "", decimals: int = 3) -> None:
         """Write ``df`` to ``<results_dir>/<name>.csv``, then show it rounded with a download link."""
         write_csv(df, self.results_dir / f"{name}.csv")
-        from IPython.display import Markdown, display
+        from IPython.display import HTML, display
 
-        shown = df.round(decimals) if decimals is not None else df
         if caption:
-            display(Markdown(f"**{caption}**"))
-        display(shown.style.hide(axis="index").format(precision=decimals, thousands=","))
-        display(Markdown(f"{{download}}`Download {name}.csv <{self.table_link(name)}>`"))
+            markdown("**{}**", caption)
+        display(HTML(html_table(df, name, decimals)))
+        display_markdown(markup.link(f"Download {name}.csv", self.table_link(name)))
 
     def raw_links(self, paths: list[Path] | None = None) -> None:
         """Show download links to the raw files this chapter read (default: every file it opened)."""
-        from IPython.display import Markdown, display
-
         from iscsi_report.core.ingest.textio import files_read
 
         chosen = sorted(paths if paths is not None else files_read())
         items = [
-            f"- {{download}}`{p.relative_to(self.project_root).as_posix()} <{self.link_to(p)}>`"
-            for p in chosen
+            "- " + markup.link(p.relative_to(self.project_root).as_posix(), self.link_to(p)) for p in chosen
         ]
-        display(Markdown("\n".join(items) or "No raw file was read."))
+        display_markdown("\n".join(items) or "No raw file was read.")
+
+
+def html_table(df: pd.DataFrame, name: str, decimals: int | None = 3) -> str:
+    """``df`` as an HTML table: cells and headers HTML-escaped, numbers rounded, id from ``name``."""
+    shown = df.round(decimals) if decimals is not None else df
+    styler = shown.style.hide(axis="index").set_uuid(re.sub(r"[^A-Za-z0-9_-]", "_", name))
+    styler = styler.format(precision=6 if decimals is None else decimals, thousands=",", escape="html")
+    styler = styler.format_index(escape="html", axis=1)
+    return styler.to_html()
+
+
+def display_markdown(text: str) -> None:
+    """Show markdown the project wrote (values already escaped by :mod:`iscsi_report.core.markup`)."""
+    from IPython.display import Markdown, display
+
+    display(Markdown(text))
+
+
+def markdown(template: str, *values: object) -> None:
+    """Show ``template`` (the project's own markdown) with each ``{}`` filled by a value shown literally."""
+    display_markdown(template.format(*(markup.text(v) for v in values)))
 
 
 def start(
@@ -96,19 +120,144 @@ def write_csv(df: pd.DataFrame, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def chart(spec: Any) -> None:
-    """Display an altair chart as inline SVG rendered by vl-convert: no JavaScript, no network."""
-    from IPython.display import SVG, display
+CHART_CLASS = "iscsi-chart"  # the figure class the site's chart script (pipeline/assets.py) looks for
+MAX_ALT_CHARS = 300
 
-    display(SVG(svg(spec)))
+
+def chart(spec: Any, caption: str | None = None, alt: str | None = None) -> None:
+    """Show a chart as a captioned figure: interactive on the site, its SVG shown until then (or offline)."""
+    from IPython.display import HTML, display
+
+    display(HTML(chart_html(spec, caption=caption, alt=alt)))
 
 
 def svg(spec: Any) -> str:
     """Render an altair chart (or a Vega-Lite dict) to an SVG string with vl-convert."""
     import vl_convert as vlc
 
-    as_dict = spec.to_dict() if hasattr(spec, "to_dict") else spec
-    return vlc.vegalite_to_svg(as_dict)
+    return str(vlc.vegalite_to_svg(spec_dict(spec)))
+
+
+def spec_dict(spec: Any) -> dict[str, Any]:
+    """The Vega-Lite dict of an altair chart (a dict is returned as given)."""
+    return dict(spec.to_dict() if hasattr(spec, "to_dict") else spec)
+
+
+def chart_html(spec: Any, caption: str | None = None, alt: str | None = None) -> str:
+    """The figure of one chart: SVG fallback image, the interactive spec as JSON, alt text and caption.
+
+    ``alt`` defaults to a sentence built from the chart's marks and axis titles; ``caption`` to the
+    chart's title, else to that sentence.
+    """
+    import base64
+    import html
+    import json
+
+    as_dict = spec_dict(spec)
+    described = describe(as_dict)
+    alt_text = (alt or described).strip()
+    caption_text = (caption or _title(as_dict) or described).strip()
+    fallback = base64.b64encode(svg(as_dict).encode("utf-8")).decode("ascii")
+    payload = json.dumps(interactive_spec(as_dict, alt_text), sort_keys=True, separators=(",", ":"))
+    payload = payload.replace("<", "\\u003c")  # no "</script>" can end the JSON early
+    return (
+        f'<figure class="{CHART_CLASS}">'
+        f'<div class="{CHART_CLASS}-live"></div>'
+        f'<img class="{CHART_CLASS}-fallback" alt="{html.escape(alt_text)}" '
+        f'src="data:image/svg+xml;base64,{fallback}">'
+        f'<script type="application/json" class="{CHART_CLASS}-spec">{payload}</script>'
+        f"<figcaption>{html.escape(caption_text)}</figcaption></figure>"
+    )
+
+
+def interactive_spec(spec: dict[str, Any], alt_text: str) -> dict[str, Any]:
+    """The spec shown live: tooltips on every mark, the alt text as description, and the width of
+    the page column for single views (faceted and concatenated ones keep theirs and scroll)."""
+    out = dict(spec, description=alt_text)
+    config = dict(out.get("config", {}))
+    config["mark"] = {"tooltip": {"content": "encoding"}, **config.get("mark", {})}
+    out["config"] = config
+    single_view = ("mark" in out or "layer" in out) and isinstance(out.get("width"), (int, float))
+    if single_view:
+        out["width"] = "container"
+        out["autosize"] = {"type": "fit-x", "contains": "padding"}
+    return out
+
+
+def _title(spec: dict[str, Any]) -> str:
+    """The chart's own title text, or ''."""
+    title = spec.get("title", "")
+    text = title.get("text", "") if isinstance(title, dict) else title
+    return " ".join(text) if isinstance(text, list) else str(text)
+
+
+def _encodings(spec: Any) -> list[tuple[str, dict[str, Any]]]:
+    """Every (channel, definition) of every view in a spec, outermost first."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    if isinstance(spec, dict):
+        for channel, definition in (spec.get("encoding") or {}).items():
+            if isinstance(definition, dict):
+                found.append((channel, definition))
+        for key in ("spec", "layer", "hconcat", "vconcat", "concat"):
+            for child in spec.get(key, []) if isinstance(spec.get(key), list) else [spec.get(key)]:
+                found += _encodings(child)
+        facet = spec.get("facet")
+        if isinstance(facet, dict):
+            rows = [("facet", facet)] if "field" in facet else [(k, v) for k, v in facet.items()]
+            found += [(f"facet {k}", v) for k, v in rows if isinstance(v, dict)]
+    return found
+
+
+def _marks(spec: Any) -> list[str]:
+    """Mark types used in a spec, in order of first use."""
+    marks: list[str] = []
+    if isinstance(spec, dict):
+        mark = spec.get("mark")
+        kind = mark.get("type") if isinstance(mark, dict) else mark
+        if isinstance(kind, str):
+            marks.append(kind)
+        for key in ("spec", "layer", "hconcat", "vconcat", "concat"):
+            value = spec.get(key)
+            for child in value if isinstance(value, list) else [value]:
+                marks += _marks(child)
+    return list(dict.fromkeys(marks))
+
+
+MARK_WORDS = {
+    "point": "points",
+    "circle": "points",
+    "line": "lines",
+    "bar": "bars",
+    "rect": "cells",
+    "area": "bands",
+    "rule": "rules",
+    "text": "labels",
+    "tick": "ticks",
+}
+EXTRA_CHANNELS = (("color", "colour"), ("shape", "marker"), ("strokeDash", "line style"), ("size", "size"))
+
+
+def describe(spec: dict[str, Any]) -> str:
+    """A one-sentence alt text: what is drawn, against what, coloured and split by what."""
+    titles: dict[str, str] = {}
+    for channel, definition in _encodings(spec):
+        name = definition.get("title") or definition.get("field")
+        shown = channel.startswith("facet") or definition.get("title", "") is not None
+        if name and shown and channel not in titles:
+            titles[channel] = str(name)
+    marks = [MARK_WORDS.get(m, m) for m in _marks(spec) if m != "text"] or ["marks"]
+    sentence = f"Chart of {' and '.join(marks)}"
+    if "y" in titles and "x" in titles:
+        sentence += f": {titles['y']} against {titles['x']}"
+    elif "x" in titles or "y" in titles:
+        sentence += f": {titles.get('x') or titles.get('y')}"
+    extras = [f"{word} by {titles[ch]}" for ch, word in EXTRA_CHANNELS if ch in titles]
+    panels = [titles[ch] for ch in titles if ch.startswith("facet")]
+    if panels:
+        extras.append("one panel per " + " and ".join(panels))
+    if extras:
+        sentence += "; " + ", ".join(extras)
+    return (sentence + ".")[:MAX_ALT_CHARS]
 
 
 def glue(name: str, value: Any) -> None:

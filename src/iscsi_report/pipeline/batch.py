@@ -38,6 +38,12 @@ KERNEL_START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel d
 # Tags that keep the runner's plumbing off the published page; other code is collapsed.
 HIDDEN_CELL_TAGS = {"injected-parameters": "remove-cell", "parameters": "remove-cell"}
 CODE_CELL_TAG = "hide-input"
+# Metadata of an execution, not of its result (times, durations, staging paths): never published,
+# so that the same inputs publish the same bytes.
+EXECUTION_METADATA = ("papermill", "execution")
+# The runner's path parameters, rewritten in the published notebook so that it names no path of
+# the building machine and runs again from where it sits in the book (book/runs/<run>/).
+PATH_PARAMETERS = ("project_root", "results_dir")
 
 
 @dataclass
@@ -143,16 +149,63 @@ def _error_from_log(log: Path) -> str:
     return lines[-1].strip()[:300] if lines else ""
 
 
-def _publish_notebook(src: Path, dest: Path) -> None:
-    """Tag the parameter cells for removal from the page, then move atomically into book/."""
+def _portable_parameters(source: str, project_root: str) -> str:
+    """The injected-parameters cell with the path parameters relative to the published notebook."""
+    values = {"project_root": project_root, "results_dir": ""}
+    lines = []
+    for line in source.splitlines():
+        name = line.split("=", 1)[0].strip()
+        lines.append(f"{name} = {values[name]!r}" if name in PATH_PARAMETERS and "=" in line else line)
+    return "\n".join(lines)
+
+
+def machine_paths(project: Project) -> dict[str, str]:
+    """Paths of the building machine -> what the published notebook shows instead (longest first)."""
+    places = {
+        str(project.root): "$PROJECT",
+        sys.prefix: "$PYTHON",
+        sys.base_prefix: "$PYTHON",
+        str(Path.home()): "~",
+    }
+    return {k: places[k] for k in sorted(places, key=len, reverse=True) if len(k) > 1}
+
+
+def _without_machine_paths(value: object, paths: dict[str, str]) -> object:
+    """``value`` (a notebook's JSON) with every machine path in its strings replaced."""
+    if isinstance(value, str):
+        for path, shown in paths.items():
+            value = value.replace(path, shown)
+        return value
+    if isinstance(value, list):
+        return [_without_machine_paths(v, paths) for v in value]
+    if isinstance(value, dict):
+        return {k: _without_machine_paths(v, paths) for k, v in value.items()}
+    return value
+
+
+def _publish_notebook(src: Path, dest: Path, project: Project) -> None:
+    """Make the executed notebook reproducible and portable, hide plumbing, move it atomically into book/.
+
+    Execution metadata (timings, papermill's paths and environment) is dropped, the path
+    parameters become relative, and any other path of the building machine (in an output, say)
+    is replaced by a placeholder (:func:`machine_paths`).
+    """
     nb = nbformat.read(src, as_version=4)
+    for key in EXECUTION_METADATA:
+        nb.metadata.pop(key, None)
+    root_from_page = Path(os.path.relpath(project.root, dest.parent)).as_posix()
     for cell in nb.cells:
+        for key in EXECUTION_METADATA:
+            cell.get("metadata", {}).pop(key, None)
         tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+        if "injected-parameters" in tags:
+            cell.source = _portable_parameters(cell.source, root_from_page)
         for tag, hide in HIDDEN_CELL_TAGS.items():
             if tag in tags and hide not in tags:
                 tags.append(hide)
         if cell.cell_type == "code" and not set(tags) & {"remove-cell", "remove-input", CODE_CELL_TAG}:
             tags.append(CODE_CELL_TAG)
+    nb = nbformat.from_dict(_without_machine_paths(nb, machine_paths(project)))
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_suffix(f".{uuid.uuid4().hex}.tmp")
     nbformat.write(nb, tmp)
@@ -232,7 +285,7 @@ def execute(project: Project, job: NotebookJob, env: dict[str, str], code: str) 
         return Outcome(job, "FAILED", seconds, detail, failed if failed.exists() else None)
     previous = cache.load_record(project, job)
     dest_nb = project.executed(job.run, job.notebook)
-    _publish_notebook(out_nb, dest_nb)
+    _publish_notebook(out_nb, dest_nb, project)
     tables = _publish_tables(project, job, staged_results, set(previous.outputs) if previous else set())
     reads_log = work / "reads.log"
     read_paths = sorted(set(reads_log.read_text().split())) if reads_log.exists() else []

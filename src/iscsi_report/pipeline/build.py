@@ -4,6 +4,10 @@ The book is built with execution off (papermill already ran), warnings as errors
 built into ``_build/sites/<stamp>``; only when that succeeds does the ``_build/html`` symlink move
 to it, so a failed or killed build leaves the previously published site untouched. A build whose
 inputs are unchanged since the current site is skipped.
+
+Identical inputs give a byte-identical site: the build runs with ``SOURCE_DATE_EPOCH`` set to the
+source date (:func:`provenance.source_date_epoch`) and ``PYTHONHASHSEED`` fixed, and nothing it
+reads carries a time or a path of the building machine (the runner strips them from notebooks).
 """
 
 from __future__ import annotations
@@ -161,6 +165,15 @@ def _failed(project: Project, site_root: Path, output: str, stream) -> int:
     return 1
 
 
+def build_env(project: Project) -> dict[str, str]:
+    """The environment of the jupyter-book process: fixed hash seed and source date."""
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    epoch = provenance.source_date_epoch(project.root)
+    if epoch is not None:
+        env["SOURCE_DATE_EPOCH"] = str(epoch)
+    return env
+
+
 def build_book(project: Project, force: bool = False, stream=sys.stdout) -> int:
     """Build strictly into a new folder and swap it in; 0 on success or when up to date."""
     check_toc(project)
@@ -194,7 +207,9 @@ def build_book(project: Project, force: bool = False, stream=sys.stdout) -> int:
     started = time.monotonic()
     try:
         site_root.mkdir(parents=True)
-        proc = subprocess.run(cmd, cwd=project.root, capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            cmd, cwd=project.root, env=build_env(project), capture_output=True, text=True, check=False
+        )
         output = proc.stdout + proc.stderr
         new_html = site_root / "_build" / "html"
         if proc.returncode != 0 or not (new_html / "index.html").is_file():

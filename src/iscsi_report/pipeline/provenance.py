@@ -2,9 +2,13 @@
 
 For every dataset, each raw file's sha256, size, and the tool and version found inside it by the
 parsers; the effective parameters of every run; key package versions; the git commit and whether
-the tree was dirty; the build time. The page is generated at build time (gitignored). Everything
-on it except the build time is a function of inputs that :func:`fingerprint` and the build's
-input key cover, so an unchanged project still skips the build.
+the tree was dirty; the source date. The page is generated at build time (gitignored). Everything
+on it is a function of inputs that :func:`fingerprint` and the build's input key cover, so an
+unchanged project still skips the build and two builds of the same inputs give the same bytes.
+
+Only what the runs use is listed, hence published (Sphinx copies every linked file into the
+site): the datasets named by a params file, the tables of the runs that exist. Every string from
+data is escaped by :mod:`iscsi_report.core.markup`.
 """
 
 from __future__ import annotations
@@ -20,9 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from iscsi_report.core import dataset as datasets
+from iscsi_report.core import markup
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest.detect import detect_tool, tool_module
 from iscsi_report.core.ingest.textio import read_text, sha256_file
+from iscsi_report.pipeline import cache
 from iscsi_report.pipeline.cache import PLACE_PARAMETERS, code_digest
 from iscsi_report.pipeline.params import discover, jobs_for, parameters_cell
 from iscsi_report.pipeline.paths import Project
@@ -143,10 +149,26 @@ class _ToolCache:
 
 
 def dataset_dirs(project: Project) -> list[Path]:
-    """Every dataset folder (one with a manifest) under ``data/raw``, sorted by name."""
-    if not project.raw_dir.is_dir():
-        return []
-    return sorted(p.parent for p in project.raw_dir.glob(f"*/{datasets.MANIFEST}"))
+    """The folder of every dataset a params file names (``data/raw/<dataset>``), sorted by name.
+
+    A dataset no run uses is not listed, so none of its files is published.
+    """
+    used = {spec.dataset for spec in discover(project) if spec.dataset}
+    return sorted(project.raw_dir / name for name in used)
+
+
+def run_tables(project: Project) -> list[Path]:
+    """The CSVs the runs of the current params files made (by their run records), sorted.
+
+    Tables of a deleted run, or of a notebook a run no longer lists, are left out (not published).
+    """
+    found: set[Path] = set()
+    for spec in discover(project):
+        for job in jobs_for(project, spec):
+            record = cache.load_record(project, job)
+            outputs = record.outputs if record else {}
+            found.update(project.root / rel for rel in outputs if rel.endswith(".csv"))
+    return sorted(p for p in found if p.is_file())
 
 
 def raw_files(project: Project, ds: datasets.Dataset, tools: _ToolCache) -> list[RawFileInfo]:
@@ -215,10 +237,27 @@ def git_state(root: Path) -> str:
     return f"{head.stdout.strip()} ({state})"
 
 
-def build_time() -> str:
-    """UTC build time; ``SOURCE_DATE_EPOCH`` (reproducible builds) overrides the clock."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH")
-    seconds = int(epoch) if epoch and epoch.isdigit() else time.time()
+def source_date_epoch(root: Path) -> int | None:
+    """The date the site stands for: ``SOURCE_DATE_EPOCH`` if set, else the git commit's time.
+
+    Never the clock: two builds of the same inputs must give the same bytes. None when neither
+    is known (not a git checkout and the variable unset).
+    """
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch.isdigit():
+        return int(epoch)
+    if git_state(root).startswith(NOT_A_CHECKOUT):
+        return None
+    proc = _git(root, "log", "-1", "--format=%ct")
+    out = proc.stdout.strip() if proc is not None and proc.returncode == 0 else ""
+    return int(out) if out.isdigit() else None
+
+
+def build_time(root: Path | None = None) -> str:
+    """The source date in UTC (see :func:`source_date_epoch`), or why there is none."""
+    seconds = source_date_epoch(root) if root is not None else None
+    if seconds is None:
+        return "not recorded (not a git commit and SOURCE_DATE_EPOCH unset)"
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
@@ -228,6 +267,7 @@ def fingerprint(project: Project) -> str:
     h.update(code_digest(project.package_dir).encode())  # the parsers' reading of each file
     h.update(json.dumps(package_versions(), sort_keys=True).encode())
     h.update(git_state(project.root).encode())
+    h.update(str(source_date_epoch(project.root)).encode())
     for folder, pattern in ((project.params_dir, "*.yaml"), (project.notebooks_dir, "*.md")):
         for p in sorted(folder.glob(pattern)) if folder.is_dir() else []:
             h.update(p.name.encode())
@@ -238,55 +278,44 @@ def fingerprint(project: Project) -> str:
 # ------------------------------------------------------------------ markdown
 
 
-def _cell(text: object) -> str:
-    """Table-safe text: pipes escaped, newlines flattened."""
-    return str(text).replace("|", "\\|").replace("\n", " ")
+_cell = markup.text  # literal text, safe in prose and in a table cell
+_table = markup.table
 
 
 def _code(value: object) -> str:
-    """A value as an inline code span (JSON for containers, so lists read unambiguously)."""
+    """A value as an inline code span in a table (JSON for containers, so lists read unambiguously)."""
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
-    text = _cell(text)
-    fence = "``" if "`" in text else "`"
-    return f"{fence}{text}{fence}" if text.strip() else "(empty)"
+    return markup.code(text, in_table=True) if text.strip() else "(empty)"
 
 
-def _download(project: Project, path: Path, label: str) -> str:
-    """A MyST download role from the page (in book/) to ``path``; Sphinx copies the file."""
+def _download(project: Project, path: Path) -> str:
+    """A download link from the page (in book/) to ``path``, labelled with its project path."""
     rel = Path(os.path.relpath(path, project.book_dir)).as_posix()
-    return f"{{download}}`{label} <{rel}>`"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return [*lines, ""]
+    return markup.link(path.relative_to(project.root).as_posix(), rel)
 
 
 def _dataset_section(project: Project, raw_dir: Path, tools: _ToolCache) -> list[str]:
     ds = datasets.load(raw_dir)
     manifest = raw_dir / datasets.MANIFEST
     lines = [
-        f"### {ds.name}",
+        f"### {_cell(ds.name)}",
         "",
         _cell(ds.title),
         "",
-        f"Manifest: {_download(project, manifest, manifest.relative_to(project.root).as_posix())}, "
-        f"sha256 `{sha256_file(manifest)}`."
+        f"Manifest: {_download(project, manifest)}, sha256 `{sha256_file(manifest)}`."
         + (" Reconstructed from published summaries, not captured." if ds.reconstructed else ""),
         "",
     ]
     rows = []
     for f in raw_files(project, ds, tools):
-        label = f.path.relative_to(project.root).as_posix()
         rows.append(
             [
-                _download(project, f.path, label),
+                _download(project, f.path),
                 f"{f.size_bytes:,}",
                 f"`{f.sha256}`",
                 "yes" if f.matches_manifest else "**NO**",
-                f.info.tool,
-                f.info.format,
+                _cell(f.info.tool),
+                _cell(f.info.format),
                 _cell(f.info.version),
             ]
         )
@@ -308,7 +337,7 @@ def _published_section(project: Project) -> list[str]:
         return []
     rows = [
         [
-            _download(project, p, p.relative_to(project.root).as_posix()),
+            _download(project, p),
             f"{p.stat().st_size:,}",
             f"`{sha256_file(p)}`",
         ]
@@ -335,14 +364,14 @@ def _runs_section(project: Project) -> list[str]:
     for run, path, dataset, timeout_s, notebooks in run_parameters(project):
         rel = path.relative_to(project.root).as_posix() if path.is_relative_to(project.root) else path
         lines += [
-            f"### {run}",
+            f"### {_cell(run)}",
             "",
-            f"Params file `{rel}` (sha256 `{sha256_file(path)}`), dataset "
-            f"`{dataset or 'none'}`, cell timeout {timeout_s} s.",
+            f"Params file {markup.code(rel)} (sha256 `{sha256_file(path)}`), dataset "
+            f"{markup.code(dataset or 'none')}, cell timeout {_cell(timeout_s)} s.",
             "",
         ]
         rows = [
-            [f"`{nb}`", f"`{key}`", _code(value)]
+            [_code(nb), _code(key), _code(value)]
             for nb, values in notebooks.items()
             for key, value in values.items()
         ]
@@ -351,12 +380,12 @@ def _runs_section(project: Project) -> list[str]:
 
 
 def _tables_section(project: Project) -> list[str]:
-    csvs = sorted(project.results_dir.glob("*/*.csv")) if project.results_dir.is_dir() else []
+    csvs = run_tables(project)
     if not csvs:
         return []
     rows = [
         [
-            _download(project, p, p.relative_to(project.root).as_posix()),
+            _download(project, p),
             f"{p.stat().st_size:,}",
             f"`{sha256_file(p)}`",
         ]
@@ -372,7 +401,7 @@ def _tables_section(project: Project) -> list[str]:
 
 
 def render(project: Project, built_at: str) -> str:
-    """The whole page as MyST markdown; only ``built_at`` varies between builds of the same inputs."""
+    """The whole page as MyST markdown; a function of the inputs and ``built_at`` (the source date)."""
     tools = _ToolCache(project)
     lines = [
         "# Provenance",
@@ -380,8 +409,8 @@ def render(project: Project, built_at: str) -> str:
         "What this site was built from, to the byte. The tool and version of each raw file are "
         "read from the file's content by the same parsers the chapters use, not from its name.",
         "",
-        f"- Built at: {built_at}",
-        f"- Source (git commit): {git_state(project.root)}",
+        f"- Built at: {_cell(built_at)}",
+        f"- Source (git commit): {_cell(git_state(project.root))}",
         "",
         "## Raw data",
         "",
@@ -396,7 +425,7 @@ def render(project: Project, built_at: str) -> str:
     lines += [
         "## Software",
         "",
-        *_table(["package", "version"], [[f"`{k}`", _cell(v)] for k, v in versions.items()]),
+        *_table(["package", "version"], [[_code(k), _cell(v)] for k, v in versions.items()]),
     ]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -404,7 +433,7 @@ def render(project: Project, built_at: str) -> str:
 def write_page(project: Project, built_at: str | None = None) -> Path:
     """Generate ``book/provenance.md`` atomically and return its path."""
     path = page_path(project)
-    text = render(project, built_at or build_time())
+    text = render(project, built_at or build_time(project.root))
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)

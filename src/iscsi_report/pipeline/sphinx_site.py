@@ -9,6 +9,9 @@ Two defects of the stock toolchain, found by the headless-Chromium test (tests/b
 - With no icon declared, browsers request ``/favicon.ico`` and log a 404. Each page declares an
   inline SVG icon instead, so no request is made.
 
+It also turns Sphinx's smart quotes off: text from data (a label, a version string) must show
+on the page exactly as written, and smart quotes would turn its ``'`` and ``"`` into others.
+
 Enabled by ``sphinx: extra_extensions: [iscsi_report.pipeline.sphinx_site]`` in ``_config.yml``.
 """
 
@@ -52,7 +55,13 @@ def _on_page(app: Any, pagename: str, templatename: str, context: dict[str, Any]
     context["metatags"] = context.get("metatags", "") + ICON_LINK
 
 
+def _literal_quotes(app: Any, config: Any) -> None:
+    """Show quotes as written (no smart quotes), so escaped text stays literal."""
+    config.smartquotes = False
+
+
 def setup(app: Any) -> dict[str, Any]:
     """Sphinx entry point."""
+    app.connect("config-inited", _literal_quotes)
     app.connect("html-page-context", _on_page, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
