@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import numpy as np
 import pandas as pd
 
-from iscsi_report.analyses import audit, network, r2t, storage
+from iscsi_report.analyses import audit, blog, network, r2t, storage
 from iscsi_report.analyses.audit import PublishedNumber
 from iscsi_report.core import model
 from iscsi_report.core.dataset import Dataset, RawFile, verify
@@ -426,7 +426,8 @@ def printed_breakdown(
     net = model.Network(
         one_way_ms=_printed(published, one_way_id), per_64k_ms=_printed(published, per_64k_id)
     )
-    return model.write_latency(bs, params, net, _printed(published, device_id), _printed(published, cpu_id))
+    device, cpu = _printed(published, device_id), _printed(published, cpu_id)
+    return model.write_latency(bs, params, net, device, cpu, assumptions=blog.BLOG_ASSUMPTIONS)
 
 
 def _one_way_trips(b: model.LatencyBreakdown, one_way_ms: float) -> float:

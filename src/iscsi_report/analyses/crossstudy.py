@@ -24,8 +24,8 @@ import statsmodels.formula.api as smf
 import yaml
 from scipy.optimize import brentq
 
+from iscsi_report.analyses import blog as blog_model
 from iscsi_report.analyses.audit import PublishedNumber, load_published
-from iscsi_report.core import model as latency_model
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest.textio import read_text
 
@@ -754,9 +754,9 @@ def _blog_rows(blog: Study) -> list[dict[str, Any]]:
     """The blog's six measured configurations: one command in flight, so IOPS <= 1 / op time."""
     queue_depth = blog.value("setup.fio_numjobs") * FIO_DEFAULT_IODEPTH
     # op times from the blog's own formula and inputs: two printed wired R2T=1 values do not
-    # follow from them (see latency_model.blog_wired_r2t1_discrepancy); the consistent ones are used.
+    # follow from them (see blog_model.wired_r2t1_discrepancy); the consistent ones are used.
     keys = ["max_outstanding_r2t", "network", "device"]
-    formula = latency_model.blog_projection_table().set_index(keys)["op_ms"]
+    formula = blog_model.projection_table(blog.path).set_index(keys)["op_ms"]
     rows = []
     for r2t in BLOG_R2T_SETTINGS:
         for key, label, link_id, device_id in BLOG_SETUPS:

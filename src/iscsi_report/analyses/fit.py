@@ -109,23 +109,44 @@ def iscsi_params(row: Mapping[str, object]) -> model.IscsiParams:
 
 
 @lru_cache(maxsize=4096)
-def unit_counts(bs_bytes: int, params: model.IscsiParams) -> tuple[float, float]:
-    """(one-way legs, 64-KiB transmission units) of one write, via :func:`model.write_latency`.
+def unit_counts(
+    bs_bytes: int, params: model.IscsiParams, assumptions: model.Assumptions = model.DEFAULT_ASSUMPTIONS
+) -> tuple[float, float]:
+    """(one-way legs, 64-KiB transmission units) of one write at a 1 ms one-way and 1 ms per 64 KiB.
 
-    Evaluating the model with a 1 ms one-way latency and 1 ms per 64 KiB gives the multipliers
-    of both network inputs, so every grid or design built from them is the model's own algebra.
+    Exact for serial and lock-step pacing and for a window that never fills the link; with a
+    sliding window the exposed legs depend on the ratio of one-way to transmission time, so
+    :func:`term_matrix` evaluates every run at its own inputs instead.
     """
-    unit = model.write_latency(int(bs_bytes), params, model.Network(one_way_ms=1.0, per_64k_ms=1.0), 0.0, 0.0)
-    terms = unit.terms
-    legs = sum(terms[t] for t in TERM_GROUPS["one_way_ms"])
-    units = sum(terms[t] for t in TERM_GROUPS["transmit_ms"])
-    return float(legs), float(units)
+    net = model.Network(one_way_ms=1.0, per_64k_ms=1.0)
+    unit = model.write_latency(int(bs_bytes), params, net, 0.0, 0.0, assumptions=assumptions)
+    return _legs_units(unit, net)
 
 
-def term_matrix(runs: pd.DataFrame) -> pd.DataFrame:
+def _legs_units(b: model.LatencyBreakdown, net: model.Network) -> tuple[float, float]:
+    """(one-way legs, 64-KiB units) a breakdown pays on ``net``."""
+    terms = b.terms
+    one_way = sum(terms[t] for t in TERM_GROUPS["one_way_ms"])
+    transmit = sum(terms[t] for t in TERM_GROUPS["transmit_ms"])
+    legs = one_way / net.one_way_ms if net.one_way_ms > 0 else b.one_way_trips
+    return float(legs), float(transmit / float(net.per_64k_ms))
+
+
+def run_legs_units(
+    row: Mapping[str, object], assumptions: model.Assumptions = model.DEFAULT_ASSUMPTIONS
+) -> tuple[float, float]:
+    """(one-way legs, 64-KiB units) of one run's write at its own measured network inputs."""
+    net = model.Network(one_way_ms=float(row["one_way_ms"]), link_bps=float(row["link_bps"]))  # type: ignore[arg-type]
+    b = model.write_latency(int(row["bs_bytes"]), iscsi_params(row), net, 0.0, 0.0, assumptions=assumptions)  # type: ignore[call-overload]
+    return _legs_units(b, net)
+
+
+def term_matrix(
+    runs: pd.DataFrame, assumptions: model.Assumptions = model.DEFAULT_ASSUMPTIONS
+) -> pd.DataFrame:
     """Per row: the model's term-group values (ms) from its measured inputs, plus ``legs``."""
     check_inputs(runs)
-    counts = [unit_counts(int(r["bs_bytes"]), iscsi_params(r)) for r in runs.to_dict("records")]
+    counts = [run_legs_units(r, assumptions) for r in runs.to_dict("records")]
     legs = np.array([c[0] for c in counts])
     units = np.array([c[1] for c in counts])
     per_64k_ms = model.TRANSMIT_REFERENCE_BYTES * model.BITS_PER_BYTE / runs["link_bps"].to_numpy(float) * 1e3

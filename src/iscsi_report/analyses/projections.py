@@ -1,11 +1,13 @@
 """Projections chapter: the blog's six validation configurations modelled twice and its questions.
 
-(a) with the blog's rounded inputs (:func:`iscsi_report.core.model.blog_projection_inputs`) and
+(a) with the blog's rounded inputs and its own assumptions (:mod:`iscsi_report.analyses.blog`) and
 (b) with inputs measured from the dataset's raw files: one-way latency = mean RTT of the
 2 ms-interval ping / 2, the per-64-KiB time from iperf3's received rate, the device term from
 the storage fit at the request size iostat shows, and the CPU term from target-side avg-cpu
 over IOPS (the blog's method, seed 000). Measured MiB/s come from the fio runs labelled
-``validation``. Missing pieces raise :class:`MissingDataError` listing all of them.
+``validation``. Missing pieces raise :class:`MissingDataError` listing all of them. Every
+projection is capped by the link, the device's local throughput and the CPU, and names the
+bound that sets it.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from iscsi_report.analyses import r2t, storage
+from iscsi_report.analyses import blog, r2t, storage
 from iscsi_report.core import model
 from iscsi_report.core.dataset import Dataset
 from iscsi_report.core.errors import IngestError, ReportError
@@ -32,6 +35,7 @@ TERM_GROUPS = {
     "r2t_one_way_ms": "one-way trips",
     "data_one_way_ms": "one-way trips",
     "status_one_way_ms": "one-way trips",
+    "r2t_processing_ms": "per-round processing",
     "unsolicited_transmit_ms": "transmission",
     "solicited_transmit_ms": "transmission",
     "device_ms": "device",
@@ -55,47 +59,53 @@ class Projection:
     breakdown: LatencyBreakdown
     measured_mib_per_s: float
     source: str
+    throughput: model.Throughput
 
     @property
     def mib_per_s(self) -> float:
-        """Estimated MiB/s of back-to-back writes."""
-        return model.mib_per_s(self.breakdown.bs_bytes, self.breakdown.total_ms)
+        """Estimated MiB/s of back-to-back writes, capped by the link, device and CPU."""
+        return self.throughput.mib_per_s
 
 
 # ---- (a) the blog's inputs ---------------------------------------------------------------------
 
 
-def blog_projections() -> list[Projection]:
-    """The blog's six rows through the model, with its rounded inputs and its measured MiB/s."""
-    return [
-        Projection(
-            row.max_outstanding_r2t,
-            row.network_label,
-            row.device_label.lower(),
-            "blog defaults",
-            row.network,
-            row.breakdown(),
-            row.measured_mib_per_s,
-            "blog's rounded inputs",
+def blog_projections(published: str | Path | None = None) -> list[Projection]:
+    """The blog's six rows through its own model (lock-step, shadowing), its printed inputs and MiB/s."""
+    inputs = blog.inputs(published)
+    out = []
+    for row in blog.projection_rows(published):
+        b = blog.row_breakdown(inputs, row)
+        out.append(
+            Projection(
+                row.max_outstanding_r2t,
+                row.network,
+                row.device,
+                "blog defaults",
+                row.network_in,
+                b,
+                row.measured_mib_per_s,
+                "blog's rounded inputs and assumptions",
+                model.throughput(b, row.network_in),
+            )
         )
-        for row in model.blog_projection_inputs()
-    ]
+    return out
 
 
-def published_values() -> pd.DataFrame:
+def published_values(published: str | Path | None = None) -> pd.DataFrame:
     """What the blog printed for each of its six rows, keyed like the projection tables."""
     return pd.DataFrame(
         [
             {
                 "max_outstanding_r2t": r.max_outstanding_r2t,
-                "network": r.network_label,
-                "device": r.device_label.lower(),
+                "network": r.network,
+                "device": r.device,
                 "published_op_ms": r.published_op_ms,
                 "published_mib_per_s": r.published_mib_per_s,
                 "published_measured_mib_per_s": r.measured_mib_per_s,
                 "published_error_pct": r.published_error_pct,
             }
-            for r in model.blog_projection_inputs()
+            for r in blog.projection_rows(published)
         ]
     )
 
@@ -193,8 +203,13 @@ def _params_for(ds: Dataset, inputs: MeasuredInputs, row: pd.Series) -> model.Is
     return params
 
 
-def measured_projections(ds: Dataset, inputs: MeasuredInputs) -> list[Projection]:
-    """Model every validation configuration with the measured inputs; MissingDataError if lacking."""
+def measured_projections(
+    ds: Dataset, inputs: MeasuredInputs, assumptions: model.Assumptions = model.DEFAULT_ASSUMPTIONS
+) -> list[Projection]:
+    """Model every validation configuration with the measured inputs; MissingDataError if lacking.
+
+    The device ceiling is the device's local throughput at the whole block (its storage fit).
+    """
     missing = _missing(inputs)
     if missing:
         raise MissingDataError(f"dataset {ds.name} cannot be projected: " + "; ".join(missing))
@@ -212,7 +227,10 @@ def measured_projections(ds: Dataset, inputs: MeasuredInputs) -> list[Projection
             float(dev["device_ms"]),
             inputs.cpu.cpu_ms,
             device_request_bytes=round(float(dev["request_kib"]) * storage.KIB_BYTES),
+            assumptions=assumptions,
         )
+        local_ms = float(dev["local_block_ms"])
+        rate = inputs.bs_bytes / (local_ms / model.MS_PER_S) if local_ms > 0 else None
         out.append(
             Projection(
                 int(params.max_outstanding_r2t),
@@ -223,6 +241,7 @@ def measured_projections(ds: Dataset, inputs: MeasuredInputs) -> list[Projection
                 b,
                 float(row["measured_mib_per_s"]),
                 "measured from raw files",
+                model.throughput(b, net, device_bytes_per_s=rate),
             )
         )
     return out
@@ -246,9 +265,17 @@ def projection_table(projections: list[Projection]) -> pd.DataFrame:
                 "one_way_ms": p.network_in.one_way_ms,
                 "per_64k_ms": p.network_in.per_64k_ms,
                 "waves": b.waves,
+                "exposed_rounds": b.exposed_rounds,
                 "op_ms": b.total_ms,
-                "iops": model.iops(b.total_ms),
+                "iops": p.throughput.iops,
+                "latency_mib_per_s": model.mib_per_s(b.bs_bytes, b.total_ms),
+                **{
+                    f"{k}_ceiling_mib_per_s": v
+                    for k, v in p.throughput.ceilings_mib_per_s().items()
+                    if k != "latency"
+                },
                 "mib_per_s": p.mib_per_s,
+                "binding": p.throughput.binding,
                 "measured_mib_per_s": p.measured_mib_per_s,
                 "error_pct": model.error_pct(p.measured_mib_per_s, p.mib_per_s),
             }
@@ -258,9 +285,9 @@ def projection_table(projections: list[Projection]) -> pd.DataFrame:
     return out.sort_values(["max_outstanding_r2t", "op_ms"], ascending=[True, False], ignore_index=True)
 
 
-def with_published(table: pd.DataFrame) -> pd.DataFrame:
+def with_published(table: pd.DataFrame, published: str | Path | None = None) -> pd.DataFrame:
     """The table with the blog's printed values beside it and the differences (NaN where unmatched)."""
-    out = table.merge(published_values(), on=KEYS, how="left")
+    out = table.merge(published_values(published), on=KEYS, how="left")
     out["op_ms_minus_published"] = out["op_ms"] - out["published_op_ms"]
     out["mib_per_s_minus_published"] = out["mib_per_s"] - out["published_mib_per_s"]
     out["error_pct_minus_published"] = out["error_pct"] - out["published_error_pct"]

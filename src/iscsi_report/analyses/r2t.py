@@ -334,6 +334,7 @@ def device_inputs(fits: Mapping[str, DeviceFit], requests: pd.DataFrame, bs_byte
                 "request_kib": req / KIB_BYTES,
                 "request_source": source,
                 "device_ms": fit.predict_ms(req),
+                "local_block_ms": fit.predict_ms(bs_bytes),
                 "device_ms_lo": lo,
                 "device_ms_hi": hi,
                 "extrapolated": not fit.min_bs_bytes <= req <= fit.max_bs_bytes,

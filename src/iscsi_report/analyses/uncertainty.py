@@ -17,6 +17,7 @@ The ping samples keep their shape but are rescaled so their mean is twice the co
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Literal
 
@@ -115,6 +116,21 @@ def summarize_draws(draws: np.ndarray, bs_bytes: int) -> dict[str, float]:
     }
 
 
+def ceilings_mib_per_s(config: Mapping[str, object], bs_bytes: int) -> dict[str, float]:
+    """Physical ceilings of one configuration in MiB/s: link, device (local, whole block), CPU.
+
+    The device ceiling uses ``device_local_ms`` (the device's own time for the whole block)
+    when the row has it, else ``device_ms`` for the whole block; a zero CPU time has no ceiling.
+    """
+    link = float(config["link_bps"]) / model.BITS_PER_BYTE / model.MIB  # type: ignore[arg-type]
+    local_ms = float(config.get("device_local_ms", config["device_ms"]))  # type: ignore[arg-type, attr-defined]
+    cpu_ms = float(config["cpu_ms"])  # type: ignore[arg-type]
+    out = {"link": link}
+    out["device"] = model.mib_per_s(bs_bytes, local_ms) if local_ms > 0 else math.inf
+    out["cpu"] = model.mib_per_s(bs_bytes, cpu_ms) if cpu_ms > 0 else math.inf
+    return out
+
+
 def project(
     configs: pd.DataFrame,
     result: fit.TermFit,
@@ -140,12 +156,24 @@ def project(
             raise KeyError(f"no ping samples for network {network!r} (have {sorted(rtt_by_network)})")
         bs = int(config["bs_bytes"])
         draws = op_ms_draws(config, terms.loc[idx], rtt_by_network[network], result, kind, n_draws, rng)
+        summary = summarize_draws(draws, bs)
+        ceilings = ceilings_mib_per_s(config, bs)
+        latency_mib = model.mib_per_s(bs, op_ms)
+        achieved = min([latency_mib, *ceilings.values()])
+        binding = min(ceilings, key=ceilings.__getitem__) if achieved < latency_mib else "latency"
+        for end in ("mib_per_s_lo", "mib_per_s_hi"):
+            summary[end] = min([summary[end], *ceilings.values()])
+        for end in ("lo", "hi"):
+            summary[f"iops_{end}"] = summary[f"mib_per_s_{end}"] * model.MIB / bs
         rows.append(
             {
                 "op_ms": op_ms,
-                "iops": model.iops(op_ms),
-                "mib_per_s": model.mib_per_s(bs, op_ms),
-                **summarize_draws(draws, bs),
+                "iops": achieved * model.MIB / bs,
+                "mib_per_s": achieved,
+                "latency_mib_per_s": latency_mib,
+                **{f"{k}_mib_per_s": v for k, v in ceilings.items()},
+                "binding": binding,
+                **summary,
                 "interval": kind,
                 "draws": n_draws,
             }

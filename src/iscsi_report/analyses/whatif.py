@@ -76,6 +76,24 @@ TERM_COLUMNS = {  # grid column -> fitted regressor
     "device_term_ms": "device_ms",
     "cpu_term_ms": "cpu_ms",
 }
+CEILING_COLUMNS = {  # bound name -> grid column (MiB/s)
+    "latency": "latency_mib_per_s",
+    "link": "link_mib_per_s",
+    "device": "device_mib_per_s",
+    "cpu": "cpu_mib_per_s",
+}
+
+
+def _network_terms(
+    one_way_ms: float, link_bps: float, bs: int, params: model.IscsiParams, assumptions: model.Assumptions
+) -> tuple[float, float, int]:
+    """(one-way ms, transmission ms, wire bytes) of one write on one network, from the model."""
+    net = model.Network(one_way_ms=one_way_ms, link_bps=link_bps)
+    b = model.write_latency(bs, params, net, 0.0, 0.0, assumptions=assumptions)
+    terms = b.terms
+    one_way = sum(terms[t] for t in fit.TERM_GROUPS["one_way_ms"]) + b.r2t_processing_ms
+    transmit = sum(terms[t] for t in fit.TERM_GROUPS["transmit_ms"])
+    return one_way, transmit, b.wire_bytes
 
 
 def grid(
@@ -87,51 +105,86 @@ def grid(
     beta: Mapping[str, float],
     cpu: CpuProfile,
     *,
-    device_request_fraction: float = model.DEFAULT_DEVICE_REQUEST_FRACTION,
+    device_request_fraction: float | None = None,
     base_params: model.IscsiParams | None = None,
+    assumptions: model.Assumptions = model.DEFAULT_ASSUMPTIONS,
+    queue_depth: int = 1,
+    cpu_cores: int = 1,
 ) -> pd.DataFrame:
-    """Every combination of the axes: fitted term contributions, op_ms, IOPS, MiB/s, dominant term."""
-    base = base_params or model.IscsiParams()
-    ow = np.asarray(one_way_ms, float)
-    links = np.asarray(link_bps, float)
-    per64 = np.array([model.per_64k_ms_from_link_bps(b) for b in links])
+    """Every combination of the axes: fitted terms, op_ms, each ceiling, MiB/s and the binding bound.
+
+    The network terms of each (one-way, link, R2T, block) come from the model itself (sliding
+    windows are not linear in the inputs); the device and CPU terms from their profiles. The
+    projected MiB/s is the smallest of Little's law at ``queue_depth``, the link (wire bytes),
+    the device's local throughput at the block size and the CPU: no cell exceeds hardware.
+    """
+    base = base_params or model.IscsiParams(initial_r2t=False)
+    fraction = (
+        assumptions.device_request_fraction if device_request_fraction is None else device_request_fraction
+    )
     names = list(devices)
     rows = []
     for m in max_outstanding_r2t:
         params = replace(base, max_outstanding_r2t=int(m))
         for bs in bs_bytes:
-            legs, units = fit.unit_counts(int(bs), params)
-            req = model.default_device_request_bytes(int(bs), device_request_fraction)
-            dev = np.array([devices[n].ms(req) for n in names])
-            o, li, d = np.meshgrid(ow, np.arange(links.size), np.arange(len(names)), indexing="ij")
-            p = per64[li]
-            rows.append(
-                pd.DataFrame(
-                    {
-                        "one_way_ms": o.ravel(),
-                        "link_bps": links[li.ravel()],
-                        "per_64k_ms": p.ravel(),
-                        "device": np.array(names)[d.ravel()],
-                        "max_outstanding_r2t": int(m),
-                        "bs_bytes": int(bs),
-                        "one_way_term_ms": beta["one_way_ms"] * legs * o.ravel(),
-                        "transmit_term_ms": beta["transmit_ms"] * units * p.ravel(),
-                        "device_term_ms": beta["device_ms"] * dev[d.ravel()],
-                        "cpu_term_ms": beta["cpu_ms"] * float(cpu.ms(bs)),
-                    }
-                )
-            )
-    out = pd.concat(rows, ignore_index=True)
+            req = model.default_device_request_bytes(int(bs), fraction)
+            for ow in one_way_ms:
+                for link in link_bps:
+                    one_way, transmit, wire = _network_terms(
+                        float(ow), float(link), int(bs), params, assumptions
+                    )
+                    for name in names:
+                        rows.append(
+                            {
+                                "one_way_ms": float(ow),
+                                "link_bps": float(link),
+                                "per_64k_ms": model.per_64k_ms_from_link_bps(float(link)),
+                                "device": name,
+                                "max_outstanding_r2t": int(m),
+                                "bs_bytes": int(bs),
+                                "wire_bytes": wire,
+                                "one_way_term_ms": beta["one_way_ms"] * one_way,
+                                "transmit_term_ms": beta["transmit_ms"] * transmit,
+                                "device_term_ms": beta["device_ms"] * float(devices[name].ms(req)),
+                                "cpu_term_ms": beta["cpu_ms"] * float(cpu.ms(bs)),
+                                "device_local_ms": float(devices[name].ms(bs)),
+                                "cpu_ms": float(cpu.ms(bs)),
+                            }
+                        )
+    out = pd.DataFrame(rows)
     out["link_mbit_per_s"] = out["link_bps"] / BITS_PER_MBIT
-    return finish(out, beta)
+    return finish(out, beta, queue_depth=queue_depth, cpu_cores=cpu_cores)
 
 
-def finish(cells: pd.DataFrame, beta: Mapping[str, float]) -> pd.DataFrame:
-    """Add op_ms (terms + intercept), IOPS, MiB/s and the name of the largest term."""
+def finish(
+    cells: pd.DataFrame, beta: Mapping[str, float], *, queue_depth: int = 1, cpu_cores: int = 1
+) -> pd.DataFrame:
+    """Add op_ms (terms + intercept), every ceiling in MiB/s, the achieved MiB/s and IOPS, and names.
+
+    ``device_local_ms`` (the device's own time for a whole block, one at a time) and ``cpu_ms``
+    give the device and CPU ceilings; ``wire_bytes`` (default the block) the link's.
+    """
     terms = cells[list(TERM_COLUMNS)].to_numpy(float)
     cells["op_ms"] = terms.sum(axis=1) + float(beta.get(fit.INTERCEPT, 0.0))
-    cells["iops"] = model.MS_PER_S / cells["op_ms"]
-    cells["mib_per_s"] = cells["iops"] * cells["bs_bytes"] / model.MIB
+    bs = cells["bs_bytes"].to_numpy(float)
+    wire = cells["wire_bytes"].to_numpy(float) if "wire_bytes" in cells else bs
+    with np.errstate(divide="ignore"):
+        cells["latency_mib_per_s"] = queue_depth * model.MS_PER_S / cells["op_ms"] * bs / model.MIB
+        cells["link_mib_per_s"] = cells["link_bps"] / model.BITS_PER_BYTE / wire * bs / model.MIB
+        cells["device_mib_per_s"] = (
+            bs / (cells["device_local_ms"].to_numpy(float) / model.MS_PER_S) / model.MIB
+        )
+        cpu_ms = cells["cpu_ms"].to_numpy(float)
+        cells["cpu_mib_per_s"] = np.where(
+            cpu_ms > 0, cpu_cores * model.MS_PER_S / cpu_ms * bs / model.MIB, np.inf
+        )
+    ceilings = cells[list(CEILING_COLUMNS.values())].to_numpy(float)
+    if not (np.isfinite(ceilings[:, :3]).all() and (ceilings > 0).all()):
+        raise ValueError("a what-if cell has a non-positive or undefined latency, link or device ceiling")
+    cells["mib_per_s"] = ceilings.min(axis=1)
+    cells["binding"] = np.array(list(CEILING_COLUMNS))[np.argmin(ceilings, axis=1)]
+    cells["iops"] = cells["mib_per_s"] * model.MIB / bs
+    cells["queue_depth"] = queue_depth
     cells["dominant_term"] = dominant_terms(cells)
     return cells
 
@@ -218,6 +271,7 @@ def upgrade_configs(
                 "one_way_ms": float(nets.loc[network, "one_way_ms"]),
                 "link_bps": float(q.get("link_bps") or nets.loc[network, "link_bps"]),
                 "device_ms": float(devices[str(q["device"])].ms(req)),
+                "device_local_ms": float(devices[str(q["device"])].ms(bs)),
                 "cpu_ms": float(cpu.ms(bs)),
             }
         )
@@ -225,10 +279,11 @@ def upgrade_configs(
 
 
 FASTER_LINK_BPS = 10e9  # the "faster link" question: 10 Gbit/s Ethernet
+BLOG_QUESTION_BS_BYTES = 2 * model.MIB  # the blog asked its questions of 2 MiB writes
 
 
 def blog_questions(
-    bs_bytes: int = model.BLOG_BS_BYTES, faster_link_bps: float = FASTER_LINK_BPS
+    bs_bytes: int = BLOG_QUESTION_BS_BYTES, faster_link_bps: float = FASTER_LINK_BPS
 ) -> list[dict[str, object]]:
     """The blog's upgrade questions at its 2 MiB block: network, device, R2T and a faster link."""
     base = {"bs_bytes": bs_bytes}
@@ -301,6 +356,7 @@ def upgrade_table(run_interval: pd.DataFrame, op_interval: pd.DataFrame) -> pd.D
         "link_bps",
         "op_ms",
         "mib_per_s",
+        "binding",
         "mib_per_s_lo",
         "mib_per_s_hi",
         "iops_lo",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 from typing import Any
@@ -76,23 +77,51 @@ def _yes_no(text: str) -> bool:
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the projection options to the ``project`` subcommand parser."""
     parser.description = (
-        "Project one iSCSI write (or --read) with the R2T wave model: each term, op time, IOPS "
-        "and MiB/s (2**20 bytes), and with --queue-depth the latency/link/device/CPU IOPS bounds."
+        "Project one iSCSI write (or read) with the latency model: each term, the PDU counts, and "
+        "at --queue-depth the throughput as the smallest of Little's law, the link, the device's "
+        "local throughput and the CPU, naming the binding bound. MiB/s means 2**20 bytes per s."
     )
     nonneg, positive = _number(0.0, True), _number(0.0, False)
     add = parser.add_argument
     add("--bs", type=parse_size, required=True, help=f"block size: {SIZE_HELP}")
+    add("--rw", choices=("write", "read"), default="write", help="operation (default write)")
+    add("--read", action="store_const", const="read", dest="rw", help="same as --rw read")
     add("--one-way-ms", type=nonneg, required=True, help="one-way network latency (ms)")
     speed = parser.add_mutually_exclusive_group(required=True)
     speed.add_argument("--per-64k-ms", type=positive, help="ms to transmit 64 KiB on the link")
     speed.add_argument("--link-mbps", type=positive, help="link speed in megabits (10**6) per s")
     add("--device-ms", type=nonneg, default=0.0, help="synchronous device ms per op (default 0)")
-    add("--cpu-ms", type=nonneg, default=0.0, help="synchronous CPU ms per op (default 0)")
+    device = parser.add_mutually_exclusive_group()
+    device.add_argument(
+        "--device-mib-s",
+        type=positive,
+        default=None,
+        help="the device's local throughput at this request size, MiB/s (its ceiling); "
+        "default: the rate --device-ms implies",
+    )
+    device.add_argument("--device-max-iops", type=positive, default=None, help="device IOPS ceiling")
+    add("--cpu-ms", type=nonneg, default=0.0, help="CPU ms per op (default 0: no CPU ceiling)")
+    add("--cpu-cores", type=_count, default=1, help="cores for the CPU ceiling (default 1)")
     add(
         "--max-outstanding-r2t",
         type=_count,
         default=model.DEFAULT_MAX_OUTSTANDING_R2T,
-        help="MaxOutstandingR2T: R2Ts in flight per wave (default 1)",
+        help="negotiated MaxOutstandingR2T (default 1)",
+    )
+    add(
+        "--r2t-pacing",
+        choices=model.PACINGS,
+        default=model.DEFAULT_ASSUMPTIONS.r2t_pacing,
+        help="sliding (LIO: a new R2T as each burst completes, default), serial (tgt: one at a "
+        "time) or lockstep (the blog's model: groups wait for the previous group's data)",
+    )
+    add("--target-r2t-window", type=_count, default=None, help="R2Ts the target keeps outstanding")
+    add("--per-round-ms", type=nonneg, default=0.0, help="processing ms per R2T exchange (default 0)")
+    add(
+        "--pdu-header-bytes",
+        type=int,
+        default=model.BHS_BYTES,
+        help=f"header bytes per PDU on the wire (default {model.BHS_BYTES})",
     )
     first, most = model.DEFAULT_FIRST_BURST_BYTES, model.DEFAULT_MAX_BURST_BYTES
     add("--first-burst", type=parse_size, default=first, help="FirstBurstLength (default 64KiB)")
@@ -100,16 +129,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add(
         "--max-recv-data-segment",
         type=parse_size,
-        default=None,
-        help="MaxRecvDataSegmentLength; caps immediate data under InitialR2T=Yes (default: none)",
+        default=model.DEFAULT_MAX_RECV_DATA_SEGMENT_BYTES,
+        help="MaxRecvDataSegmentLength: caps immediate data and every data PDU (default 8192, RFC 7143)",
     )
-    add("--immediate-data", type=_yes_no, default=True, metavar="yes|no", help="default yes")
-    add("--initial-r2t", type=_yes_no, default=False, metavar="yes|no", help="default no")
-    add("--queue-depth", type=_count, default=None, help="also compute throughput bounds")
-    add("--device-max-iops", type=positive, default=None, help="device IOPS ceiling for bounds")
-    add("--cpu-cores", type=_count, default=1, help="cores for the CPU bound (default 1)")
-    add("--read", action="store_true", help="project a read instead of a write")
-    add("--json", action="store_true", help="print one JSON object instead of text")
+    add("--immediate-data", type=_yes_no, default=model.DEFAULT_IMMEDIATE_DATA, metavar="yes|no")
+    add("--initial-r2t", type=_yes_no, default=model.DEFAULT_INITIAL_R2T, metavar="yes|no")
+    add("--queue-depth", type=_count, default=1, help="operations in flight (default 1)")
+    add("--json", action="store_true", help="print one JSON object (strict JSON) instead of text")
 
 
 def _network(args: argparse.Namespace) -> model.Network:
@@ -131,64 +157,89 @@ def _params(args: argparse.Namespace) -> model.IscsiParams:
     )
 
 
+def _assumptions(args: argparse.Namespace) -> model.Assumptions:
+    """Pacing, target window, per-round cost and PDU header size from the command line."""
+    return model.Assumptions(
+        r2t_pacing=args.r2t_pacing,
+        target_r2t_window=args.target_r2t_window,
+        per_round_ms=args.per_round_ms,
+        pdu_header_bytes=args.pdu_header_bytes,
+    )
+
+
+def _device_rate(args: argparse.Namespace) -> float | None:
+    """Device ceiling in bytes per second from --device-mib-s or --device-max-iops (None: derived)."""
+    if args.device_mib_s is not None:
+        return args.device_mib_s * model.MIB
+    if args.device_max_iops is not None:
+        return args.device_max_iops * args.bs
+    return None
+
+
+def _device_source(args: argparse.Namespace) -> str:
+    """Where the device ceiling came from, for the JSON and the text."""
+    if args.device_mib_s is not None:
+        return "--device-mib-s (local throughput at this size)"
+    if args.device_max_iops is not None:
+        return "--device-max-iops"
+    return "implied by --device-ms for one device request (give --device-mib-s for the measured one)"
+
+
+UNBOUNDED_NOTE = {"cpu": "no CPU time given (--cpu-ms 0): no CPU ceiling"}
+
+
+def _bound_entry(name: str, iops: float, bs_bytes: int) -> dict[str, Any]:
+    """One bound as JSON: IOPS and MiB/s, or nulls with the reason when there is no ceiling."""
+    if math.isfinite(iops):
+        return {"iops": iops, "mib_per_s": iops * bs_bytes / model.MIB}
+    return {"iops": None, "mib_per_s": None, "note": UNBOUNDED_NOTE.get(name, "unbounded")}
+
+
 def projection(args: argparse.Namespace) -> dict[str, Any]:
     """Compute the projection as a JSON-ready dict (the ``--json`` output)."""
     network = _network(args)
-    latency = model.read_latency if args.read else model.write_latency
-    b = latency(args.bs, _params(args), network, args.device_ms, args.cpu_ms)
-    out: dict[str, Any] = {
+    b = model.operation_latency(
+        args.rw, args.bs, _params(args), network, args.device_ms, args.cpu_ms, assumptions=_assumptions(args)
+    )
+    t = model.throughput(
+        b, network, args.queue_depth, device_bytes_per_s=_device_rate(args), cpu_cores=args.cpu_cores
+    )
+    return {
         "direction": b.direction,
         "bs_bytes": b.bs_bytes,
+        "r2t_pacing": b.r2t_pacing,
         "op_ms": b.total_ms,
-        "iops": model.iops(b.total_ms),
-        "mib_per_s": model.mib_per_s(b.bs_bytes, b.total_ms),
         "terms": b.terms,
         "counts": model.breakdown_counts(b),
+        "exposed_rounds": b.exposed_rounds,
+        "queue_depth": t.queue_depth,
+        "bounds": {name: _bound_entry(name, v, b.bs_bytes) for name, v in t.bounds.as_dict().items()},
+        "device_ceiling_source": _device_source(args),
+        "binding": t.binding,
+        "iops": t.iops,
+        "mib_per_s": t.mib_per_s,
+        "loaded_latency_ms": t.loaded_latency_ms,
     }
-    if args.queue_depth is not None:
-        cpu = args.cpu_ms if args.cpu_ms > 0 else None
-        bounds = model.throughput_bounds(
-            b.bs_bytes,
-            b.total_ms,
-            args.queue_depth,
-            network.link_bps,
-            device_max_iops=args.device_max_iops,
-            cpu_ms_per_op=cpu,
-            cpu_cores=args.cpu_cores,
-        )
-        out["queue_depth"] = args.queue_depth
-        out["bounds"] = bounds.as_dict()
-        out["binding"] = bounds.binding
-        out["achieved_iops"] = bounds.achieved_iops
-        out["achieved_mib_per_s"] = bounds.achieved_iops * b.bs_bytes / model.MIB
-    return out
 
 
 def format_text(result: dict[str, Any]) -> str:
     """Human-readable report of :func:`projection`'s result."""
     c = result["counts"]
     lines = [
-        f"iSCSI {result['direction']} of {c['bs_bytes']} bytes: {c['unsolicited_bytes']} "
-        f"unsolicited, {c['solicited_bytes']} solicited in {c['bursts']} R2T bursts "
-        f"/ {c['waves']} waves",
+        f"iSCSI {result['direction']} of {c['bs_bytes']} bytes: {c['immediate_bytes']} immediate, "
+        f"{c['unsolicited_data_out_bytes']} unsolicited Data-Out, {c['solicited_bytes']} solicited "
+        f"in {c['bursts']} R2T bursts (window {c['effective_r2t_window']}, {result['r2t_pacing']}, "
+        f"{result['exposed_rounds']:.2f} round trips exposed), {c['data_pdus']} data PDUs",
         f"{'term':<26}{'ms':>10}",
     ]
     lines += [f"{name:<26}{ms:>10.3f}" for name, ms in result["terms"].items()]
-    lines += [
-        f"{'op time (ms)':<26}{result['op_ms']:>10.3f}",
-        f"{'IOPS':<26}{result['iops']:>10.3f}",
-        f"{'MiB/s':<26}{result['mib_per_s']:>10.3f}",
-    ]
-    if "bounds" in result:
-        lines.append(f"IOPS bounds at queue depth {result['queue_depth']}:")
-        for name, value in result["bounds"].items():
-            shown = "-" if value is None else f"{value:.3f}"
-            mark = "  <- binding" if name == result["binding"] else ""
-            lines.append(f"  {name:<24}{shown:>10}{mark}")
-        lines.append(
-            f"{'achieved IOPS':<26}{result['achieved_iops']:>10.3f}"
-            f"  ({result['achieved_mib_per_s']:.3f} MiB/s)"
-        )
+    lines += [f"{'op time (ms)':<26}{result['op_ms']:>10.3f}"]
+    lines.append(f"ceilings at queue depth {result['queue_depth']} (IOPS, MiB/s):")
+    for name, entry in result["bounds"].items():
+        shown = "-" if entry["iops"] is None else f"{entry['iops']:.3f}{entry['mib_per_s']:>12.3f}"
+        mark = "  <- binding" if name == result["binding"] else ""
+        lines.append(f"  {name:<24}{shown:>22}{mark}")
+    lines.append(f"{'achieved':<26}{result['iops']:>10.3f} IOPS  {result['mib_per_s']:.3f} MiB/s")
     return "\n".join(lines)
 
 
@@ -196,8 +247,9 @@ def run(args: argparse.Namespace) -> int:
     """Print the projection; exit 2 with a one-line message if the inputs are inconsistent."""
     try:
         result = projection(args)
-    except ReportError as exc:
+        text = json.dumps(result, indent=2, allow_nan=False) if args.json else format_text(result)
+    except (ReportError, OverflowError, ValueError) as exc:
         print(f"iscsi-report project: error: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps(result, indent=2) if args.json else format_text(result))
+    print(text)
     return 0

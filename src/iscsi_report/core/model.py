@@ -1,21 +1,45 @@
-"""Latency model of one iSCSI write or read, and the throughput bounds that cap a queue of them.
+"""Latency model of one iSCSI write or read, and the physical ceilings that cap a queue of them.
 
-A write pays: the command's one-way trip (carrying any unsolicited data), the transmission of the
-unsolicited bytes, then for every *wave* of R2Ts one one-way trip for the R2T(s) and one for the
-solicited Data-Out, the transmission of all solicited bytes, the final status trip, and the
-device and CPU time charged synchronously. ``MaxOutstandingR2T = 1`` gives the blog's serial
-model and ``MaxOutstandingR2T >= bursts`` its all-at-once model (seed 000, "Wireless network
-benchmarks" and "Reducing R2T latency"). Waves are lock-step (the next m R2Ts wait for the
-previous wave's data); a sliding window could overlap more at intermediate m, so there the model
-is an upper bound on latency. Queue-depth bounds follow seed 001's CPU-bound versus
-network-bound analysis. Pure functions, no I/O.
+A write's exchange (RFC 7143): the SCSI command PDU carries the *immediate data* (at most
+min(FirstBurstLength, MaxRecvDataSegmentLength) when ImmediateData=Yes); with InitialR2T=No the
+initiator then sends the rest of the first burst as unsolicited Data-Out PDUs. Everything else
+is solicited: the target sends one R2T per burst of at most MaxBurstLength, the initiator
+answers each with Data-Out PDUs of at most MaxRecvDataSegmentLength bytes, and after the last
+byte the target writes (device time), spends its CPU time and returns the status.
+
+R2T pacing (:class:`Assumptions`):
+
+* ``sliding`` (LIO): the target keeps up to W R2Ts outstanding and issues a new one as each
+  burst completes; W = min(MaxOutstandingR2T, the target's own window).
+* ``serial`` (tgt): the next R2T only after the previous burst completes (W = 1 on the wire,
+  whatever was negotiated).
+* ``lockstep`` (the blog's model, seed 000): R2Ts go out W at a time and the next group waits
+  for the whole previous group's data.
+
+With R = 2 x one-way + per-round processing (the time from a burst's last byte leaving the
+initiator to the next R2T arriving there) and t the wire time of a full burst, the first W
+bursts start one R2T round after the unsolicited data has arrived, and every later group of W
+bursts starts one *cycle* C after the previous group: C = max(W t, R + t) for a sliding window
+(the link is busy whenever (W - 1) t >= R) and C = R + W t in lock-step. By induction over the
+groups each burst inside a group starts when its predecessor ends, so the solicited phase lasts
+R + g C + i t + t_last, with g = (n - 1) // W and i = (n - 1) % W for n bursts. The exposed
+round-trip time is R + g (C - W t), charged to the R2T/Data one-way and per-round terms in
+proportion. :func:`burst_schedule` computes the same schedule event by event, burst by burst,
+and the tests check the two agree.
+
+Reads need no R2T: command trip, device, CPU, Data-In transmission and one trip back, the
+status riding on the last Data-In PDU. A queue of operations is a pipeline: throughput is the
+smallest of Little's law (queue depth / unloaded latency), the link, the device's local
+throughput at this request size and the CPU; :func:`throughput` names the binding one.
+Pure functions, no I/O; the study's constants (the blog's inputs and table) live in
+:mod:`iscsi_report.analyses.blog`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -28,21 +52,29 @@ MIB = 2**20  # MiB/s in this package always means 2**20 bytes per second
 BITS_PER_BYTE = 8
 MS_PER_S = 1000.0
 TRANSMIT_REFERENCE_BYTES = 64 * KIB  # the blog quotes link speed as "ms to transmit 64 KiB"
+MAX_BS_BYTES = 2**53  # block sizes are exact in a float up to here
 
-# RFC 7143 defaults and ranges of the negotiated keys this model uses.
+# RFC 7143 section 13 defaults and ranges of the negotiated keys this model uses.
 DEFAULT_FIRST_BURST_BYTES = 65536  # FirstBurstLength
 DEFAULT_MAX_BURST_BYTES = 262144  # MaxBurstLength
 DEFAULT_MAX_OUTSTANDING_R2T = 1  # MaxOutstandingR2T
+DEFAULT_MAX_RECV_DATA_SEGMENT_BYTES = 8192  # MaxRecvDataSegmentLength
+DEFAULT_INITIAL_R2T = True  # InitialR2T=Yes
+DEFAULT_IMMEDIATE_DATA = True  # ImmediateData=Yes
 MIN_BURST_BYTES = 512  # lower bound of FirstBurstLength/MaxBurstLength/MaxRecvDataSegmentLength
 MAX_BURST_BYTES_LIMIT = 2**24 - 1  # upper bound of the same keys
 MAX_OUTSTANDING_R2T_LIMIT = 65535
+ROUNDS_DIGITS = 9  # exposed round trips are rounded to hide float noise (1.0000000000000009)
+BHS_BYTES = 48  # Basic Header Segment of every iSCSI PDU (no AHS, no digests)
 
-# The device may see smaller requests than the initiator's block: the blog's drive served
-# half-size requests (seed 000), so it charged a 1 MiB request's latency to a 2 MiB operation.
+# The device may see smaller requests than the initiator's block. The blog charged one 1 MiB
+# request's time to a 2 MiB write ("shadowing": the device writes the first half while the
+# second is still on a slow network); the default charges the whole block.
 DEFAULT_DEVICE_REQUEST_FRACTION = 1.0
-BLOG_DEVICE_REQUEST_FRACTION = 0.5
 
 Direction = Literal["write", "read"]
+Pacing = Literal["sliding", "serial", "lockstep"]
+PACINGS: tuple[str, ...] = ("sliding", "serial", "lockstep")
 DeviceLatency = float | Callable[[int], float]
 
 
@@ -57,31 +89,38 @@ def _require(condition: bool, message: str) -> None:
 
 
 def _finite_nonneg(name: str, value: float) -> None:
-    """Reject NaN, infinite and negative times."""
-    _require(math.isfinite(value) and value >= 0, f"{name} must be a finite number >= 0, got {value!r}")
+    """Reject NaN, infinite and negative numbers."""
+    _require(
+        isinstance(value, int | float | np.number) and math.isfinite(value) and value >= 0,
+        f"{name} must be a finite number >= 0, got {value!r}",
+    )
+
+
+def _finite_pos(name: str, value: float) -> None:
+    """Reject NaN, infinite, zero and negative numbers."""
+    _require(
+        isinstance(value, int | float | np.number) and math.isfinite(value) and value > 0,
+        f"{name} must be a finite number > 0, got {value!r}",
+    )
 
 
 @dataclass(frozen=True)
 class IscsiParams:
-    """Negotiated iSCSI session keys that shape a write's message exchange.
-
-    ``max_recv_data_segment_bytes`` (MaxRecvDataSegmentLength) caps immediate data only when
-    InitialR2T=Yes; ``None`` means "not limiting", as in the blog's model, which ignored its 8192.
-    """
+    """Negotiated iSCSI session keys that shape the exchange (RFC 7143 defaults)."""
 
     first_burst_bytes: int = DEFAULT_FIRST_BURST_BYTES
     max_burst_bytes: int = DEFAULT_MAX_BURST_BYTES
-    immediate_data: bool = True
-    initial_r2t: bool = False
+    immediate_data: bool = DEFAULT_IMMEDIATE_DATA
+    initial_r2t: bool = DEFAULT_INITIAL_R2T
     max_outstanding_r2t: int = DEFAULT_MAX_OUTSTANDING_R2T
-    max_recv_data_segment_bytes: int | None = None
+    max_recv_data_segment_bytes: int = DEFAULT_MAX_RECV_DATA_SEGMENT_BYTES
 
     def __post_init__(self) -> None:
-        for name in ("first_burst_bytes", "max_burst_bytes"):
+        for name in ("first_burst_bytes", "max_burst_bytes", "max_recv_data_segment_bytes"):
             value = getattr(self, name)
             _require(
-                MIN_BURST_BYTES <= value <= MAX_BURST_BYTES_LIMIT,
-                f"{name} must be in [{MIN_BURST_BYTES}, {MAX_BURST_BYTES_LIMIT}], got {value!r}",
+                isinstance(value, int | np.integer) and MIN_BURST_BYTES <= value <= MAX_BURST_BYTES_LIMIT,
+                f"{name} must be an integer in [{MIN_BURST_BYTES}, {MAX_BURST_BYTES_LIMIT}], got {value!r}",
             )
         _require(
             self.first_burst_bytes <= self.max_burst_bytes,
@@ -89,27 +128,76 @@ class IscsiParams:
             f"({self.max_burst_bytes}) (RFC 7143 FirstBurstLength <= MaxBurstLength)",
         )
         _require(
-            1 <= self.max_outstanding_r2t <= MAX_OUTSTANDING_R2T_LIMIT,
-            f"max_outstanding_r2t must be in [1, {MAX_OUTSTANDING_R2T_LIMIT}], "
+            isinstance(self.max_outstanding_r2t, int | np.integer)
+            and 1 <= self.max_outstanding_r2t <= MAX_OUTSTANDING_R2T_LIMIT,
+            f"max_outstanding_r2t must be an integer in [1, {MAX_OUTSTANDING_R2T_LIMIT}], "
             f"got {self.max_outstanding_r2t!r}",
         )
-        mrdsl = self.max_recv_data_segment_bytes
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """How the model turns the keys into time: R2T pacing, per-round cost, PDU headers, device share.
+
+    ``target_r2t_window`` is how many R2Ts the target itself keeps outstanding (``None``: as many
+    as negotiated); ``per_round_ms`` is the processing time of one R2T exchange (target and
+    initiator) on top of the two one-way trips; ``pdu_header_bytes`` is put on the wire per PDU;
+    ``device_request_fraction`` is the share of the block one device request holds (the device
+    time charged per operation is that request's).
+    """
+
+    r2t_pacing: Pacing = "sliding"
+    target_r2t_window: int | None = None
+    per_round_ms: float = 0.0
+    pdu_header_bytes: int = BHS_BYTES
+    device_request_fraction: float = DEFAULT_DEVICE_REQUEST_FRACTION
+
+    def __post_init__(self) -> None:
+        _require(self.r2t_pacing in PACINGS, f"r2t_pacing must be one of {PACINGS}, got {self.r2t_pacing!r}")
+        window = self.target_r2t_window
         _require(
-            mrdsl is None or MIN_BURST_BYTES <= mrdsl <= MAX_BURST_BYTES_LIMIT,
-            f"max_recv_data_segment_bytes must be None or in [{MIN_BURST_BYTES}, "
-            f"{MAX_BURST_BYTES_LIMIT}], got {mrdsl!r}",
+            window is None or (isinstance(window, int | np.integer) and window >= 1),
+            f"target_r2t_window must be None or an integer >= 1, got {window!r}",
         )
+        _finite_nonneg("per_round_ms", self.per_round_ms)
+        _require(
+            isinstance(self.pdu_header_bytes, int | np.integer) and 0 <= self.pdu_header_bytes <= 2**16,
+            f"pdu_header_bytes must be an integer in [0, 65536], got {self.pdu_header_bytes!r}",
+        )
+        frac = self.device_request_fraction
+        _require(
+            isinstance(frac, int | float) and math.isfinite(frac) and 0 < frac <= 1,
+            f"device_request_fraction must be in (0, 1], got {frac!r}",
+        )
+
+
+DEFAULT_ASSUMPTIONS = Assumptions()
+# The blog's model (seed 000): lock-step R2T groups, no PDU headers, no per-round cost, and one
+# half-size device request charged per operation. Only for reproducing its worked examples.
+LOCKSTEP_SHADOWING = Assumptions(
+    r2t_pacing="lockstep", per_round_ms=0.0, pdu_header_bytes=0, device_request_fraction=0.5
+)
+
+
+def effective_r2t_window(params: IscsiParams, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> int:
+    """R2Ts outstanding on the wire: min(MaxOutstandingR2T, target's window); 1 when serial."""
+    if assumptions.r2t_pacing == "serial":
+        return 1
+    window = params.max_outstanding_r2t
+    if assumptions.target_r2t_window is not None:
+        window = min(window, int(assumptions.target_r2t_window))
+    return int(window)
 
 
 def per_64k_ms_from_link_bps(link_bps: float) -> float:
     """Milliseconds to put 64 KiB on a link of ``link_bps`` bits per second."""
-    _require(math.isfinite(link_bps) and link_bps > 0, f"link_bps must be > 0, got {link_bps!r}")
+    _finite_pos("link_bps", link_bps)
     return TRANSMIT_REFERENCE_BYTES * BITS_PER_BYTE / link_bps * MS_PER_S
 
 
 def link_bps_from_per_64k_ms(per_64k_ms: float) -> float:
     """Link bits per second implied by ``per_64k_ms`` milliseconds per 64 KiB."""
-    _require(math.isfinite(per_64k_ms) and per_64k_ms > 0, f"per_64k_ms must be > 0, got {per_64k_ms!r}")
+    _finite_pos("per_64k_ms", per_64k_ms)
     return TRANSMIT_REFERENCE_BYTES * BITS_PER_BYTE / (per_64k_ms / MS_PER_S)
 
 
@@ -134,13 +222,140 @@ class Network:
         """Time to put ``n_bytes`` on the wire, proportional to the per-64-KiB time."""
         return n_bytes / TRANSMIT_REFERENCE_BYTES * self.per_64k_ms
 
+    @property
+    def bytes_per_s(self) -> float:
+        """Link rate in bytes per second."""
+        return float(self.link_bps) / BITS_PER_BYTE
+
+
+# ---- PDU arithmetic ----------------------------------------------------------------------------
+
+
+def immediate_bytes(bs_bytes: int, params: IscsiParams) -> int:
+    """Data in the command PDU: min(FirstBurstLength, MaxRecvDataSegmentLength, block) if ImmediateData."""
+    if not params.immediate_data:
+        return 0
+    return min(params.first_burst_bytes, params.max_recv_data_segment_bytes, int(bs_bytes))
+
+
+def unsolicited_data_out_bytes(bs_bytes: int, params: IscsiParams) -> int:
+    """Unsolicited Data-Out: the rest of the first burst, only when InitialR2T=No."""
+    if params.initial_r2t:
+        return 0
+    return min(params.first_burst_bytes, int(bs_bytes)) - immediate_bytes(bs_bytes, params)
+
+
+def unsolicited_bytes(bs_bytes: int, params: IscsiParams) -> int:
+    """Bytes sent without an R2T: immediate data plus unsolicited Data-Out."""
+    return immediate_bytes(bs_bytes, params) + unsolicited_data_out_bytes(bs_bytes, params)
+
+
+def data_pdus(n_bytes: int, params: IscsiParams) -> int:
+    """Data PDUs needed for ``n_bytes``: segments of at most MaxRecvDataSegmentLength."""
+    return -(-int(n_bytes) // params.max_recv_data_segment_bytes)
+
+
+def r2t_bursts(solicited_bytes: int, params: IscsiParams) -> int:
+    """Number of R2Ts (bursts of at most MaxBurstLength) needed for the solicited bytes."""
+    return -(-int(solicited_bytes) // params.max_burst_bytes)
+
+
+def r2t_waves(bursts: int, params: IscsiParams, assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> int:
+    """Groups of R2Ts: bursts / effective window, rounded up (the lock-step model's waves)."""
+    return -(-int(bursts) // effective_r2t_window(params, assumptions))
+
+
+def _burst_sizes(solicited: int, params: IscsiParams) -> tuple[int, int, int]:
+    """(bursts, full burst bytes, last burst bytes) of the solicited data."""
+    n = r2t_bursts(solicited, params)
+    if n == 0:
+        return 0, 0, 0
+    return n, params.max_burst_bytes, solicited - (n - 1) * params.max_burst_bytes
+
+
+def _wire_bytes(payload: int, params: IscsiParams, assumptions: Assumptions) -> int:
+    """Payload plus one header per data PDU."""
+    return payload + data_pdus(payload, params) * assumptions.pdu_header_bytes
+
+
+# ---- the solicited phase -----------------------------------------------------------------------
+
+
+def cycle_ms(window: int, burst_ms: float, round_ms: float, pacing: Pacing) -> float:
+    """Time between the starts of consecutive groups of ``window`` bursts (module docstring)."""
+    if pacing == "lockstep":
+        return round_ms + window * burst_ms
+    return max(window * burst_ms, round_ms + burst_ms)
+
+
+def solicited_phase_ms(
+    bursts: int, burst_ms: float, last_ms: float, window: int, round_ms: float, pacing: Pacing
+) -> float:
+    """From the target holding the unsolicited data to the last solicited byte at the target."""
+    if bursts == 0:
+        return 0.0
+    w = 1 if pacing == "serial" else window
+    groups, inside = divmod(bursts - 1, w)
+    return round_ms + groups * cycle_ms(w, burst_ms, round_ms, pacing) + inside * burst_ms + last_ms
+
+
+@dataclass(frozen=True)
+class BurstEvent:
+    """One burst's times (ms from the target holding the unsolicited data)."""
+
+    burst: int
+    r2t_sent_ms: float
+    r2t_arrives_ms: float
+    start_ms: float
+    end_ms: float
+    arrives_ms: float
+
+
+def burst_schedule(
+    bursts: int,
+    burst_ms: float,
+    last_ms: float,
+    window: int,
+    one_way_ms: float,
+    per_round_ms: float,
+    pacing: Pacing,
+) -> list[BurstEvent]:
+    """Event-driven schedule of every burst: R2T issue and arrival, transmission, arrival at target.
+
+    The reference the closed form of :func:`solicited_phase_ms` is checked against, and the
+    model's PDU timeline for a chapter. O(bursts).
+    """
+    w = 1 if pacing == "serial" else window
+    events: list[BurstEvent] = []
+    link_free = 0.0
+    for j in range(bursts):
+        if j < w:
+            trigger = 0.0
+        elif pacing == "lockstep":
+            group_start = (j // w) * w
+            trigger = events[group_start - 1].arrives_ms  # the previous group's last burst
+        else:
+            trigger = events[j - w].arrives_ms  # the burst whose completion frees a slot
+        sent = trigger + per_round_ms
+        arrives = sent + one_way_ms
+        start = max(link_free, arrives)
+        size_ms = last_ms if j == bursts - 1 else burst_ms
+        end = start + size_ms
+        link_free = end
+        events.append(BurstEvent(j + 1, sent, arrives, start, end, end + one_way_ms))
+    return events
+
+
+# ---- one operation -----------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class LatencyBreakdown:
     """Every term of one operation's latency (ms), stackable, plus the counts that produced them.
 
-    For reads ``solicited_transmit_ms`` holds the Data-In transmission and the R2T, unsolicited
-    and status terms are zero (status rides on the last Data-In PDU).
+    For reads ``solicited_transmit_ms`` holds the Data-In transmission; the R2T, unsolicited and
+    status terms are zero (status rides on the last Data-In PDU). ``exposed_rounds`` is how many
+    R2T round trips the latency pays in full (fractional when a sliding window hides part).
     """
 
     direction: Direction
@@ -149,15 +364,27 @@ class LatencyBreakdown:
     unsolicited_transmit_ms: float
     r2t_one_way_ms: float
     data_one_way_ms: float
+    r2t_processing_ms: float
     solicited_transmit_ms: float
     status_one_way_ms: float
     device_ms: float
     cpu_ms: float
-    unsolicited_bytes: int
+    immediate_bytes: int
+    unsolicited_data_out_bytes: int
     solicited_bytes: int
     bursts: int
     waves: int
+    effective_r2t_window: int
+    exposed_rounds: float
+    data_pdus: int
+    wire_bytes: int
     device_request_bytes: int
+    r2t_pacing: str
+
+    @property
+    def unsolicited_bytes(self) -> int:
+        """Immediate data plus unsolicited Data-Out."""
+        return self.immediate_bytes + self.unsolicited_data_out_bytes
 
     @property
     def terms(self) -> dict[str, float]:
@@ -169,6 +396,11 @@ class LatencyBreakdown:
         """Operation latency: the sum of the terms."""
         return math.fsum(self.terms.values())
 
+    @property
+    def one_way_trips(self) -> float:
+        """One-way latencies paid (command, exposed R2T and data trips, status)."""
+        return 2.0 + 2.0 * self.exposed_rounds if self.direction == "write" else 2.0
+
     def to_frame(self) -> pd.DataFrame:
         """Tidy (term, ms) frame, one row per term, for stacked bar charts."""
         return pd.DataFrame({"term": list(self.terms), "ms": list(self.terms.values())})
@@ -179,33 +411,24 @@ TERM_NAMES: tuple[str, ...] = (
     "unsolicited_transmit_ms",
     "r2t_one_way_ms",
     "data_one_way_ms",
+    "r2t_processing_ms",
     "solicited_transmit_ms",
     "status_one_way_ms",
     "device_ms",
     "cpu_ms",
 )
-
-
-def unsolicited_bytes(bs_bytes: int, params: IscsiParams) -> int:
-    """Bytes sent without an R2T: the first burst if InitialR2T=No, else immediate data only."""
-    if not params.initial_r2t:
-        return min(params.first_burst_bytes, bs_bytes)
-    if not params.immediate_data:
-        return 0
-    caps = [params.first_burst_bytes, bs_bytes]
-    if params.max_recv_data_segment_bytes is not None:
-        caps.append(params.max_recv_data_segment_bytes)
-    return min(caps)
-
-
-def r2t_bursts(solicited_bytes: int, params: IscsiParams) -> int:
-    """Number of R2Ts (bursts of at most MaxBurstLength) needed for the solicited bytes."""
-    return math.ceil(solicited_bytes / params.max_burst_bytes)
-
-
-def r2t_waves(bursts: int, params: IscsiParams) -> int:
-    """Round trips of R2Ts: with MaxOutstandingR2T = m the bursts go out m at a time."""
-    return math.ceil(bursts / params.max_outstanding_r2t)
+COUNT_NAMES: tuple[str, ...] = (
+    "bs_bytes",
+    "immediate_bytes",
+    "unsolicited_data_out_bytes",
+    "solicited_bytes",
+    "bursts",
+    "waves",
+    "effective_r2t_window",
+    "data_pdus",
+    "wire_bytes",
+    "device_request_bytes",
+)
 
 
 def default_device_request_bytes(bs_bytes: int, fraction: float = DEFAULT_DEVICE_REQUEST_FRACTION) -> int:
@@ -222,10 +445,10 @@ def device_term_ms(device_ms: DeviceLatency, device_request_bytes: int) -> float
 
 
 def _check_bs(bs_bytes: int) -> None:
-    """Block size must be a positive whole number of bytes."""
+    """Block size must be a positive whole number of bytes, exact in a float."""
     _require(
-        isinstance(bs_bytes, int | np.integer) and bs_bytes > 0,
-        f"bs_bytes must be a positive integer, got {bs_bytes!r}",
+        isinstance(bs_bytes, int | np.integer) and 0 < bs_bytes <= MAX_BS_BYTES,
+        f"bs_bytes must be an integer in [1, 2**53], got {bs_bytes!r}",
     )
 
 
@@ -234,16 +457,35 @@ def _device_and_cpu(
     device_ms: DeviceLatency,
     cpu_ms: float,
     device_request_bytes: int | None,
-    device_request_fraction: float,
+    fraction: float,
 ) -> tuple[float, float, int]:
     """Validate and resolve the device term, the CPU term and the device request size."""
     _check_bs(bs_bytes)
     _finite_nonneg("cpu_ms", cpu_ms)
     req = device_request_bytes
     if req is None:
-        req = default_device_request_bytes(bs_bytes, device_request_fraction)
+        req = default_device_request_bytes(bs_bytes, fraction)
     _require(req > 0, f"device_request_bytes must be > 0, got {req!r}")
     return device_term_ms(device_ms, req), float(cpu_ms), int(req)
+
+
+def _fraction(given: float | None, assumptions: Assumptions) -> float:
+    """The device request fraction: the argument when given, else the assumptions'."""
+    return assumptions.device_request_fraction if given is None else given
+
+
+def _checked(b: LatencyBreakdown) -> LatencyBreakdown:
+    """Refuse a breakdown whose terms or total left the floating-point range."""
+    values = list(b.terms.values())
+    _require(
+        all(math.isfinite(v) for v in values),
+        f"inputs give a non-finite latency term ({b.terms}); check for absurdly large inputs",
+    )
+    try:
+        math.fsum(values)
+    except OverflowError:
+        raise ModelInputError("inputs give a latency beyond floating-point range") from None
+    return b
 
 
 def write_latency(
@@ -254,33 +496,75 @@ def write_latency(
     cpu_ms: float,
     *,
     device_request_bytes: int | None = None,
-    device_request_fraction: float = DEFAULT_DEVICE_REQUEST_FRACTION,
+    device_request_fraction: float | None = None,
+    assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
 ) -> LatencyBreakdown:
     """Latency terms of one write of ``bs_bytes`` (see the module docstring for the exchange)."""
-    dev, cpu, req = _device_and_cpu(
-        bs_bytes, device_ms, cpu_ms, device_request_bytes, device_request_fraction
-    )
-    unsolicited = unsolicited_bytes(bs_bytes, params)
-    solicited = bs_bytes - unsolicited
-    bursts = r2t_bursts(solicited, params)
-    waves = r2t_waves(bursts, params)
+    fraction = _fraction(device_request_fraction, assumptions)
+    dev, cpu, req = _device_and_cpu(bs_bytes, device_ms, cpu_ms, device_request_bytes, fraction)
+    try:
+        return _checked(_write(int(bs_bytes), params, network, dev, cpu, req, assumptions))
+    except OverflowError:
+        raise ModelInputError("inputs give a latency beyond floating-point range") from None
+
+
+def _write(
+    bs: int, params: IscsiParams, network: Network, dev: float, cpu: float, req: int, a: Assumptions
+) -> LatencyBreakdown:
+    """The write's terms from validated inputs."""
+    imm = immediate_bytes(bs, params)
+    unsol_out = unsolicited_data_out_bytes(bs, params)
+    solicited = bs - imm - unsol_out
+    n, full, last = _burst_sizes(solicited, params)
+    window = effective_r2t_window(params, a)
+    h = a.pdu_header_bytes
+    unsol_wire = imm + _wire_bytes(unsol_out, params, a) + h  # the command PDU's header too
+    full_ms = network.transmit_ms(_wire_bytes(full, params, a))
+    last_ms = network.transmit_ms(_wire_bytes(last, params, a))
+    round_ms = 2.0 * network.one_way_ms + a.per_round_ms
+    phase = solicited_phase_ms(n, full_ms, last_ms, window, round_ms, a.r2t_pacing)
+    solicited_transmit = (n - 1) * full_ms + last_ms if n else 0.0
+    exposed = _exposed_rounds(n, window, full_ms, round_ms, a.r2t_pacing, phase - solicited_transmit)
+    pdus = data_pdus(unsol_out, params) + (n - 1) * data_pdus(full, params) + data_pdus(last, params)
+    solicited_wire = (n - 1) * _wire_bytes(full, params, a) + _wire_bytes(last, params, a) if n else 0
     return LatencyBreakdown(
         direction="write",
-        bs_bytes=int(bs_bytes),
+        bs_bytes=bs,
         command_one_way_ms=network.one_way_ms,
-        unsolicited_transmit_ms=network.transmit_ms(unsolicited),
-        r2t_one_way_ms=waves * network.one_way_ms,
-        data_one_way_ms=waves * network.one_way_ms,
-        solicited_transmit_ms=network.transmit_ms(solicited),
+        unsolicited_transmit_ms=network.transmit_ms(unsol_wire),
+        r2t_one_way_ms=exposed * network.one_way_ms,
+        data_one_way_ms=exposed * network.one_way_ms,
+        r2t_processing_ms=exposed * a.per_round_ms,
+        solicited_transmit_ms=solicited_transmit,
         status_one_way_ms=network.one_way_ms,
         device_ms=dev,
         cpu_ms=cpu,
-        unsolicited_bytes=unsolicited,
+        immediate_bytes=imm,
+        unsolicited_data_out_bytes=unsol_out,
         solicited_bytes=solicited,
-        bursts=bursts,
-        waves=waves,
+        bursts=n,
+        waves=-(-n // (1 if a.r2t_pacing == "serial" else window)),
+        effective_r2t_window=window,
+        exposed_rounds=exposed,
+        data_pdus=pdus,
+        wire_bytes=unsol_wire + solicited_wire,
         device_request_bytes=req,
+        r2t_pacing=a.r2t_pacing,
     )
+
+
+def _exposed_rounds(
+    bursts: int, window: int, burst_ms: float, round_ms: float, pacing: Pacing, exposed_ms: float
+) -> float:
+    """Round trips paid in full: the exposed time over one round (by pacing when a round costs 0)."""
+    if bursts == 0:
+        return 0.0
+    if round_ms > 0:
+        return round(max(exposed_ms, 0.0) / round_ms, ROUNDS_DIGITS)
+    w = 1 if pacing == "serial" else window
+    groups = (bursts - 1) // w
+    hidden = pacing == "sliding" and w > 1 and burst_ms > 0
+    return 1.0 if hidden else float(1 + groups)
 
 
 def read_latency(
@@ -291,34 +575,54 @@ def read_latency(
     cpu_ms: float,
     *,
     device_request_bytes: int | None = None,
-    device_request_fraction: float = DEFAULT_DEVICE_REQUEST_FRACTION,
+    device_request_fraction: float | None = None,
+    assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
 ) -> LatencyBreakdown:
-    """Latency terms of one read: command trip, device, Data-In trip and transmission.
+    """Latency terms of one read: command trip, device, CPU, Data-In transmission and trip.
 
-    No R2T is involved and the status is piggybacked on the last Data-In PDU; ``params`` is
-    accepted for symmetry with :func:`write_latency` and validated but does not change the terms.
+    No R2T is involved and the status is piggybacked on the last Data-In PDU; Data-In PDUs
+    are segmented by MaxRecvDataSegmentLength (the initiator's value taken equal to the target's).
     """
-    del params  # reads need no R2T, so burst keys do not add round trips
-    dev, cpu, req = _device_and_cpu(
-        bs_bytes, device_ms, cpu_ms, device_request_bytes, device_request_fraction
-    )
-    return LatencyBreakdown(
-        direction="read",
-        bs_bytes=int(bs_bytes),
-        command_one_way_ms=network.one_way_ms,
-        unsolicited_transmit_ms=0.0,
-        r2t_one_way_ms=0.0,
-        data_one_way_ms=network.one_way_ms,
-        solicited_transmit_ms=network.transmit_ms(bs_bytes),
-        status_one_way_ms=0.0,
-        device_ms=dev,
-        cpu_ms=cpu,
-        unsolicited_bytes=0,
-        solicited_bytes=int(bs_bytes),
-        bursts=0,
-        waves=0,
-        device_request_bytes=req,
-    )
+    fraction = _fraction(device_request_fraction, assumptions)
+    dev, cpu, req = _device_and_cpu(bs_bytes, device_ms, cpu_ms, device_request_bytes, fraction)
+    bs = int(bs_bytes)
+    try:
+        wire = _wire_bytes(bs, params, assumptions)
+        return _checked(
+            LatencyBreakdown(
+                direction="read",
+                bs_bytes=bs,
+                command_one_way_ms=network.one_way_ms,
+                unsolicited_transmit_ms=0.0,
+                r2t_one_way_ms=0.0,
+                data_one_way_ms=network.one_way_ms,
+                r2t_processing_ms=0.0,
+                solicited_transmit_ms=network.transmit_ms(wire),
+                status_one_way_ms=0.0,
+                device_ms=dev,
+                cpu_ms=cpu,
+                immediate_bytes=0,
+                unsolicited_data_out_bytes=0,
+                solicited_bytes=bs,
+                bursts=0,
+                waves=0,
+                effective_r2t_window=0,
+                exposed_rounds=0.0,
+                data_pdus=data_pdus(bs, params),
+                wire_bytes=wire,
+                device_request_bytes=req,
+                r2t_pacing="none",
+            )
+        )
+    except OverflowError:
+        raise ModelInputError("inputs give a latency beyond floating-point range") from None
+
+
+def operation_latency(direction: Direction, *args: object, **kwargs: object) -> LatencyBreakdown:
+    """:func:`write_latency` or :func:`read_latency` by ``direction``."""
+    _require(direction in ("write", "read"), f"direction must be write or read, got {direction!r}")
+    fn = write_latency if direction == "write" else read_latency
+    return fn(*args, **kwargs)  # type: ignore[arg-type]
 
 
 def iops(latency_ms: float) -> float:
@@ -330,6 +634,12 @@ def iops(latency_ms: float) -> float:
 def mib_per_s(bs_bytes: int, latency_ms: float) -> float:
     """Throughput in MiB/s (2**20 bytes) of back-to-back ``bs_bytes`` operations."""
     return iops(latency_ms) * bs_bytes / MIB
+
+
+def error_pct(measured: float, estimated: float) -> float:
+    """The blog's error: (measured - estimated) / measured x 100 (positive = underestimate)."""
+    _require(measured != 0, "measured must be non-zero")
+    return (measured - estimated) / measured * 100.0
 
 
 def cpu_ms_from_utilization(utilization: float, ops_per_s: float, cores: int = 1) -> float:
@@ -361,29 +671,39 @@ def device_ms_from_iops(iops_by_request_bytes: Mapping[int, float]) -> Callable[
     return lookup
 
 
-# ---- Queue-depth bounds (seed 001: CPU-bound versus network-bound) ------------------------
+# ---- physical ceilings and the queue (seed 001: CPU-bound versus network-bound) ---------------
 
 BOUND_NAMES: tuple[str, ...] = ("latency", "link", "device", "cpu")
 
 
 @dataclass(frozen=True)
 class Bounds:
-    """IOPS ceilings of a queue of operations; ``None`` where no limit was given.
+    """IOPS ceilings of a queue of operations; ``cpu`` is ``inf`` when no CPU time was given.
 
     ``achieved_iops`` is the smallest ceiling and ``binding`` names it (first in
-    :data:`BOUND_NAMES` order on ties).
+    :data:`BOUND_NAMES` order on ties); ``latency`` is Little's law at the unloaded latency.
     """
 
     latency: float
     link: float
-    device: float | None
-    cpu: float | None
+    device: float
+    cpu: float
     achieved_iops: float
     binding: str
 
-    def as_dict(self) -> dict[str, float | None]:
-        """Bound name -> IOPS (``None`` when absent)."""
+    def as_dict(self) -> dict[str, float]:
+        """Bound name -> IOPS."""
         return {name: getattr(self, name) for name in BOUND_NAMES}
+
+
+def device_bytes_per_s_from_time(device_ms: float, request_bytes: int) -> float:
+    """Local device throughput implied by serving ``request_bytes`` in ``device_ms`` (one at a time)."""
+    _require(
+        device_ms > 0,
+        "the device ceiling is unknown: give the device's local throughput at this size "
+        "(device_bytes_per_s, --device-mib-s) or a device time > 0",
+    )
+    return request_bytes / (device_ms / MS_PER_S)
 
 
 def throughput_bounds(
@@ -391,37 +711,99 @@ def throughput_bounds(
     latency_ms: float,
     queue_depth: int,
     link_bps: float,
-    device_max_iops: float | None = None,
-    cpu_ms_per_op: float | None = None,
-    cpu_cores: int = 1,
     *,
+    device_bytes_per_s: float,
+    cpu_ms_per_op: float,
+    cpu_cores: int = 1,
     wire_bytes_per_op: float | None = None,
 ) -> Bounds:
     """Ceilings on IOPS: Little's law (queue_depth / latency), link, device and CPU.
 
-    ``wire_bytes_per_op`` defaults to ``bs_bytes`` (headers and digests ignored).
+    ``wire_bytes_per_op`` defaults to ``bs_bytes``; ``cpu_ms_per_op = 0`` means no CPU limit.
     """
     _check_bs(bs_bytes)
-    _require(queue_depth >= 1, f"queue_depth must be >= 1, got {queue_depth!r}")
-    _require(link_bps > 0, f"link_bps must be > 0, got {link_bps!r}")
+    _require(
+        isinstance(queue_depth, int | np.integer) and queue_depth >= 1,
+        f"queue_depth must be an integer >= 1, got {queue_depth!r}",
+    )
+    _finite_pos("latency_ms", latency_ms)
+    _finite_pos("link_bps", link_bps)
+    _finite_pos("device_bytes_per_s", device_bytes_per_s)
+    _finite_nonneg("cpu_ms_per_op", cpu_ms_per_op)
     _require(cpu_cores >= 1, f"cpu_cores must be >= 1, got {cpu_cores!r}")
     wire = bs_bytes if wire_bytes_per_op is None else wire_bytes_per_op
-    _require(wire > 0, f"wire_bytes_per_op must be > 0, got {wire!r}")
-    candidates: dict[str, float | None] = {
+    _finite_pos("wire_bytes_per_op", wire)
+    candidates = {
         "latency": queue_depth * iops(latency_ms),
         "link": link_bps / BITS_PER_BYTE / wire,
-        "device": None,
-        "cpu": None,
+        "device": device_bytes_per_s / bs_bytes,
+        "cpu": cpu_cores * MS_PER_S / cpu_ms_per_op if cpu_ms_per_op > 0 else math.inf,
     }
-    if device_max_iops is not None:
-        _require(device_max_iops > 0, f"device_max_iops must be > 0, got {device_max_iops!r}")
-        candidates["device"] = float(device_max_iops)
-    if cpu_ms_per_op is not None:
-        _require(cpu_ms_per_op > 0, f"cpu_ms_per_op must be > 0, got {cpu_ms_per_op!r}")
-        candidates["cpu"] = cpu_cores * MS_PER_S / cpu_ms_per_op
-    present = {k: v for k, v in candidates.items() if v is not None}
-    binding = min(present, key=lambda k: (present[k], BOUND_NAMES.index(k)))
-    return Bounds(**candidates, achieved_iops=present[binding], binding=binding)
+    binding = min(candidates, key=lambda k: (candidates[k], BOUND_NAMES.index(k)))
+    return Bounds(**candidates, achieved_iops=candidates[binding], binding=binding)
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """One operation's breakdown at a queue depth, its ceilings and what the pipeline achieves."""
+
+    breakdown: LatencyBreakdown
+    queue_depth: int
+    bounds: Bounds
+    device_bytes_per_s: float
+
+    @property
+    def iops(self) -> float:
+        """Achieved operations per second (the smallest ceiling)."""
+        return self.bounds.achieved_iops
+
+    @property
+    def mib_per_s(self) -> float:
+        """Achieved MiB/s."""
+        return self.iops * self.breakdown.bs_bytes / MIB
+
+    @property
+    def binding(self) -> str:
+        """Name of the bound that sets the throughput."""
+        return self.bounds.binding
+
+    @property
+    def loaded_latency_ms(self) -> float:
+        """Per-operation latency at this queue depth (Little's law at the achieved rate)."""
+        return self.queue_depth / self.iops * MS_PER_S
+
+    def ceilings_mib_per_s(self) -> dict[str, float]:
+        """Each bound in MiB/s."""
+        return {k: v * self.breakdown.bs_bytes / MIB for k, v in self.bounds.as_dict().items()}
+
+
+def throughput(
+    breakdown: LatencyBreakdown,
+    network: Network,
+    queue_depth: int = 1,
+    *,
+    device_bytes_per_s: float | None = None,
+    cpu_cores: int = 1,
+) -> Throughput:
+    """Pipeline ``queue_depth`` copies of ``breakdown``, capped by link, device and CPU.
+
+    The device ceiling is ``device_bytes_per_s`` (its local throughput at this size) or, when
+    absent, the rate implied by the breakdown's device time for its request size.
+    """
+    rate = device_bytes_per_s
+    if rate is None:
+        rate = device_bytes_per_s_from_time(breakdown.device_ms, breakdown.device_request_bytes)
+    bounds = throughput_bounds(
+        breakdown.bs_bytes,
+        breakdown.total_ms,
+        queue_depth,
+        float(network.link_bps),
+        device_bytes_per_s=rate,
+        cpu_ms_per_op=breakdown.cpu_ms,
+        cpu_cores=cpu_cores,
+        wire_bytes_per_op=max(breakdown.wire_bytes, 1),
+    )
+    return Throughput(breakdown, int(queue_depth), bounds, float(rate))
 
 
 def breakdown_frame(
@@ -437,215 +819,5 @@ def breakdown_frame(
 
 
 def breakdown_counts(breakdown: LatencyBreakdown) -> dict[str, int]:
-    """The integer counts of a breakdown (bytes, bursts, waves), for tables and JSON."""
-    return {name: getattr(breakdown, name) for name in COUNT_NAMES}
-
-
-COUNT_NAMES: tuple[str, ...] = (
-    "bs_bytes",
-    "unsolicited_bytes",
-    "solicited_bytes",
-    "bursts",
-    "waves",
-    "device_request_bytes",
-)
-
-
-# ---- The blog's inputs and published projection table (seed 000, "Projections") ----------
-
-BLOG_BS_BYTES = 2 * MIB
-BLOG_CPU_MS = 8.0  # 12% CPU at 30 IOPS of 1 MiB = 4 ms, doubled for a 2 MiB op
-BLOG_HDD_DEVICE_MS = 7.3  # 1000 ms / 136 IOPS of 1 MiB on the local HDD (7.35, cut to 7.3)
-BLOG_SSD_DEVICE_MS = 2.7  # as printed; 1000 / 360 IOPS of 1 MiB on the local SSD is 2.78
-BLOG_WIRELESS = Network(one_way_ms=1.5, per_64k_ms=0.87)  # half of 2.95 ms RTT; ~603 Mbit/s
-# Half of the 0.22 ms RTT. 0.5 ms per 64 KiB means 1049 Mbit/s, faster than the 930 Mbit/s the
-# blog measured with iperf (which would be 0.564 ms per 64 KiB).
-BLOG_WIRED = Network(one_way_ms=0.11, per_64k_ms=0.5)
-BLOG_PRINT_DECIMALS = 2  # the projection table prints two decimals (one for the 3.1 error)
-
-
-@dataclass(frozen=True)
-class BlogProjectionRow:
-    """One row of the blog's projection table: its inputs and what it printed."""
-
-    max_outstanding_r2t: int
-    network_label: str
-    device_label: str
-    network: Network
-    device_ms: float
-    cpu_ms: float
-    measured_mib_per_s: float
-    published_op_ms: float
-    published_iops: float
-    published_mib_per_s: float
-    published_error_pct: float
-    published_error_decimals: int = BLOG_PRINT_DECIMALS
-
-    @property
-    def params(self) -> IscsiParams:
-        """The blog's default session keys with this row's MaxOutstandingR2T."""
-        return IscsiParams(max_outstanding_r2t=self.max_outstanding_r2t)
-
-    def breakdown(self) -> LatencyBreakdown:
-        """This row's 2 MiB write through :func:`write_latency`."""
-        return write_latency(BLOG_BS_BYTES, self.params, self.network, self.device_ms, self.cpu_ms)
-
-
-def _blog_row(r2t: int, net: str, dev: str, measured: float, published: tuple) -> BlogProjectionRow:
-    """Build a row from labels; ``published`` = (op ms, IOPS, MiB/s, error %[, decimals])."""
-    network = {"wireless": BLOG_WIRELESS, "wired": BLOG_WIRED}[net]
-    device_ms = {"HDD": BLOG_HDD_DEVICE_MS, "SSD": BLOG_SSD_DEVICE_MS}[dev]
-    return BlogProjectionRow(r2t, net, dev, network, device_ms, BLOG_CPU_MS, measured, *published)
-
-
-def blog_projection_inputs() -> list[BlogProjectionRow]:
-    """The six configurations of the blog's projection table, in its order."""
-    return [
-        _blog_row(1, "wireless", "HDD", 31, (70.14, 14.26, 28.51, 8.02)),
-        _blog_row(1, "wired", "HDD", 62, (34.67, 28.84, 57.69, 6.96)),
-        _blog_row(1, "wired", "SSD", 72, (30.07, 33.26, 66.51, 7.62)),
-        _blog_row(16, "wireless", "HDD", 42, (49.14, 20.35, 40.70, 3.1, 1)),
-        _blog_row(16, "wired", "HDD", 70, (31.74, 31.56, 63.01, 9.98)),
-        _blog_row(16, "wired", "SSD", 82, (27.14, 36.85, 73.69, 10.13)),
-    ]
-
-
-@dataclass(frozen=True)
-class BlogWorkedExample:
-    """The blog's two worked 2 MiB wireless examples, with the figures it printed inline."""
-
-    bs_bytes: int
-    network: Network
-    device_ms: float
-    cpu_ms: float
-    serial_params: IscsiParams
-    all_at_once_params: IscsiParams
-    serial_op_ms: float
-    all_at_once_op_ms: float
-    serial_inline_iops: float  # printed as "14.3 IOPS"
-    serial_inline_mib_per_s: float  # "28.5 MiB/s"
-    all_at_once_inline_iops: float  # "20.4 IOPS"
-    all_at_once_inline_mib_per_s: float  # "40.8 MiB/s": 2 x the rounded 20.4, not 2 x 20.35
-    serial_measured_mib_per_s: float
-    all_at_once_measured_mib_per_s: float
-
-
-BLOG_WORKED_EXAMPLE = BlogWorkedExample(
-    bs_bytes=BLOG_BS_BYTES,
-    network=BLOG_WIRELESS,
-    device_ms=BLOG_HDD_DEVICE_MS,
-    cpu_ms=BLOG_CPU_MS,
-    serial_params=IscsiParams(max_outstanding_r2t=1),
-    all_at_once_params=IscsiParams(max_outstanding_r2t=16),
-    serial_op_ms=70.14,
-    all_at_once_op_ms=49.14,
-    serial_inline_iops=14.3,
-    serial_inline_mib_per_s=28.5,
-    all_at_once_inline_iops=20.4,
-    all_at_once_inline_mib_per_s=40.8,
-    serial_measured_mib_per_s=31.0,
-    all_at_once_measured_mib_per_s=42.0,
-)
-
-
-def error_pct(measured: float, estimated: float) -> float:
-    """The blog's error: (measured - estimated) / measured x 100 (positive = underestimate)."""
-    _require(measured != 0, "measured must be non-zero")
-    return (measured - estimated) / measured * 100.0
-
-
-def blog_projection_table(rows: list[BlogProjectionRow] | None = None) -> pd.DataFrame:
-    """Recompute the blog's projection table from its inputs, beside what it printed."""
-    records = []
-    for row in rows if rows is not None else blog_projection_inputs():
-        op_ms = row.breakdown().total_ms
-        est = mib_per_s(BLOG_BS_BYTES, op_ms)
-        records.append(
-            {
-                "max_outstanding_r2t": row.max_outstanding_r2t,
-                "network": row.network_label,
-                "device": row.device_label,
-                "device_ms": row.device_ms,
-                "cpu_ms": row.cpu_ms,
-                "one_way_ms": row.network.one_way_ms,
-                "per_64k_ms": row.network.per_64k_ms,
-                "op_ms": op_ms,
-                "iops": iops(op_ms),
-                "mib_per_s": est,
-                "measured_mib_per_s": row.measured_mib_per_s,
-                "error_pct": error_pct(row.measured_mib_per_s, est),
-                "published_op_ms": row.published_op_ms,
-                "published_iops": row.published_iops,
-                "published_mib_per_s": row.published_mib_per_s,
-                "published_error_pct": row.published_error_pct,
-            }
-        )
-    return pd.DataFrame.from_records(records)
-
-
-def _prints_as(value: float, published: float, decimals: int) -> bool:
-    """True if ``value`` rounds to the printed ``published`` at ``decimals`` places."""
-    return abs(value - published) <= 0.5 * 10.0 ** (-decimals) * (1 + 1e-9)
-
-
-def blog_wired_r2t1_discrepancy() -> pd.DataFrame:
-    """Published vs formula op time of the wired R2T=1 rows, and the one-stale-latency test.
-
-    The hypothesis: the blog left one one-way term at the wireless 1.5 ms instead of the wired
-    0.11 ms. ``explained`` is True when the op time recomputed that way prints as published.
-    """
-    delta_ms = BLOG_WIRELESS.one_way_ms - BLOG_WIRED.one_way_ms
-    records = []
-    for row in blog_projection_inputs():
-        if row.max_outstanding_r2t != 1 or row.network_label != "wired":
-            continue
-        formula = row.breakdown()
-        stale = replace(formula, status_one_way_ms=BLOG_WIRELESS.one_way_ms).total_ms
-        est = mib_per_s(BLOG_BS_BYTES, formula.total_ms)
-        records.append(
-            {
-                "device": row.device_label,
-                "published_op_ms": row.published_op_ms,
-                "formula_op_ms": formula.total_ms,
-                "gap_ms": row.published_op_ms - formula.total_ms,
-                "wireless_minus_wired_one_way_ms": delta_ms,
-                "op_ms_with_one_wireless_one_way": stale,
-                "explained": _prints_as(stale, row.published_op_ms, BLOG_PRINT_DECIMALS),
-                "formula_mib_per_s": est,
-                "formula_error_pct": error_pct(row.measured_mib_per_s, est),
-                "published_error_pct": row.published_error_pct,
-            }
-        )
-    return pd.DataFrame.from_records(records)
-
-
-def blog_published_consistency() -> pd.DataFrame:
-    """Check each printed column of the projection table against the printed column before it.
-
-    IOPS against 1000 / published op ms, MiB/s against 2 x that IOPS, error against the MiB/s
-    from the published op ms (the blog used it unrounded); ``*_ok`` is True when the recomputed
-    value prints as published.
-    """
-    records = []
-    for row in blog_projection_inputs():
-        iops_from_op = iops(row.published_op_ms)
-        mib_from_op = mib_per_s(BLOG_BS_BYTES, row.published_op_ms)
-        err_from_op = error_pct(row.measured_mib_per_s, mib_from_op)
-        records.append(
-            {
-                "max_outstanding_r2t": row.max_outstanding_r2t,
-                "network": row.network_label,
-                "device": row.device_label,
-                "published_op_ms": row.published_op_ms,
-                "published_iops": row.published_iops,
-                "iops_from_published_op_ms": iops_from_op,
-                "iops_ok": _prints_as(iops_from_op, row.published_iops, BLOG_PRINT_DECIMALS),
-                "published_mib_per_s": row.published_mib_per_s,
-                "mib_per_s_from_published_op_ms": mib_from_op,
-                "mib_per_s_ok": _prints_as(mib_from_op, row.published_mib_per_s, BLOG_PRINT_DECIMALS),
-                "published_error_pct": row.published_error_pct,
-                "error_pct_from_published_op_ms": err_from_op,
-                "error_ok": _prints_as(err_from_op, row.published_error_pct, row.published_error_decimals),
-            }
-        )
-    return pd.DataFrame.from_records(records)
+    """The integer counts of a breakdown (bytes, bursts, PDUs), for tables and JSON."""
+    return {name: int(getattr(breakdown, name)) for name in COUNT_NAMES}
