@@ -24,12 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 import numpy as np
 from scipy import ndimage, signal
 from scipy import stats as sps
 
-PERCENTILE_METHOD = "linear"  # what GNU datamash perc:P computes (Hyndman & Fan type 7)
+PERCENTILE_METHOD: Final = "linear"  # what GNU datamash perc:P computes (Hyndman & Fan type 7)
 DEFAULT_MIN_PROMINENCE = 0.05  # fraction of the highest density peak a mode must stand out by
 KDE_GRID_POINTS = 2048  # evaluation grid of the binned KDE
 KDE_PAD_BANDWIDTHS = 4.0  # grid extends this many bandwidths beyond the data on each side
@@ -81,7 +82,7 @@ def silverman_bandwidth(values: np.ndarray) -> float:
     sd = float(values.std(ddof=1)) if values.size > 1 else 0.0
     q75, q25 = np.percentile(values, [75, 25])
     spread = min(sd, float(q75 - q25) / IQR_TO_SD) or sd
-    return SILVERMAN_FACTOR * spread * values.size ** (-0.2)
+    return float(SILVERMAN_FACTOR * spread * values.size ** (-0.2))
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,7 @@ def parse(path: str | Path) -> FioResult:
         if not isinstance(job, dict):
             raise IngestError(path, "expected a job object", json_path=jp)
         _check_job_error(path, job, jp, outside)
+        opts: dict[str, str] | None
         if "job options" in job or "global options" in doc:
             own = _options(path, job.get("job options", {}), f"{jp}.job options")
             opts = {**global_opts, **own}
@@ -157,6 +159,7 @@ def parse(path: str | Path) -> FioResult:
 
 def summary(result: FioResult) -> dict[str, Any]:
     """JSON-ready per-file summary: fio version and one entry per job and direction (clat mean)."""
+    rows: Iterable[Any] = result.jobs.itertuples(index=False)  # cells typed by JOBS_SCHEMA at run time
     jobs = [
         {
             "job": r.job,
@@ -168,7 +171,7 @@ def summary(result: FioResult) -> dict[str, Any]:
             "bw_bytes_per_s": _json_num(r.bw_bytes_per_s),
             "lat_mean_ms": _json_num(r.clat_mean_ms),
         }
-        for r in result.jobs.itertuples(index=False)
+        for r in rows
     ]
     return {"fio_version": result.fio_version, "jobs": jobs}
 
@@ -487,7 +490,7 @@ def _validate(path: str | Path, schema: pa.DataFrameSchema, df: pd.DataFrame) ->
         raise IngestError(path, f"fio values fail validation: {exc}") from exc
 
 
-def _json_num(value: float, integral: bool = False) -> float | int | None:
+def _json_num(value: float | None, integral: bool = False) -> float | int | None:
     """NaN -> None for JSON; integral floats as int when asked."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None

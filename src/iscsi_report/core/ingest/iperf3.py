@@ -166,7 +166,7 @@ def _interval_row(
     """One interval row from an iperf3 stream or sum object."""
     if not isinstance(item, dict):
         raise IngestError(path, "expected an object", json_path=where)
-    row = {
+    row: dict[str, Any] = {
         "interval": index,
         "stream": stream,
         "direction": direction,
@@ -191,7 +191,7 @@ def _interval_row(
     return row
 
 
-def _intervals(doc: dict[str, Any], path: str, reverse: bool, bidir: bool) -> list[dict]:
+def _intervals(doc: dict[str, Any], path: str, reverse: bool, bidir: bool) -> list[dict[str, Any]]:
     """Flatten intervals[*].streams/sum/sum_bidir_reverse into rows."""
     rows: list[dict[str, Any]] = []
     intervals = _get(doc, path, ["intervals"], list)

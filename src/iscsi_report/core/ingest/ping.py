@@ -162,7 +162,8 @@ def _word_view(buf: np.ndarray) -> np.ndarray:
 
 def _words_at(words: np.ndarray, pos: np.ndarray) -> np.ndarray:
     """The 8-byte words starting at pos (the block's padding keeps pos within the view)."""
-    return words[pos]
+    picked: np.ndarray = words[pos]
+    return picked
 
 
 def _blocks(data: str | bytes) -> Iterator[tuple[int, int]]:
@@ -172,9 +173,10 @@ def _blocks(data: str | bytes) -> Iterator[tuple[int, int]]:
     while start < len(data):
         end = len(data)
         if start + _BLOCK_BYTES < len(data):
-            end = data.rfind(newline, start, start + _BLOCK_BYTES) + 1
+            # the arg-type ignores below: newline is str when data is str and bytes when it is bytes
+            end = data.rfind(newline, start, start + _BLOCK_BYTES) + 1  # type: ignore[arg-type]
             if end <= start:  # a line longer than a block: take it whole
-                end = data.find(newline, start + _BLOCK_BYTES) + 1 or len(data)
+                end = data.find(newline, start + _BLOCK_BYTES) + 1 or len(data)  # type: ignore[arg-type]
         yield start, end
         start = end
 
@@ -193,14 +195,16 @@ def _padded_block(data: str | bytes, start: int, end: int, scratch: np.ndarray) 
 
 def _zero_bytes(x: np.ndarray) -> np.ndarray:
     """0x80 in every zero byte of each word, 0 elsewhere (exact: no false positives)."""
-    return ~(((x & _LOW_7_BITS) + _LOW_7_BITS) | x | _LOW_7_BITS)
+    marks: np.ndarray = ~(((x & _LOW_7_BITS) + _LOW_7_BITS) | x | _LOW_7_BITS)
+    return marks
 
 
 def _digit_bytes(x: np.ndarray) -> np.ndarray:
     """0x80 in every byte of each word that is an ASCII digit, 0 elsewhere."""
     high_is_3 = _zero_bytes((x & _HIGH_NIBBLES) ^ _ASCII_ZEROS)
     low_le_9 = _zero_bytes(((x & _LOW_NIBBLES) + _DIGIT_CARRY) & _HIGH_NIBBLES)
-    return high_is_3 & low_le_9
+    marks: np.ndarray = high_is_3 & low_le_9
+    return marks
 
 
 def _lowest_marked_byte(marks: np.ndarray) -> np.ndarray:
@@ -220,12 +224,14 @@ def _swar_value(x: np.ndarray) -> np.ndarray:
     """Integer value of 8 ASCII digits per word (first digit in the lowest byte)."""
     x = ((x & _LOW_NIBBLES) * _PAIR_MUL) >> 8
     x = ((x & _PAIR_MASK) * _QUAD_MUL) >> 16
-    return ((x & _QUAD_MASK) * _OCTET_MUL) >> 32
+    value: np.ndarray = ((x & _QUAD_MASK) * _OCTET_MUL) >> 32
+    return value
 
 
 def _word_ends_with(word: np.ndarray, literal: bytes) -> np.ndarray:
     """Whether the top len(literal) <= 8 bytes of each word equal literal."""
-    return (word >> (8 * (_WORD_BYTES - len(literal)))) == int.from_bytes(literal, "little")
+    equal: np.ndarray = (word >> (8 * (_WORD_BYTES - len(literal)))) == int.from_bytes(literal, "little")
+    return equal
 
 
 def _ends_with(words: np.ndarray, end: np.ndarray, literal: bytes) -> np.ndarray:
@@ -371,7 +377,9 @@ def _seq_key(words: np.ndarray, buf: np.ndarray, seq_eq: np.ndarray) -> tuple[np
     return separator, short_key, ok
 
 
-def _seq_end(words: np.ndarray, ttl_eq: np.ndarray, time_key: np.ndarray, has_ttl: np.ndarray):
+def _seq_end(
+    words: np.ndarray, ttl_eq: np.ndarray, time_key: np.ndarray, has_ttl: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """(end of the seq token, ok): before ' ttl=N'/' hlim=N' when present, else before ' time='."""
     key = _words_at(words, ttl_eq + 1 - _WORD_BYTES)
     ttl = _word_ends_with(key, b" ttl=")

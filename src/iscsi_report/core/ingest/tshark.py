@@ -16,6 +16,7 @@ command; :func:`writes` gives one row per write: R2Ts on the wire, the most R2Ts
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -215,7 +216,9 @@ def timeline(result: TsharkResult) -> pd.DataFrame:
     pdus = result.pdus
     out: list[dict[str, Any]] = []
     io = pdus[pdus["pdu"].isin(["command", "r2t", "data_out", "data_in", "response"])]
-    for (stream, itt), grp in io.groupby(["stream", "itt"], sort=False):
+    # keys typed by the parser's integer columns, which pandas-stubs cannot see (Hashable)
+    commands: Iterable[tuple[Any, pd.DataFrame]] = io.groupby(["stream", "itt"], sort=False)
+    for (stream, itt), grp in commands:
         cmd = grp[grp["pdu"] == "command"]
         if cmd.empty:
             continue  # a command whose start the capture missed
