@@ -136,6 +136,12 @@ def serve(fd_a: int, fd_b: int, args: argparse.Namespace) -> dict[str, int]:
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     signal.signal(signal.SIGHUP, _reload)
+    # select() resumes after a signal (PEP 475): a wake-up pipe makes it return, so a new delay
+    # applies before the next packet is scheduled
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
     pairs = ((fd_a, a_to_b, fd_b), (fd_b, b_to_a, fd_a))
     clock = time.monotonic_ns
     while not state["stop"]:
@@ -161,9 +167,14 @@ def serve(fd_a: int, fd_b: int, args: argparse.Namespace) -> dict[str, int]:
             wait_ns = min(dues) - clock()
             timeout_s = 0.0 if wait_ns <= SPIN_NS else (wait_ns - SPIN_NS / 2) / 1e9
         try:
-            ready, _, _ = select.select([fd_a, fd_b], [], [], timeout_s)
+            ready, _, _ = select.select([fd_a, fd_b, wake_r], [], [], timeout_s)
         except InterruptedError:
             continue
+        if wake_r in ready:
+            with contextlib.suppress(BlockingIOError):
+                os.read(wake_r, 512)
+            if state["reload"] or state["stop"]:
+                continue
         for in_fd, s, _ in pairs:
             if in_fd not in ready:
                 continue

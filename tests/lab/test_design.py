@@ -1,0 +1,172 @@
+"""Pure parts of the lab, runnable anywhere: delay-line arithmetic, sweep design, setup helpers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from iscsi_report.lab import build, delayline, state, sweep, topology
+from iscsi_report.lab.sweep import KIB, MIB, design, one_way_trips, r2t_per_write
+
+REQUIRED_LABELS = {"one_way_delay_ms", "link_mbps", "bs_bytes", "rw", "iodepth", "r2t_window",
+                   "immediate_data_bytes", "max_recv_data_segment_bytes", "replicate"}
+
+
+# -- delay line ---------------------------------------------------------------------------
+
+def test_serialisation_time_at_the_link_rate() -> None:
+    s = delayline.Serialiser(link_mbps=1000, one_way_delay_ms=0)
+    assert s.tx_ns(65000) == 520_000  # 65000 B * 8 bit / 1 Gbit/s = 520 µs
+    assert delayline.Serialiser(link_mbps=0, one_way_delay_ms=0).tx_ns(65000) == 0
+
+
+def test_delivery_is_serialisation_then_delay_fifo() -> None:
+    s = delayline.Serialiser(link_mbps=1000, one_way_delay_ms=2.0)
+    d1 = s.schedule(arrival_ns=0, size_bytes=65000)
+    d2 = s.schedule(arrival_ns=0, size_bytes=65000)  # queued behind the first
+    assert d1 == 520_000 + 2_000_000
+    assert d2 == 2 * 520_000 + 2_000_000
+    d3 = s.schedule(arrival_ns=10_000_000, size_bytes=100)  # link idle again
+    assert d3 == 10_000_000 + 800 + 2_000_000
+
+
+def test_queue_limit_drops_and_pop_due_keeps_order() -> None:
+    s = delayline.Serialiser(link_mbps=1000, one_way_delay_ms=1.0, queue_bytes=150)
+    s.push(0, b"a" * 100)
+    s.push(0, b"b" * 100)  # over the queue limit: dropped
+    s.push(0, b"c" * 50)
+    assert s.dropped == 1
+    assert s.pop_due(1_000_000) == []
+    assert s.next_due_ns() == 800 + 1_000_000
+    assert s.pop_due(2_000_000) == [b"a" * 100, b"c" * 50]
+    assert s.queued_bytes == 0 and s.forwarded == 2
+
+
+# -- protocol arithmetic ------------------------------------------------------------------
+
+@pytest.mark.parametrize(("bs", "imm", "want"), [
+    (64 * KIB, 65536, 0), (256 * KIB, 65536, 1), (2 * MIB, 65536, 8), (2 * MIB, 8192, 8),
+    (4 * MIB, 65536, 16), (1 * MIB, 8192, 4), (8 * KIB, 8192, 0),
+])
+def test_r2ts_per_write(bs: int, imm: int, want: int) -> None:
+    assert r2t_per_write(bs, imm) == want
+
+
+def test_one_way_trips_with_a_sliding_window() -> None:
+    assert one_way_trips(2 * MIB, 65536, 1) == 18  # the issue's 18 trips at window 1
+    assert one_way_trips(2 * MIB, 65536, 8) == 4
+    assert one_way_trips(2 * MIB, 65536, 2) == 10
+    assert one_way_trips(64 * KIB, 65536, 1) == 2
+
+
+def test_target_params_immediate_data_and_segments() -> None:
+    p = topology.target_params(4, 65536, 262144)
+    assert (p.first_burst_bytes, p.max_recv_data_segment_bytes, p.r2t_window) == (65536, 262144, 4)
+    p = topology.target_params(1, 8192, 8192)
+    assert min(p.first_burst_bytes, p.max_recv_data_segment_bytes) == 8192
+    p = topology.target_params(1, 8192, 262144)
+    assert p.first_burst_bytes == 8192
+    assert p.keys()["InitialR2T"] == "Yes" and p.keys()["ImmediateData"] == "Yes"
+    with pytest.raises(ValueError):
+        topology.target_params(1, 65536, 8192)
+
+
+# -- sweep design -------------------------------------------------------------------------
+
+def test_full_design_covers_the_issue() -> None:
+    runs, points = design()
+    delays = {r.one_way_delay_ms for r in runs}
+    assert {0.0, 0.5, 1.0, 2.0, 4.0} <= delays
+    assert {r.bs_bytes for r in runs} >= {64 * KIB, 4 * MIB}
+    assert {r.r2t_window for r in runs} == {1, 2, 4, 8}
+    assert {r.immediate_data_bytes for r in runs} == {8192, 65536}
+    assert {r.iodepth for r in runs} == {1, 4}
+    assert {r.rw for r in runs} == {"read", "write"}
+    plain = [r for r in runs if not r.captured]
+    configs: dict[tuple, set[int]] = {}
+    for r in plain:
+        key = (r.one_way_delay_ms, r.link_mbps, r.bs_bytes, r.rw, r.iodepth, r.r2t_window,
+               r.immediate_data_bytes, r.max_recv_data_segment_bytes)
+        configs.setdefault(key, set()).add(r.replicate)
+    assert all(reps == {1, 2, 3} for reps in configs.values())
+    # every write configuration at 1000 Mbit/s has one captured run
+    captured = {(r.one_way_delay_ms, r.bs_bytes, r.iodepth, r.r2t_window, r.immediate_data_bytes,
+                 r.max_recv_data_segment_bytes) for r in runs if r.captured}
+    for key in configs:
+        if key[3] == "write" and key[1] == sweep.LINK_MBPS:
+            assert (key[0], key[2], key[4], key[5], key[6], key[7]) in captured
+    assert (0.0, 0.0) in points and all(p in points for p in [(d, 1000.0) for d in delays])
+
+
+def test_design_leaves_holdout_configurations() -> None:
+    runs, _ = design()
+    roles = {r.design_role for r in runs}
+    assert roles == {"fit", "holdout"}
+    fit = [r for r in runs if r.design_role == "fit"]
+    assert {r.one_way_delay_ms for r in fit} == {0.0, 1.0}
+    held = {r.one_way_delay_ms for r in runs if r.design_role == "holdout"}
+    assert {2.0, 4.0, 0.5} <= held
+    assert {r.r2t_window for r in runs if r.design_role == "holdout"} >= {2, 4}
+
+
+def test_labels_and_unique_file_names() -> None:
+    runs, _ = design()
+    stems = [r.stem() for r in runs]
+    assert len(stems) == len(set(stems))
+    for r in runs[:50]:
+        assert REQUIRED_LABELS <= set(r.labels())
+
+
+def test_sweep_time_and_size_budget() -> None:
+    """Rough budget: transfer time at the link rate plus ~0.4 s per fio process < 25 min."""
+    runs, points = design()
+    transfer_s = sum(r.n_ios * r.bs_bytes * 8 / (r.link_mbps * 1e6) for r in runs)
+    trips_s = sum(r.n_ios * one_way_trips(r.bs_bytes, r.immediate_data_bytes, r.r2t_window)
+                  * r.one_way_delay_ms / 1000 for r in runs if r.rw == "write")
+    estimate_s = transfer_s + trips_s + 0.4 * len(runs) + 7 * len(points)
+    assert estimate_s < 25 * 60
+    assert len(runs) * 8_000 < 20e6  # fio JSON files are about 6-7 kB
+
+
+def test_quick_design_is_small() -> None:
+    runs, points = design(quick=True)
+    assert len(runs) <= 20 and len(points) == 2
+    assert {r.r2t_window for r in runs} == {1, 8}
+
+
+def test_fio_command_uses_libiscsi_and_json() -> None:
+    run = design(quick=True)[0][0]
+    cmd = sweep.fio_cmd(Path("/x/fio"), run, Path("/o.json"))
+    assert "--ioengine=libiscsi" in cmd and "--direct=1" in cmd and "--output-format=json" in cmd
+    assert any(c.startswith("--filename=iscsi\\://198.18.0.2\\:3260/") for c in cmd)
+
+
+# -- setup helpers ------------------------------------------------------------------------
+
+def test_deb_src_mirrors_the_debian_suites(tmp_path: Path) -> None:
+    (tmp_path / "debian.sources").write_text(
+        "Types: deb\n# comment\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\n"
+        "Components: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n\n"
+        "Types: deb\nURIs: http://deb.debian.org/debian-security\nSuites: bookworm-security\n"
+        "Components: main\n")
+    (tmp_path / "other.sources").write_text("Types: deb\nURIs: https://example.invalid/x\n"
+                                            "Suites: nodistro\nComponents: main\n")
+    text = build.deb_src_text(tmp_path, tmp_path / "absent.list")
+    assert text.count("Types: deb-src") == 2
+    assert "Suites: bookworm bookworm-updates" in text and "Suites: bookworm-security" in text
+    assert "example.invalid" not in text and "# comment" not in text
+
+
+def test_patch_is_committed_and_keyed() -> None:
+    assert build.PATCH.is_file()
+    text = build.PATCH.read_text()
+    assert "r2t_window" in text and "+++ b/usr/iscsi/iscsid.c" in text
+    assert len(build.patch_sha256()) == 64
+
+
+def test_safety_constants() -> None:
+    assert state.LAB_NET == "198.18.0.0/15"
+    assert topology.ADDR_INI.startswith("198.18.") and topology.ADDR_TGT.startswith("198.18.")
+    assert topology.NS_INI.startswith(state.NS_PREFIX) and topology.NS_TGT.startswith(state.NS_PREFIX)
+    assert topology.LUN_FILE.startswith("/dev/shm/iscsilab-")
