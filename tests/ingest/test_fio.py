@@ -194,13 +194,14 @@ def test_error_without_text_gives_errno(tmp_path: Path, fixtures_dir: Path) -> N
 
 
 def test_summary_contract(fixtures_dir: Path) -> None:
-    """summary(): the contract's keys plus direction, clat mean as lat_mean_ms, JSON-serialisable."""
+    """summary(): the contract's keys plus direction; clat_mean_ms is fio's clat, lat_mean_ms its lat."""
     path = fixtures_dir / "fio" / "fio-3.33_read_and_randrw.json"
     doc = _load_json(path)
     s = fio.summary(fio.parse(path))
     json.dumps(s)
     assert s["fio_version"] == doc["fio version"]
-    keys = {"job", "rw", "direction", "bs_bytes", "iodepth", "iops", "bw_bytes_per_s", "lat_mean_ms"}
+    keys = {"job", "rw", "direction", "bs_bytes", "iodepth", "iops", "bw_bytes_per_s", "clat_mean_ms"}
+    keys.add("lat_mean_ms")
     assert all(set(j) == keys for j in s["jobs"])
     randrw_write = doc["jobs"][1]["write"]
     assert s["jobs"][2] == {
@@ -211,8 +212,10 @@ def test_summary_contract(fixtures_dir: Path) -> None:
         "iodepth": 4,
         "iops": pytest.approx(randrw_write["iops"]),
         "bw_bytes_per_s": pytest.approx(randrw_write["bw_bytes"]),
-        "lat_mean_ms": pytest.approx(randrw_write["clat_ns"]["mean"] / NS_PER_MS),
+        "clat_mean_ms": pytest.approx(randrw_write["clat_ns"]["mean"] / NS_PER_MS),
+        "lat_mean_ms": pytest.approx(randrw_write["lat_ns"]["mean"] / NS_PER_MS),
     }
+    assert randrw_write["lat_ns"]["mean"] != randrw_write["clat_ns"]["mean"]  # the two differ
 
 
 @pytest.mark.parametrize(
@@ -341,7 +344,6 @@ CORPUS_PARSED = [
     "fioplot_fio-3.14_randread_single-job.json",
     "fioplot_fio-3.16_randrw_group_reporting_8-jobs.json",
     "fioplot_fio-3.1_floppy_randwrite.json",
-    "fioplot_fio-3.34_sigint-text-before-json.json",
     "fioplot_fio-3.6_8-jobs-no-group-reporting.json",
     "pkb_fio-2.1.4_multi-job.json",
     "pkb_fio-2.17_group_reporting_hist.json",
@@ -350,6 +352,7 @@ CORPUS_REFUSED = {
     "fioplot_fio-3.33_error-text-before-json.json": "failed with error 22",
     "fioplot_fio_error-only_engine-not-loadable.txt": "engine libaio not loadable",
     "fioplot_fio_error-only_shm.txt": "failed to setup shm segment",
+    "fioplot_fio-3.34_sigint-text-before-json.json": "fio was interrupted",
 }
 
 
@@ -410,10 +413,16 @@ def test_corpus_group_reporting_options(corpus_dir: Path) -> None:
 
 @pytest.mark.corpus
 def test_corpus_sigint_warning(corpus_dir: Path) -> None:
-    """'fio: terminating on signal 2' before the JSON is reported, not dropped."""
-    result = fio.parse(corpus_dir / "fio" / "fioplot_fio-3.34_sigint-text-before-json.json")
+    """'fio: terminating on signal 2' before the JSON: an error, or a flagged result when asked."""
+    path = corpus_dir / "fio" / "fioplot_fio-3.34_sigint-text-before-json.json"
+    with pytest.raises(IngestError, match=r"fio was interrupted \(line 2: .*signal 2\)") as info:
+        fio.parse(path)
+    assert "shortened run" in str(info.value)
+    result = fio.parse(path, allow_interrupted=True)
     assert result.unparsed == [(2, "fio: terminating on signal 2")]
-    assert any("terminating on signal 2" in w for w in result.warnings)
+    assert result.interrupted is not None and "signal 2" in result.interrupted
+    assert any(w.startswith("INTERRUPTED") for w in result.warnings)
+    assert fio.summary(result)["interrupted"] == result.interrupted
 
 
 def test_frames_have_schema_dtypes(fixtures_dir: Path) -> None:

@@ -19,7 +19,7 @@ import pandas as pd
 import pandera.pandas as pa
 
 from iscsi_report.core.errors import IngestError
-from iscsi_report.core.ingest.textio import read_text
+from iscsi_report.core.ingest.textio import INT64_MAX, decode_json, read_text
 
 FORMAT_JSON = "fio-json"
 FORMAT_JSON_PLUS = "fio-json+"
@@ -38,7 +38,12 @@ MS_PER_S = 1_000
 # Percentile keys as fio prints them ("99.000000"; fio 2.x sometimes "99.00").
 PERCENTILES = {"clat_p50_ms": 50.0, "clat_p99_ms": 99.0, "clat_p999_ms": 99.9}
 
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE)
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE | re.ASCII)
+_RUNTIME_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|ms|s|m|h|d)?\s*$", re.IGNORECASE | re.ASCII)
+_RUNTIME_UNIT_MS = {"us": 1e-3, "ms": 1.0, "s": 1e3, "m": 60e3, "h": 3600e3, "d": 86400e3}
+# A time_based job that ran this much shorter than its runtime option was cut short.
+SHORT_RUNTIME_FRACTION = 0.9
+_SIGNAL_RE = re.compile(r"^fio: terminating on signal (\d+)")
 _FIO_ERR_RE = re.compile(r"err=\s*(\d+)/.*?error=(.*)$")
 _POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 _BS_LABEL_RE = re.compile(r"\(([RWT])\)\s*([^,]+)")
@@ -96,6 +101,7 @@ class FioResult:
     histogram: pd.DataFrame
     unparsed: list[tuple[int, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    interrupted: str | None = None  # why the run is known to be cut short (parse(allow_interrupted))
 
 
 def sniff(text: str) -> str | None:
@@ -108,14 +114,20 @@ def sniff(text: str) -> str | None:
     return None
 
 
-def parse(path: str | Path) -> FioResult:
-    """Parse one fio JSON/json+ file; raise IngestError on malformed input or a failed job."""
-    text = read_text(path)
+def parse(path: str | Path, allow_interrupted: bool = False) -> FioResult:
+    """Parse one fio JSON/json+ file; raise IngestError on malformed input, a failed job, a
+    second JSON document or an interrupted run (unless allow_interrupted: then it is flagged)."""
+    return parse_text(read_text(path), path, allow_interrupted)
+
+
+def parse_text(text: str, path: str | Path = "<text>", allow_interrupted: bool = False) -> FioResult:
+    """Parse fio output given as text (see :func:`parse`)."""
     doc, start_line, end_line = _extract_json(path, text)
     lines = text.splitlines()
     outside = [
         (i + 1, ln) for i, ln in enumerate(lines) if (i + 1 < start_line or i + 1 > end_line) and ln.strip()
     ]
+    _refuse_second_document(path, outside)
     warnings = [f"line {n}: {ln.strip()}" for n, ln in outside if ln.startswith("fio: ")]
     if outside:
         warnings.append(f"{len(outside)} line(s) of fio text outside the JSON kept as unparsed")
@@ -143,6 +155,11 @@ def parse(path: str | Path) -> FioResult:
         bins.extend(_job_bins(path, job, jp))
     if not rows and not doc["jobs"]:
         raise IngestError(path, "fio JSON has no jobs", json_path="jobs")
+    interrupted = _interrupted(path, doc["jobs"], outside, global_opts)
+    if interrupted is not None:
+        if not allow_interrupted:
+            raise IngestError(path, f"{interrupted}: its figures cover a shortened run, not the job as set")
+        warnings.append(f"INTERRUPTED: {interrupted}")
     version = doc.get("fio version")
     return FioResult(
         path=str(path),
@@ -154,11 +171,12 @@ def parse(path: str | Path) -> FioResult:
         ),
         unparsed=outside,
         warnings=warnings,
+        interrupted=interrupted,
     )
 
 
 def summary(result: FioResult) -> dict[str, Any]:
-    """JSON-ready per-file summary: fio version and one entry per job and direction (clat mean)."""
+    """JSON-ready per-file summary: fio version, one entry per job and direction, warnings."""
     rows: Iterable[Any] = result.jobs.itertuples(index=False)  # cells typed by JOBS_SCHEMA at run time
     jobs = [
         {
@@ -169,11 +187,17 @@ def summary(result: FioResult) -> dict[str, Any]:
             "iodepth": None if pd.isna(r.iodepth) else int(r.iodepth),
             "iops": _json_num(r.iops),
             "bw_bytes_per_s": _json_num(r.bw_bytes_per_s),
-            "lat_mean_ms": _json_num(r.clat_mean_ms),
+            "clat_mean_ms": _json_num(r.clat_mean_ms),  # fio's clat: submission to completion
+            "lat_mean_ms": _json_num(r.lat_mean_ms),  # fio's lat: total, slat + clat
         }
         for r in rows
     ]
-    return {"fio_version": result.fio_version, "jobs": jobs}
+    out: dict[str, Any] = {"fio_version": result.fio_version, "jobs": jobs}
+    if result.interrupted is not None:
+        out["interrupted"] = result.interrupted
+    if result.warnings:
+        out["warnings"] = list(result.warnings)
+    return out
 
 
 def parse_size_bytes(text: str, kb_base: int = FIO_DEFAULT_KB_BASE) -> int:
@@ -228,6 +252,46 @@ def _text_header_options(name: str, text_lines: list[tuple[int, str]]) -> dict[s
     return None
 
 
+def _refuse_second_document(path: str | Path, outside: list[tuple[int, str]]) -> None:
+    """One fio run per file: a second JSON document after the first is refused, not ignored."""
+    for number, line in outside:
+        if line.lstrip().startswith(("{", "[")):
+            raise IngestError(
+                path,
+                "a second JSON document starts here: one fio run per file (split the file, and "
+                "list each part in the manifest)",
+                line=number,
+            )
+
+
+def _interrupted(
+    path: str | Path, jobs: list[Any], outside: list[tuple[int, str]], global_opts: dict[str, str]
+) -> str | None:
+    """Why the run is known to be cut short: fio's signal line, or a time_based job that ran
+    well short of its runtime option; None for a complete run."""
+    for number, line in outside:
+        if m := _SIGNAL_RE.match(line.strip()):
+            return f"fio was interrupted (line {number}: {line.strip()!r}, signal {m.group(1)})"
+    for idx, job in enumerate(jobs):
+        opts = {**global_opts, **(job.get("job options") or {})} if isinstance(job, dict) else {}
+        asked_ms = _runtime_ms(opts.get("runtime")) if str(opts.get("time_based", "0")) != "0" else None
+        ran = job.get("job_runtime") if isinstance(job, dict) else None
+        if asked_ms and isinstance(ran, int | float) and ran < SHORT_RUNTIME_FRACTION * asked_ms:
+            return (
+                f"fio job {job.get('jobname')!r} ran {ran} ms of its time_based runtime of "
+                f"{asked_ms:g} ms (jobs[{idx}].job_runtime): the run was cut short"
+            )
+    return None
+
+
+def _runtime_ms(raw: Any) -> float | None:
+    """fio's runtime option in ms (a bare number is seconds); None if absent or unreadable."""
+    m = _RUNTIME_RE.match(str(raw)) if raw is not None else None
+    if m is None:
+        return None
+    return float(m.group(1)) * _RUNTIME_UNIT_MS[(m.group(2) or "s").lower()]
+
+
 def _extract_json(path: str | Path, text: str) -> tuple[Any, int, int]:
     """Find the JSON object in the text (fio lines may surround it); return it and its line span."""
     m = re.search(r"^\{", text, re.MULTILINE)
@@ -236,7 +300,7 @@ def _extract_json(path: str | Path, text: str) -> tuple[Any, int, int]:
         raise IngestError(path, f"no fio JSON output found (the file says: {said or 'nothing'})")
     start = m.start()
     try:
-        doc, end = json.JSONDecoder().raw_decode(text, start)
+        doc, end = decode_json(path, text, start)
     except json.JSONDecodeError as exc:
         raise IngestError(
             path, f"malformed fio JSON: {exc.msg} (column {exc.colno})", line=exc.lineno
@@ -369,7 +433,12 @@ def _int_option(path: str | Path, opts: dict[str, str], key: str, default: int, 
     if raw is None:
         return default
     try:
-        return int(raw)
+        if not raw.strip().isascii():
+            raise ValueError(raw)
+        value = int(raw)
+        if abs(value) > INT64_MAX:
+            raise ValueError(raw)
+        return value
     except ValueError as exc:
         raise IngestError(
             path, f"expected an integer {key}, got {raw!r}", json_path=f"{jp}.job options.{key}"
@@ -384,8 +453,20 @@ def _number(path: str | Path, obj: dict[str, Any], key: str, jp: str, default: f
     if value is None:
         raise IngestError(path, f"missing numeric field '{key}'", json_path=f"{jp}.{key}")
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise IngestError(path, f"expected a finite number, got {value!r}", json_path=f"{jp}.{key}")
+        raise IngestError(path, f"expected a finite number, got {_short(value)}", json_path=f"{jp}.{key}")
+    if abs(value) > INT64_MAX:
+        raise IngestError(
+            path,
+            f"number {_short(value)} is beyond a 64-bit counter (fio writes none)",
+            json_path=f"{jp}.{key}",
+        )
     return value
+
+
+def _short(value: Any) -> str:
+    """repr of a value, cut to 60 characters (a 4000-digit integer is not quoted whole)."""
+    text = repr(value) if not isinstance(value, int) or abs(value) < 10**60 else f"{str(value)[:20]}...(huge)"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _io_bytes(path: str | Path, stats: dict[str, Any], dp: str) -> int:
@@ -437,6 +518,8 @@ def _percentiles(path: str | Path, pct: dict[str, Any], div: float, jp: str) -> 
     by_value: dict[float, float] = {}
     for key, value in pct.items():
         try:
+            if not key.isascii():
+                raise ValueError(key)
             level = float(key)
         except ValueError as exc:
             msg = f"percentile key {key!r} is not a number"
@@ -462,9 +545,18 @@ def _job_bins(path: str | Path, job: dict[str, Any], jp: str) -> list[dict[str, 
         if not isinstance(bins, dict):
             raise IngestError(path, "expected an object of latency bins", json_path=bp)
         for key, count in bins.items():
-            if not key.isdigit() or isinstance(count, bool) or not isinstance(count, int):
+            if (
+                not (key.isascii() and key.isdigit())
+                or isinstance(count, bool)
+                or not isinstance(count, int)
+                or not 0 <= count <= INT64_MAX
+                or int(key) > INT64_MAX
+            ):
                 raise IngestError(
-                    path, f"expected integer bin and count, got {key!r}: {count!r}", json_path=bp
+                    path,
+                    f"expected an integer bin (ns) and a count within 64 bits, "
+                    f"got {key[:40]!r}: {_short(count)}",
+                    json_path=bp,
                 )
             rows.append({"job": job["jobname"], "direction": direction, "lat_ns": int(key), "count": count})
     return rows

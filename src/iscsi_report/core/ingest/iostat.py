@@ -18,7 +18,7 @@ import pandas as pd
 import pandera.pandas as pa
 
 from iscsi_report.core.errors import IngestError
-from iscsi_report.core.ingest.textio import read_text
+from iscsi_report.core.ingest.textio import decode_json, loads_json, read_text
 
 FORMAT_TEXT = "iostat-text"
 FORMAT_JSON = "iostat-json"
@@ -429,7 +429,7 @@ def _parse_json(path: str | Path, text: str) -> IostatResult:
     """Parse ``iostat -o JSON``; recover the complete reports of an unclosed (killed) run."""
     warnings: list[str] = []
     try:
-        doc = json.loads(text)
+        doc = loads_json(path, text)
         host = _json_host(path, doc)
         stats = host.get("statistics")
         if not isinstance(stats, list):
@@ -489,11 +489,10 @@ def _recover_unclosed(
     if m is None:
         raise IngestError(path, f"malformed iostat JSON: {exc.msg}", line=exc.lineno) from exc
     try:
-        head = json.loads(text[: m.end()] + "]}]}}")
+        head = loads_json(path, text[: m.end()] + "]}]}}")
     except json.JSONDecodeError as exc2:
         raise IngestError(path, f"malformed iostat JSON header: {exc2.msg}", line=exc2.lineno) from exc2
     host = _json_host(path, head)
-    decoder = json.JSONDecoder()
     reports: list[Any] = []
     pos = m.end()
     while True:
@@ -502,7 +501,7 @@ def _recover_unclosed(
         if pos >= len(text) or text[pos] != "{":
             break
         try:
-            report, pos = decoder.raw_decode(text, pos)
+            report, pos = decode_json(path, text, pos)
         except json.JSONDecodeError:
             break
         reports.append(report)

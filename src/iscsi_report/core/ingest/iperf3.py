@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from iscsi_report.core.errors import IngestError
-from iscsi_report.core.ingest.textio import read_text
+from iscsi_report.core.ingest.textio import decode_json, read_text
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -116,7 +116,7 @@ def load_document(text: str, path: str) -> tuple[dict[str, Any], list[tuple[int,
     if "nan" in body or "inf" in body:
         body = _replace_nan(body)
     try:
-        doc, end = json.JSONDecoder().raw_decode(body)
+        doc, end = decode_json(path, body)
     except json.JSONDecodeError as exc:
         raise IngestError(
             path, f"invalid JSON ({exc.msg}); expected iperf3 -J output", line=line + exc.lineno - 1

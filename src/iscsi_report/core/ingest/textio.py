@@ -10,11 +10,13 @@ the number of lines and the longest line are capped, each with an error naming t
 from __future__ import annotations
 
 import hashlib
+import json
 import lzma
 import os
 import stat
 import zlib
 from pathlib import Path
+from typing import Any
 
 from iscsi_report.core.errors import IngestError
 
@@ -28,6 +30,8 @@ MAX_LINE_BYTES = 4 * 1024 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
 _XZ_MAGIC = b"\xfd7zXZ\x00"
 _BLOCK_BYTES = 1 << 20
+MAX_JSON_DEPTH = 64  # fio json+ nests 6 levels deep, iperf3 and iostat 5
+INT64_MAX = 2**63 - 1
 
 
 def record_read(path: str | Path) -> None:
@@ -171,3 +175,47 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: fh.read(_BLOCK_BYTES), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def decode_json(path: str | Path, text: str, start: int = 0) -> tuple[Any, int]:
+    """json raw_decode at start, with nesting capped at MAX_JSON_DEPTH (IngestError naming the
+    JSON path) instead of a RecursionError; JSONDecodeError is left to the caller's message."""
+    try:
+        doc, end = json.JSONDecoder().raw_decode(text, start)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError as exc:
+        line = text.count("\n", 0, start) + 1
+        raise IngestError(path, f"JSON nested deeper than {MAX_JSON_DEPTH} levels", line=line) from exc
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        raise IngestError(path, f"JSON number out of range: {str(exc)[:120]}") from exc
+    _check_depth(path, doc)
+    return doc, end
+
+
+def _check_depth(path: str | Path, doc: Any) -> None:
+    """IngestError naming the first JSON path nested deeper than MAX_JSON_DEPTH."""
+    stack: list[tuple[Any, str, int]] = [(doc, "", 0)]
+    while stack:
+        node, where, depth = stack.pop()
+        if isinstance(node, dict):
+            items: Any = ((f"{where}.{k}" if where else str(k), v) for k, v in node.items())
+        elif isinstance(node, list):
+            items = ((f"{where}[{i}]", v) for i, v in enumerate(node))
+        else:
+            continue
+        if depth >= MAX_JSON_DEPTH:
+            raise IngestError(
+                path, f"JSON nested deeper than {MAX_JSON_DEPTH} levels", json_path=where or "$"
+            )
+        stack.extend((v, w, depth + 1) for w, v in items)
+
+
+def loads_json(path: str | Path, text: str) -> Any:
+    """json.loads with decode_json's limits: the whole text is one JSON value."""
+    start = len(text) - len(text.lstrip())
+    doc, end = decode_json(path, text, start)
+    rest = text[end:]
+    if rest.strip():
+        raise json.JSONDecodeError("Extra data", text, end + len(rest) - len(rest.lstrip()))
+    return doc
