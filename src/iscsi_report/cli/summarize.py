@@ -8,12 +8,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from iscsi_report.core.errors import IngestError
-from iscsi_report.core.ingest.detect import TOOL_ORDER, detect_tool, tool_module
+from iscsi_report.core.ingest.detect import TOOL_ORDER, detect_tool, sole_claimant, tool_module
 from iscsi_report.core.ingest.textio import read_text
 
 EXIT_OK = 0
@@ -21,6 +22,14 @@ EXIT_BAD_INPUT = 2
 # Summaries do no linear algebra: one BLAS thread spares OpenBLAS starting (and spinning) a
 # worker per core when numpy is imported, which costs CPU time on a busy machine.
 BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
+# Terminal control characters (C0 but tab, DEL, C1) a raw file or its name may carry: shown
+# escaped, so a file cannot move the cursor, recolour or retitle the user's terminal.
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def escape_control(text: str) -> str:
+    """text with every terminal control character written as a visible \\xNN escape."""
+    return _CONTROL_RE.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
 
 
 def summarize_path(path: str | Path, tool: str = "auto") -> dict[str, Any]:
@@ -30,9 +39,10 @@ def summarize_path(path: str | Path, tool: str = "auto") -> dict[str, Any]:
     if tool == "auto":
         text = read_text(path)
         found = detect_tool(text)
-        if found is None:
+        claimant = sole_claimant(text) if found is None else None
+        if found is None and claimant is None:
             raise IngestError(path, f"not recognised as the output of any of: {', '.join(TOOL_ORDER)}")
-        tool = found[0]
+        tool = found[0] if found is not None else str(claimant)  # the parser names the problem
     module = tool_module(tool)
     if module is None:
         raise IngestError(path, f"no parser for tool {tool!r} is installed")
@@ -55,23 +65,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _fmt(value: Any) -> str:
-    """Short human rendering of a number."""
+    """Short human rendering of a number; any text with control characters escaped."""
     if isinstance(value, float):
         return f"{value:.6g}"
-    return str(value)
+    return escape_control(str(value))
 
 
 def render_text(summary: dict[str, Any]) -> str:
     """A short human-readable block for one file's summary."""
-    lines = [f"{summary['path']}: {summary['tool']} ({summary['format']})"]
+    lines = [escape_control(f"{summary['path']}: {summary['tool']} ({summary['format']})")]
     for key, value in summary.items():
         if key in ("path", "tool", "format"):
             continue
         if isinstance(value, dict):
-            inner = ", ".join(f"{k}={_fmt(v)}" for k, v in value.items())
+            inner = ", ".join(f"{_fmt(k)}={_fmt(v)}" for k, v in value.items())
             lines.append(f"  {key}: {inner}")
         elif isinstance(value, list):
-            lines.extend(f"  {key}: {item}" for item in value)
+            lines.extend(f"  {key}: {_fmt(item)}" for item in value)
         else:
             lines.append(f"  {key}: {_fmt(value)}")
     return "\n".join(lines)
@@ -87,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             summary = summarize_path(path, args.tool)
         except IngestError as exc:
-            print(str(exc).replace("\n", " "), file=sys.stderr)
+            print(escape_control(str(exc).replace("\n", " ")), file=sys.stderr)
             status = EXIT_BAD_INPUT
             continue
         if args.json:

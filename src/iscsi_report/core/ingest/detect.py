@@ -32,3 +32,15 @@ def detect_tool(text: str) -> tuple[str, str] | None:
         if fmt is not None:
             return tool, fmt
     return None
+
+
+def sole_claimant(text: str) -> str | None:
+    """The one tool whose claims() recognises text by its header though no sniff() accepted it
+    (its parser then names the specific problem, e.g. a decimal comma); None if zero or several."""
+    found = []
+    for tool in TOOL_ORDER:
+        module = tool_module(tool)
+        claims = getattr(module, "claims", None)
+        if claims is not None and claims(text):
+            found.append(tool)
+    return found[0] if len(found) == 1 else None

@@ -790,6 +790,19 @@ _SNIFF_RE = re.compile(
 )
 
 
+def unanswered_count(result: PingResult) -> int:
+    """Probes reported unanswered ("no answer yet", "Request timeout") that never got a reply,
+    counted once per sequence number (ping -O may report one probe on several lines, and a
+    late reply answers it). A seq reused after a 16-bit wrap counts once."""
+    replied = set(result.seq.tolist())
+    return len(set(result.unanswered_seq) - replied)
+
+
+def claims(text: str) -> bool:
+    """True if text has a line only ping writes (a header, a reply, its footer), parseable or not."""
+    return _SNIFF_RE.search(text[:65536]) is not None
+
+
 def sniff(text: str) -> str | None:
     """Return the ping format name if text looks like ping output (from its first 64 KiB)."""
     head = text[:65536]
@@ -848,7 +861,7 @@ def summary(result: PingResult) -> dict[str, Any]:
         "errors": st.errors if st else len(result.icmp_errors),
         "rtt_ms": rtt,
         "printed_rtt_ms": _printed_rtt(st),
-        "unanswered": len(result.unanswered_seq),
+        "unanswered": unanswered_count(result),
         "unparsed_lines": len(result.unparsed),
         "warnings": list(result.warnings),
     }
