@@ -6,13 +6,14 @@ import hashlib
 import json
 import math
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import blog_reconstruction as reconstruct
 import numpy as np
 import pytest
 import yaml
-from blog_reconstruction import fio, iperf3, ping
+from blog_reconstruction import exact, fio, iperf3, ping
 from blog_reconstruction import targets as T
 
 from iscsi_report.analyses.audit import load_published
@@ -143,6 +144,59 @@ def test_iputils_time_formatting_matches_vectorised_values() -> None:
     assert printed[:4] == ["0.001", "0.318", "0.999", "1.00"]
     assert printed[4:] == ["4.42", "9.99", "10.0", "34.6", "99.9", "100", "299"]
     assert list(ping.printed_values_ms(samples)) == [float(p) for p in printed]
+
+
+def test_quantize_guarded_refuses_the_tie_that_broke_wired_2ms() -> None:
+    # 0.245 is stored as 0.24499999999999999556: rounding it to 2 decimals is decided by the last bit
+    with pytest.raises(exact.RoundingTieError, match="rounding tie"):
+        exact.quantize_guarded(0.245, 2, "reply 300381")
+    # away from a tie, results differing in their last bits give the same exact decimal
+    near = [0.2447, np.nextafter(0.2447, 1.0), np.nextafter(0.2447, 0.0)]
+    assert {str(exact.quantize_guarded(float(x), 3, "x")) for x in near} == {"0.245"}
+
+
+def _perturbed(fn):
+    """``fn`` whose results move up by one ulp for about half the values (another libm/SIMD path).
+
+    With this, the previous generator (floats rounded to µs) changed 4 replies of wired-2ms and 1 of
+    wireless-2ms: the failure a fresh machine showed at reply 300381.
+    """
+
+    def wrapped(*args, **kwargs):
+        out = np.asarray(fn(*args, **kwargs))
+        if out.dtype != np.float64:
+            return out
+        moved = ((out.view(np.int64) >> 3) & 1) == 1
+        return np.where(moved, np.nextafter(out, np.inf), out)[()]
+
+    return wrapped
+
+
+def test_bytes_do_not_depend_on_the_last_bits_of_exp_and_log(monkeypatch, manifest: dict) -> None:
+    # a machine whose exp/log differ by a few ulps must write the same files (the committed sha256s)
+    for name in ("exp", "log", "log2"):
+        monkeypatch.setattr(np, name, _perturbed(getattr(np, name)))
+    for f in reconstruct.ping_files() + reconstruct.fio_and_iostat_files():
+        assert hashlib.sha256(f.data).hexdigest() == _sha(manifest, f.path), f.path
+
+
+def _sha(manifest: dict, path: str) -> str:
+    return next(f["sha256"] for f in manifest["files"] if f["path"] == path)
+
+
+def test_exact_triptimes_are_decimal_results_not_float_roundings() -> None:
+    spec = ping.PING_SPECS[0]
+    steps = ping.draw_mixture(reconstruct.rng_for(spec.path), spec.components, spec.count)
+    k = ping.knots(steps, spec.target)
+    exps = ping.fit_exponents(steps, k, spec.target, spec.path)
+    assert all(e == e.quantize(Decimal("0.001")) for e in exps)  # three-decimal exponents
+    got = ping.exact_triptimes_us(steps, k, exps)
+    assert got.dtype == np.int64 and np.all(np.diff(got) >= 0)  # monotone map of a sorted sample
+    minimum_us = (Decimal(int(steps[0])) / ping.LOG_STEPS_PER_NEPER).exp(exact.context()) * 1000
+    assert got[0] == int(minimum_us.to_integral_value())  # the minimum stays where the mixture put it
+    # the float map the fit uses agrees with the exact one to well under a microsecond
+    floats = ping.float_rtt_ms(steps, k, np.array([float(e) for e in exps])) * 1000
+    assert np.max(np.abs(floats - got)) <= 0.5 + 1e-6
 
 
 def _fio_tables() -> dict[tuple[str, str, str], T.FioCell]:

@@ -6,8 +6,9 @@ everything else is derived so the file is internally consistent the way fio's ow
 * ``total_ios`` and ``runtime`` (ms): remote runs stop at ``runtime=60`` (throughput below
   5 GiB / 60 s); local runs write the whole ``size=5G`` and their runtime follows from the IOPS;
   ``bw_bytes = io_bytes * 1000 // runtime`` and ``iops = total_ios * 1000 / runtime`` as in fio;
-* per-I/O latencies are seeded log-normal draws rescaled so that, at queue depth 1, they fill the
-  runtime (mean latency = runtime / total_ios minus a small per-I/O gap);
+* per-I/O latencies are seeded log-normal draws (integer arithmetic, see ``exact``) rescaled so
+  that, at queue depth 1, they fill the runtime (mean latency = runtime / total_ios minus a small
+  per-I/O gap);
 * bandwidth/IOPS samples are per 500 ms window (fio's default ``bw_avg_time``).
 """
 
@@ -20,14 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from blog_reconstruction import fiojson
+from blog_reconstruction import exact, fiojson
 from blog_reconstruction import targets as T
 
 NS_PER_MS = 1_000_000
 MS_PER_S = 1000
 BW_AVG_TIME_MS = 500  # fio's default bw_avg_time / iops_avg_time
 SIZE_BYTES = 5 * 1024**3  # size=5G
-IDLE_GAP_FRACTION = 0.002  # share of the runtime fio spends between I/Os (submission bookkeeping)
+IDLE_GAP_NUMERATOR, IDLE_GAP_DENOMINATOR = 2, 1000  # share of the runtime fio spends between I/Os
+IDLE_GAP_FRACTION = IDLE_GAP_NUMERATOR / IDLE_GAP_DENOMINATOR
 
 
 @dataclass(frozen=True)
@@ -190,13 +192,27 @@ def _fit_runtime(run: FioRun, choice: IopsChoice) -> tuple[int, int]:
     raise ValueError(f"{run.path}: cannot hit {run.cell} with whole I/Os and milliseconds")
 
 
+SPIKE_PER_MILLE = 3  # rare slow I/Os (retransmits, head seeks)
+SPIKE_FACTOR_PER_MILLE = (2000, 6000)  # a spike multiplies the latency by 2.000 .. 5.999
+
+
 def _latencies_ns(run: FioRun, rng: np.random.Generator, total: int, runtime_ms: int) -> np.ndarray:
-    """Per-I/O completion latency (ns): log-normal shape, mean filling the runtime at QD1."""
-    shape = np.exp(run.lat_sigma_ln * rng.standard_normal(total))
-    spikes = rng.random(total) < 0.003  # rare slow I/Os (retransmits, head seeks)
-    shape[spikes] *= rng.uniform(2.0, 6.0, size=int(spikes.sum()))
-    mean_ns = runtime_ms * NS_PER_MS * (1 - IDLE_GAP_FRACTION) / total
-    return np.rint(shape / shape.mean() * mean_ns).astype(np.int64)
+    """Per-I/O completion latency (ns): log-normal shape, mean filling the runtime at QD1.
+
+    Integer arithmetic only (exp from a Decimal table), so the bytes do not depend on the float build.
+    """
+    shape = exact.lognormal_shape(rng, str(run.lat_sigma_ln), total)
+    spikes = rng.integers(0, 1000, size=total) < SPIKE_PER_MILLE
+    factor = rng.integers(*SPIKE_FACTOR_PER_MILLE, size=int(spikes.sum()))
+    shape[spikes] = shape[spikes] * factor // 1000
+    busy_ns = runtime_ms * NS_PER_MS * (IDLE_GAP_DENOMINATOR - IDLE_GAP_NUMERATOR)
+    return _rescale(shape, busy_ns, IDLE_GAP_DENOMINATOR)
+
+
+def _rescale(shape: np.ndarray, numerator: int, denominator: int) -> np.ndarray:
+    """round(shape_i * numerator / (denominator * sum(shape))), exactly, half up."""
+    den = denominator * int(shape.sum())
+    return np.array([(2 * int(x) * numerator + den) // (2 * den) for x in shape], dtype=np.int64)
 
 
 def _window_samples(

@@ -49,7 +49,7 @@ def dumps(obj: Any, level: int = 0) -> str:
 def plat_val_to_idx(val: np.ndarray) -> np.ndarray:
     """Histogram bucket of each latency (ns), as fio's plat_val_to_idx."""
     v = np.asarray(val, dtype=np.int64)
-    msb = np.where(v > 0, np.floor(np.log2(np.maximum(v, 1))).astype(np.int64), 0)
+    msb = np.frexp(np.maximum(v, 1).astype(np.float64))[1].astype(np.int64) - 1  # exact below 2**53
     error_bits = np.maximum(msb - PLAT_BITS, 0)
     base = (error_bits + 1) << PLAT_BITS
     offset = (PLAT_VAL - 1) & (v >> error_bits)

@@ -1,30 +1,39 @@
 """iputils ping text whose printed RTTs reproduce one row of the blog's latency table.
 
-Method (deterministic for a given seed):
+Method (deterministic, and identical on every machine: see ``exact``):
 
-1. draw ``count`` RTTs from a mixture of log-normal components (the shape: modes, tails);
-2. sort them and apply a monotone, piecewise-linear map of log(RTT) with knots at the sample
-   minimum, p50, p99 and maximum, sending p50, p99 and the maximum to the published values;
-3. reshape each of the three segments in log space with ``t -> t**e`` (``t`` is the position
-   within the segment, so the knots stay put) and solve for the three exponents with
-   scipy.optimize.least_squares so that mean and sample stdev hit the published values;
-4. round to whole microseconds (iputils measures ``triptime`` in µs), print each reply as
+1. draw ``count`` RTTs from a mixture of log-normal components (the shape: modes, tails), as
+   integer steps of ln(RTT) from the integer random stream (Irwin-Hall sums stand in for normals);
+2. sort them and map them monotonically, piecewise-linear in log space with knots at the sample
+   minimum, p50, p99 and maximum (order statistics), sending p50, p99 and the maximum to the
+   published values;
+3. reshape each of the three segments with ``t -> t**e`` (``t`` is the position within the
+   segment, so the knots stay put); the three exponents are solved in floats
+   (scipy.optimize.least_squares) for the published mean and sample stdev, then rounded to
+   three decimals by a rounding that refuses a value near a tie;
+4. compute the map of each distinct step in Decimal (correctly rounded ``ln``/``exp``) and round
+   half-even to whole microseconds (iputils measures ``triptime`` in µs); print each reply as
    iputils 20221126 does (3 significant digits) and check the printed values against the
    targets: p50/p99/mean/sstdev within 2%, max exact. A miss raises instead of writing.
 
-The samples are shuffled into sequence order, i.e. independent from one packet to the next:
-the serial structure of real Wi-Fi latency (bursts) is not reconstructed.
+No float result of exp/log/pow or of the optimiser decides a printed digit, so the bytes do not
+depend on the numpy, libm or BLAS build. The samples are shuffled into sequence order, i.e.
+independent from one packet to the next: the serial structure of real Wi-Fi latency (bursts) is
+not reconstructed.
 """
 
 from __future__ import annotations
 
+import decimal
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 import numpy as np
 from scipy import optimize
 
+from blog_reconstruction import exact
 from blog_reconstruction import targets as T
 from iscsi_report.core import stats
 
@@ -105,32 +114,60 @@ PING_SPECS = (
 )
 
 
+LOG_STEPS_PER_NEPER = 4096  # RTTs are drawn as integer steps of ln(RTT): one step is 0.024 %
+EXPONENT_DECIMALS = 3  # the fitted reshaping exponents are rounded to this many decimals
+
+
+@dataclass(frozen=True)
+class Knots:
+    """The monotone map's knots: source log-steps (integers) and destinations (Decimal log-steps)."""
+
+    src: tuple[int, int, int, int]
+    dst: tuple[Decimal, Decimal, Decimal, Decimal]
+
+
 def draw_mixture(rng: np.random.Generator, comps: Sequence[Component], n: int) -> np.ndarray:
-    """``n`` log-normal mixture draws, sorted ascending (ms)."""
-    weights = np.array([c.weight for c in comps])
-    which = rng.choice(len(comps), size=n, p=weights / weights.sum())
-    medians = np.array([c.median_ms for c in comps])[which]
-    sigmas = np.array([c.sigma_ln for c in comps])[which]
-    return np.sort(medians * np.exp(sigmas * rng.standard_normal(n)))
+    """``n`` log-normal mixture draws as integer steps of ln(RTT in ms), sorted (integer stream only)."""
+    which = exact.choose(rng, exact.weights_per_mille(tuple(c.weight for c in comps)), n)
+    mu = np.array([round(exact.ln_scaled(c.median_ms, LOG_STEPS_PER_NEPER)) for c in comps])
+    sigma = np.array([exact.scaled(c.sigma_ln, LOG_STEPS_PER_NEPER) for c in comps])
+    z2m = exact.irwin_hall_2m(rng, n)
+    return np.sort(mu[which] + (sigma[which] * z2m) // (2 * exact.IH_LEVELS))
 
 
-def _knots(sample: np.ndarray, target: T.RttTarget) -> tuple[np.ndarray, np.ndarray]:
-    """log-space knots (from, to): min stays, p50/p99/max go to the published values."""
-    p50, p99 = np.percentile(sample, [50, 99], method=stats.PERCENTILE_METHOD)
-    src = np.log([sample[0], p50, p99, sample[-1]])
-    dst = np.log([sample[0], target.p50_ms, target.p99_ms, target.max_ms])
-    return src, dst
+def order_statistic(sorted_steps: np.ndarray, pct: int) -> int:
+    """The sample value at rank floor((n - 1) * pct / 100) (integer, no interpolation)."""
+    return int(sorted_steps[(sorted_steps.size - 1) * pct // 100])
 
 
-def _reshape(logs: np.ndarray, dst: np.ndarray, exponents: np.ndarray) -> np.ndarray:
-    """Apply ``t -> t**e`` within each log-space segment between consecutive knots."""
-    out = logs.copy()
-    for i, e in enumerate(exponents):
-        lo, hi = dst[i], dst[i + 1]
-        mask = (logs > lo) & (logs < hi)
-        t = (logs[mask] - lo) / (hi - lo)
-        out[mask] = lo + (hi - lo) * t**e
-    return out
+def knots(sorted_steps: np.ndarray, target: T.RttTarget) -> Knots:
+    """min stays; the sample p50, p99 and max go to the published values (in log-steps)."""
+    src = (int(sorted_steps[0]), order_statistic(sorted_steps, 50), order_statistic(sorted_steps, 99),
+           int(sorted_steps[-1]))  # fmt: skip
+    if not src[0] < src[1] < src[2] < src[3]:
+        raise ValueError(f"sample knots {src} are not strictly increasing; change the mixture")
+
+    def ln_steps(ms: float) -> Decimal:
+        return exact.ln_scaled(ms, LOG_STEPS_PER_NEPER)
+
+    return Knots(
+        src, (Decimal(src[0]), ln_steps(target.p50_ms), ln_steps(target.p99_ms), ln_steps(target.max_ms))
+    )
+
+
+def _segment_position(steps: np.ndarray, k: Knots) -> tuple[np.ndarray, np.ndarray]:
+    """(segment index 0..2, position t in [0, 1] within it) of each source step, as floats."""
+    src = np.array(k.src, dtype=np.float64)
+    seg = np.clip(np.searchsorted(src, steps, side="right") - 1, 0, 2)
+    return seg, (steps - src[seg]) / (src[seg + 1] - src[seg])
+
+
+def float_rtt_ms(steps: np.ndarray, k: Knots, exponents: np.ndarray) -> np.ndarray:
+    """The map in floats (only to fit the exponents; never written)."""
+    seg, t = _segment_position(steps.astype(np.float64), k)
+    dst = np.array([float(d) for d in k.dst])
+    y = dst[seg] + (dst[seg + 1] - dst[seg]) * t ** exponents[seg]
+    return np.exp(y / LOG_STEPS_PER_NEPER)
 
 
 def fit_sstdev_ms(target: T.RttTarget) -> float:
@@ -144,24 +181,43 @@ def fit_sstdev_ms(target: T.RttTarget) -> float:
     return from_cv if round(from_cv, 2) == round(target.sstdev_ms, 2) else target.sstdev_ms
 
 
-def fit_to_target(sample: np.ndarray, target: T.RttTarget) -> np.ndarray:
-    """Monotone transform of a sorted sample onto the published p50, p99, max, mean, sstdev."""
-    src, dst = _knots(sample, target)
+def fit_exponents(steps: np.ndarray, k: Knots, target: T.RttTarget, what: str) -> tuple[Decimal, ...]:
+    """Exponents whose reshaping hits the published mean and sstdev, rounded with a tie guard."""
+    values, counts = np.unique(steps, return_counts=True)
+    n = int(counts.sum())
     sstdev_ms = fit_sstdev_ms(target)
-    mapped = np.interp(np.log(sample), src, dst)
 
     def residuals(log_e: np.ndarray) -> np.ndarray:
-        x = np.exp(_reshape(mapped, dst, np.exp(log_e)))
-        return np.array(
-            [
-                (x.mean() / target.mean_ms - 1) * 100,
-                (x.std(ddof=1) / sstdev_ms - 1) * 100,
-                *(0.05 * log_e),  # prefer the gentlest reshaping that hits the targets
-            ]
-        )
+        x = float_rtt_ms(values, k, np.exp(log_e))
+        mean = float((counts * x).sum() / n)
+        sd = math.sqrt(float((counts * (x - mean) ** 2).sum()) / (n - 1))
+        return np.array([(mean / target.mean_ms - 1) * 100, (sd / sstdev_ms - 1) * 100,
+                         *(0.05 * log_e)])  # fmt: skip  # prefer the gentlest reshaping
 
-    fit = optimize.least_squares(residuals, x0=np.zeros(3), method="lm")
-    return np.exp(_reshape(mapped, dst, np.exp(fit.x)))
+    fit = optimize.least_squares(residuals, x0=np.zeros(3), method="lm", xtol=1e-13, ftol=1e-13)
+    return tuple(exact.quantize_guarded(math.exp(x), EXPONENT_DECIMALS, f"{what} exponent {i}")
+                 for i, x in enumerate(fit.x))  # fmt: skip
+
+
+def exact_triptime_us(step: int, k: Knots, exponents: tuple[Decimal, ...]) -> int:
+    """The map of one source step in Decimal, rounded half-even to whole microseconds."""
+    ctx = exact.context()
+    i = 0 if step <= k.src[1] else (1 if step <= k.src[2] else 2)
+    if step <= k.src[0]:
+        t_e = Decimal(0)
+    else:
+        t = ctx.divide(Decimal(step - k.src[i]), Decimal(k.src[i + 1] - k.src[i]))
+        t_e = ctx.exp(ctx.multiply(exponents[i], ctx.ln(t)))
+    y = ctx.add(k.dst[i], ctx.multiply(ctx.subtract(k.dst[i + 1], k.dst[i]), t_e))
+    us = ctx.multiply(ctx.exp(ctx.divide(y, Decimal(LOG_STEPS_PER_NEPER))), Decimal(US_PER_MS))
+    return int(us.to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
+
+
+def exact_triptimes_us(steps: np.ndarray, k: Knots, exponents: tuple[Decimal, ...]) -> np.ndarray:
+    """Integer-µs RTTs of sorted source steps (each distinct step computed once, in Decimal)."""
+    values, inverse = np.unique(steps, return_inverse=True)
+    mapped = np.array([exact_triptime_us(int(v), k, exponents) for v in values], dtype=np.int64)
+    return mapped[inverse]
 
 
 def format_triptime(triptime_us: int) -> str:
@@ -192,8 +248,8 @@ def printed_values_ms(triptimes_us: np.ndarray) -> np.ndarray:
 
 
 def _max_to_triptime(max_ms: float) -> int:
-    """A µs triptime that prints exactly as the published maximum."""
-    return round(max_ms * US_PER_MS)
+    """A µs triptime that prints exactly as the published maximum (from its decimal text)."""
+    return exact.scaled(max_ms, US_PER_MS)
 
 
 def summary_block(host: str, triptimes_us: np.ndarray, elapsed_ms: int, interval_us: int) -> list[str]:
@@ -223,9 +279,11 @@ def summary_block(host: str, triptimes_us: np.ndarray, elapsed_ms: int, interval
 def generate_triptimes(spec: PingSpec, rng: np.random.Generator) -> np.ndarray:
     """The integer-µs RTTs of one file in sequence order, checked against the published row."""
     target = spec.target
-    fitted = fit_to_target(draw_mixture(rng, spec.components, spec.count), target)
-    triptimes = np.rint(fitted * US_PER_MS).astype(np.int64)
-    triptimes[-1] = _max_to_triptime(target.max_ms)
+    steps = draw_mixture(rng, spec.components, spec.count)
+    k = knots(steps, target)
+    exponents = fit_exponents(steps, k, target, spec.path)
+    triptimes = exact_triptimes_us(steps, k, exponents)
+    triptimes[steps == k.src[3]] = _max_to_triptime(target.max_ms)
     check_printed(printed_values_ms(triptimes), target, spec.path)
     return rng.permutation(triptimes)
 
