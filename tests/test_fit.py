@@ -61,8 +61,12 @@ def synthetic_runs(
 
 def test_unit_counts_match_the_blog_exchange():
     # 2 MiB, R2T=1: command + 8 R2T + 8 data + status = 18 legs, 32 x 64 KiB transmitted.
-    legs, units = fit.unit_counts(2 * model.MIB, model.IscsiParams(max_outstanding_r2t=1))
+    no_headers = model.Assumptions(pdu_header_bytes=0)
+    legs, units = fit.unit_counts(2 * model.MIB, model.IscsiParams(max_outstanding_r2t=1), no_headers)
     assert (legs, units) == (18.0, 32.0)
+    # with a 48-byte header per PDU: the command and 255 Data-Out PDUs of at most 8 KiB
+    _, with_headers = fit.unit_counts(2 * model.MIB, model.IscsiParams(max_outstanding_r2t=1))
+    assert with_headers == pytest.approx(32.0 + 256 * model.BHS_BYTES / model.TRANSMIT_REFERENCE_BYTES)
     legs16, _ = fit.unit_counts(2 * model.MIB, model.IscsiParams(max_outstanding_r2t=16))
     assert legs16 == 4.0
 

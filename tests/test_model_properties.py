@@ -1,186 +1,166 @@
-"""Property tests of the latency model: monotonicity, conservation of bytes, bounds."""
+"""Property tests of the latency model (hypothesis): physics holds for any valid input."""
 
 from __future__ import annotations
 
-import math
-from dataclasses import replace
-
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from iscsi_report.analyses import whatif
 from iscsi_report.core import model as m
 from iscsi_report.core.model import KIB, MIB, IscsiParams, Network
 
-REL = 1e-12  # float headroom for comparisons of sums of many terms
-
-one_way_ms = st.floats(min_value=0.0, max_value=50.0)
-per_64k_ms = st.floats(min_value=1e-3, max_value=50.0)
-device_ms = st.floats(min_value=0.0, max_value=100.0)
-cpu_ms = st.floats(min_value=0.0, max_value=100.0)
-bs_bytes = st.integers(min_value=1, max_value=16 * MIB)
-extra = st.floats(min_value=0.0, max_value=10.0)
+segment = st.sampled_from([512, 4096, 8192, 65536, 262144])
+burst = st.sampled_from([512, 8192, 65536, 262144, 1048576])
 
 
 @st.composite
-def iscsi_params(draw: st.DrawFn) -> IscsiParams:
-    """Valid negotiated keys: FirstBurstLength <= MaxBurstLength, any flags."""
-    max_burst = draw(st.integers(min_value=m.MIN_BURST_BYTES, max_value=MIB))
-    first_burst = draw(st.integers(min_value=m.MIN_BURST_BYTES, max_value=max_burst))
-    mrdsl = draw(st.none() | st.integers(min_value=m.MIN_BURST_BYTES, max_value=MIB))
+def params(draw: st.DrawFn) -> IscsiParams:
+    """Valid negotiated keys."""
+    most = draw(burst)
     return IscsiParams(
-        first_burst_bytes=first_burst,
-        max_burst_bytes=max_burst,
+        first_burst_bytes=draw(st.integers(512, most)),
+        max_burst_bytes=most,
         immediate_data=draw(st.booleans()),
         initial_r2t=draw(st.booleans()),
-        max_outstanding_r2t=draw(st.integers(min_value=1, max_value=64)),
-        max_recv_data_segment_bytes=mrdsl,
+        max_outstanding_r2t=draw(st.integers(1, 64)),
+        max_recv_data_segment_bytes=draw(segment),
     )
 
 
-def _le(a: float, b: float) -> bool:
-    """a <= b up to float rounding."""
-    return a <= b + REL * max(1.0, abs(b))
+assumptions = st.builds(
+    m.Assumptions,
+    r2t_pacing=st.sampled_from(m.PACINGS),
+    target_r2t_window=st.none() | st.integers(1, 32),
+    per_round_ms=st.floats(0, 5),
+    pdu_header_bytes=st.sampled_from([0, 48]),
+)
+networks = st.builds(Network, one_way_ms=st.floats(0, 50), link_bps=st.floats(1e6, 1e11))
+block = st.integers(1, 16 * MIB)
 
 
-@settings(max_examples=200, deadline=None)
-@given(bs_bytes, iscsi_params(), one_way_ms, per_64k_ms, device_ms, cpu_ms)
-def test_total_is_trips_plus_transmission_plus_device_and_cpu(
-    bs: int, params: IscsiParams, ow: float, p64: float, dev: float, cpu: float
+@settings(max_examples=300, deadline=None)
+@given(block, params(), networks, st.floats(0, 50), st.floats(0, 50), assumptions)
+def test_bytes_are_conserved_and_terms_are_nonnegative(
+    bs: int, p: IscsiParams, net: Network, dev: float, cpu: float, a: m.Assumptions
 ) -> None:
-    """Every byte crosses the wire once; trips are command + status + two per wave."""
-    b = m.write_latency(bs, params, Network(ow, per_64k_ms=p64), dev, cpu)
-    expected = (2 + 2 * b.waves) * ow + bs / (64 * KIB) * p64 + dev + cpu
-    assert math.isclose(b.total_ms, expected, rel_tol=1e-9, abs_tol=1e-12)
-    assert math.isclose(b.total_ms, math.fsum(b.terms.values()), rel_tol=1e-15)
-    assert b.unsolicited_bytes + b.solicited_bytes == bs
-
-
-@settings(max_examples=200, deadline=None)
-@given(bs_bytes, iscsi_params())
-def test_bursts_cover_solicited_bytes_and_waves_cover_bursts(bs: int, params: IscsiParams) -> None:
-    b = m.write_latency(bs, params, Network(1.0, per_64k_ms=1.0), 0, 0)
-    assert 0 <= b.unsolicited_bytes <= min(bs, params.first_burst_bytes)
-    assert (b.bursts - 1) * params.max_burst_bytes < b.solicited_bytes or b.bursts == 0
-    assert b.solicited_bytes <= b.bursts * params.max_burst_bytes
-    assert (b.waves - 1) * params.max_outstanding_r2t < b.bursts <= b.waves * (
-        params.max_outstanding_r2t
-    ) or b.bursts == b.waves == 0
-    if params.initial_r2t and not params.immediate_data:
-        assert b.unsolicited_bytes == 0
-
-
-@settings(max_examples=200, deadline=None)
-@given(bs_bytes, iscsi_params(), one_way_ms, per_64k_ms, device_ms, cpu_ms, extra, extra)
-def test_slower_network_never_raises_iops(
-    bs: int,
-    params: IscsiParams,
-    ow: float,
-    p64: float,
-    dev: float,
-    cpu: float,
-    more_ow: float,
-    more_p64: float,
-) -> None:
-    base = m.write_latency(bs, params, Network(ow, per_64k_ms=p64), dev, cpu).total_ms
-    farther = m.write_latency(bs, params, Network(ow + more_ow, per_64k_ms=p64), dev, cpu).total_ms
-    slower = m.write_latency(bs, params, Network(ow, per_64k_ms=p64 + more_p64), dev, cpu).total_ms
-    assert _le(base, farther) and _le(base, slower)
-    if base > 0:
-        assert m.iops(farther) <= m.iops(base) * (1 + REL)
-
-
-@settings(max_examples=200, deadline=None)
-@given(bs_bytes, iscsi_params(), one_way_ms, per_64k_ms, device_ms, cpu_ms, extra, extra)
-def test_more_device_or_cpu_time_never_raises_iops(
-    bs: int,
-    params: IscsiParams,
-    ow: float,
-    p64: float,
-    dev: float,
-    cpu: float,
-    more_dev: float,
-    more_cpu: float,
-) -> None:
-    net = Network(ow, per_64k_ms=p64)
-    base = m.write_latency(bs, params, net, dev, cpu).total_ms
-    assert _le(base, m.write_latency(bs, params, net, dev + more_dev, cpu).total_ms)
-    assert _le(base, m.write_latency(bs, params, net, dev, cpu + more_cpu).total_ms)
-
-
-@settings(max_examples=200, deadline=None)
-@given(bs_bytes, st.integers(min_value=0, max_value=4 * MIB), iscsi_params(), one_way_ms, per_64k_ms)
-def test_bigger_blocks_never_take_less_time(
-    bs: int, grow: int, params: IscsiParams, ow: float, p64: float
-) -> None:
-    """Latency is non-decreasing in block size, with a device time growing with request size."""
-    net = Network(ow, per_64k_ms=p64)
-
-    def device(request_bytes: int) -> float:
-        return 0.5 + request_bytes / MIB * 7.3
-
-    small = m.write_latency(bs, params, net, device, 8.0)
-    big = m.write_latency(bs + grow, params, net, device, 8.0)
-    assert _le(small.total_ms, big.total_ms)
-    assert big.waves >= small.waves
-    rs, rb = (m.read_latency(b, params, net, device, 8.0).total_ms for b in (bs, bs + grow))
-    assert _le(rs, rb)
-
-
-@settings(max_examples=200, deadline=None)
-@given(bs_bytes, iscsi_params(), st.integers(min_value=1, max_value=64), one_way_ms, per_64k_ms)
-def test_more_outstanding_r2t_never_slows_a_write(
-    bs: int, params: IscsiParams, more: int, ow: float, p64: float
-) -> None:
-    net = Network(ow, per_64k_ms=p64)
-    wider = replace(params, max_outstanding_r2t=params.max_outstanding_r2t + more)
-    assert _le(
-        m.write_latency(bs, wider, net, 0, 0).total_ms,
-        m.write_latency(bs, params, net, 0, 0).total_ms,
+    b = m.write_latency(bs, p, net, dev, cpu, assumptions=a)
+    assert b.immediate_bytes + b.unsolicited_data_out_bytes + b.solicited_bytes == bs
+    assert b.immediate_bytes <= min(p.first_burst_bytes, p.max_recv_data_segment_bytes)
+    assert b.unsolicited_bytes <= p.first_burst_bytes
+    assert p.initial_r2t is False or b.unsolicited_data_out_bytes == 0
+    assert all(v >= 0 for v in b.terms.values())
+    # never faster than sending every byte once, never slower than fully serial rounds
+    assert b.total_ms >= net.transmit_ms(bs) + 2 * net.one_way_ms + dev + cpu - 1e-9
+    serial = m.write_latency(
+        bs,
+        p,
+        net,
+        dev,
+        cpu,
+        assumptions=m.Assumptions(
+            r2t_pacing="serial", per_round_ms=a.per_round_ms, pdu_header_bytes=a.pdu_header_bytes
+        ),
     )
+    assert b.total_ms <= serial.total_ms + 1e-9
 
 
-@settings(max_examples=200, deadline=None)
-@given(bs_bytes, iscsi_params(), one_way_ms, per_64k_ms, device_ms, cpu_ms)
-def test_read_never_slower_than_write(
-    bs: int, params: IscsiParams, ow: float, p64: float, dev: float, cpu: float
+@settings(max_examples=300, deadline=None)
+@given(block, params(), networks, st.floats(0, 50), st.floats(0, 50))
+def test_sliding_never_slower_than_lockstep(
+    bs: int, p: IscsiParams, net: Network, dev: float, cpu: float
 ) -> None:
-    """A read has the write's minimum two trips and the same bytes, but never an R2T."""
-    net = Network(ow, per_64k_ms=p64)
-    assert _le(
-        m.read_latency(bs, params, net, dev, cpu).total_ms,
-        m.write_latency(bs, params, net, dev, cpu).total_ms,
-    )
-
-
-positive = st.floats(min_value=1e-3, max_value=1e6)
+    sliding = m.write_latency(bs, p, net, dev, cpu).total_ms
+    lock = m.write_latency(bs, p, net, dev, cpu, assumptions=m.Assumptions(r2t_pacing="lockstep")).total_ms
+    assert sliding <= lock + 1e-9
 
 
 @settings(max_examples=300, deadline=None)
 @given(
-    bs_bytes,
-    positive,
-    st.integers(min_value=1, max_value=1024),
-    st.floats(min_value=1e3, max_value=1e12),
-    st.none() | positive,
-    st.none() | positive,
-    st.integers(min_value=1, max_value=64),
+    st.integers(1, 200),
+    st.floats(0.001, 10),
+    st.floats(0.001, 10),
+    st.integers(1, 40),
+    st.floats(0, 10),
+    st.floats(0, 3),
+    st.sampled_from(m.PACINGS),
 )
-def test_bounds_achieved_is_the_binding_minimum(
-    bs: int,
-    lat: float,
-    qd: int,
-    link: float,
-    dev_iops: float | None,
-    cpu_op: float | None,
-    cores: int,
+def test_closed_form_matches_the_event_schedule(
+    n: int, full: float, last: float, w: int, one_way: float, per_round: float, pacing: m.Pacing
 ) -> None:
-    b = m.throughput_bounds(bs, lat, qd, link, dev_iops, cpu_op, cores)
-    present = {k: v for k, v in b.as_dict().items() if v is not None}
-    assert b.achieved_iops == min(present.values())
-    assert present[b.binding] == b.achieved_iops
-    assert math.isclose(b.latency, qd * 1000 / lat)
-    assert math.isclose(b.link, link / 8 / bs)
-    if cpu_op is not None:
-        assert math.isclose(b.cpu, cores * 1000 / cpu_op)
-    deeper = m.throughput_bounds(bs, lat, qd + 1, link, dev_iops, cpu_op, cores)
-    assert deeper.achieved_iops >= b.achieved_iops
+    last = min(last, full)
+    events = m.burst_schedule(n, full, last, w, one_way, per_round, pacing)
+    closed = m.solicited_phase_ms(n, full, last, w, 2 * one_way + per_round, pacing)
+    assert closed == pytest.approx(events[-1].arrives_ms, rel=1e-9, abs=1e-9)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    block,
+    params(),
+    networks,
+    st.floats(0.01, 50),
+    st.floats(0, 50),
+    st.floats(1, 5000),
+    st.integers(1, 4096),
+    st.sampled_from(["write", "read"]),
+    assumptions,
+)
+def test_throughput_never_exceeds_link_device_or_cpu(
+    bs: int,
+    p: IscsiParams,
+    net: Network,
+    dev: float,
+    cpu: float,
+    device_mib_s: float,
+    qd: int,
+    rw: m.Direction,
+    a: m.Assumptions,
+) -> None:
+    b = m.operation_latency(rw, bs, p, net, dev, cpu, assumptions=a)
+    t = m.throughput(b, net, qd, device_bytes_per_s=device_mib_s * MIB)
+    bytes_per_s = t.iops * bs
+    assert bytes_per_s <= net.bytes_per_s * (1 + 1e-9)
+    assert bytes_per_s <= device_mib_s * MIB * (1 + 1e-9)
+    if cpu > 0:
+        assert t.iops <= 1000.0 / cpu * (1 + 1e-9)
+    assert t.binding in m.BOUND_NAMES
+    assert t.iops == pytest.approx(min(t.bounds.as_dict().values()))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.floats(0, 20), min_size=1, max_size=3),
+    st.lists(st.floats(1e7, 1e11), min_size=1, max_size=3),
+    st.lists(
+        st.sampled_from([64 * KIB, 256 * KIB, MIB, 2 * MIB, 4 * MIB]), min_size=1, max_size=2, unique=True
+    ),
+    st.lists(st.integers(1, 16), min_size=1, max_size=2, unique=True),
+    st.floats(0.0, 2.0),
+    st.floats(0.0, 2.0),
+    st.floats(0.0, 10.0),
+    st.floats(0.1, 10.0),
+    st.integers(1, 64),
+)
+def test_no_whatif_cell_above_its_ceilings(
+    ows: list[float],
+    links: list[float],
+    sizes: list[int],
+    windows: list[int],
+    beta_net: float,
+    beta_dev: float,
+    dev_fixed: float,
+    dev_ms_per_mib: float,
+    qd: int,
+) -> None:
+    beta = {"one_way_ms": beta_net, "transmit_ms": beta_net, "device_ms": beta_dev, "cpu_ms": 0.5}
+    devices = {"d": whatif.DeviceProfile("d", dev_fixed, dev_ms_per_mib, "test")}
+    cpu = whatif.CpuProfile(0.1, 1.0)
+    cells = whatif.grid(ows, links, devices, windows, sizes, beta, cpu, queue_depth=qd)
+    local_mib = cells["bs_bytes"] / (cells["device_local_ms"] / 1000) / MIB
+    link_mib = cells["link_bps"] / 8 / MIB
+    cpu_mib = 1000 / cells["cpu_ms"] * cells["bs_bytes"] / MIB
+    assert (cells["mib_per_s"] <= local_mib * (1 + 1e-9)).all()
+    assert (cells["mib_per_s"] <= link_mib * (1 + 1e-9)).all()
+    assert (cells["mib_per_s"] <= cpu_mib * (1 + 1e-9)).all()
+    assert cells["binding"].isin(["latency", "link", "device", "cpu"]).all()

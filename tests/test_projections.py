@@ -10,6 +10,7 @@ import pytest
 from iscsi_report.analyses import projections as P
 from iscsi_report.analyses import r2t
 from iscsi_report.core import dataset as datasets
+from iscsi_report.core import model
 from iscsi_report.core.dataset import Dataset
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.model import MIB
@@ -86,13 +87,26 @@ DS = Dataset(
 
 
 def test_measured_projection_by_hand() -> None:
-    (proj,) = P.measured_projections(DS, _inputs(_validation()))
+    no_headers = model.Assumptions(pdu_header_bytes=0)
+    (proj,) = P.measured_projections(DS, _inputs(_validation()), no_headers)
     per_64k = 65536 * 8 / 600e6 * 1000
     expected = 1.5 + per_64k + 8 * (1.5 + 1.5) + 1984 / 64 * per_64k + 1.5 + 7.0 + 8.0
     assert proj.breakdown.total_ms == pytest.approx(expected)
     assert proj.breakdown.device_request_bytes == MIB
     row = P.projection_table([proj]).iloc[0]
     assert row["error_pct"] == pytest.approx((30 - 2000 / expected) / 30 * 100)
+    assert row["binding"] == "latency"
+    assert row["mib_per_s"] <= min(row["link_ceiling_mib_per_s"], row["device_ceiling_mib_per_s"])
+
+
+def test_every_projection_names_its_binding_bound_and_respects_ceilings() -> None:
+    table = P.projection_table(P.blog_projections())
+    assert table["binding"].isin(["latency", "link", "device", "cpu"]).all()
+    for bound in ("link", "device", "cpu"):
+        assert (table["mib_per_s"] <= table[f"{bound}_ceiling_mib_per_s"] + 1e-9).all()
+    # the blog's own rows reproduce its printed op times under its assumptions (serial wired aside)
+    wl = table[table["network"] == "wireless"].set_index("max_outstanding_r2t")["op_ms"]
+    assert wl.to_dict() == pytest.approx({1: 70.14, 16: 49.14})
 
 
 def test_missing_pieces_are_all_named() -> None:

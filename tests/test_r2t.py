@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from iscsi_report.analyses import r2t
+from iscsi_report.analyses import blog, r2t
 from iscsi_report.core import model
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.model import MIB
@@ -149,8 +149,8 @@ def test_cpu_input_is_the_blogs_scaled_busy_share() -> None:
 def test_latency_terms_reproduce_the_blog_worked_examples() -> None:
     sets = r2t.parameter_sets({"serial": LIO, "burst": {**LIO, "MaxOutstandingR2T": 16}}, MANIFEST)
     configs = r2t.configurations(sets, 2 * MIB)
-    inputs = [r2t.Inputs("wireless", "hdd", model.BLOG_WIRELESS, 7.3, MIB, 8.0)]
-    terms = r2t.latency_terms(configs, inputs, 2 * MIB)
+    inputs = [r2t.Inputs("wireless", "hdd", blog.inputs().networks["wireless"], 7.3, MIB, 8.0)]
+    terms = r2t.latency_terms(configs, inputs, 2 * MIB, blog.BLOG_ASSUMPTIONS)
     totals = r2t.latency_totals(terms).set_index("configuration")
     assert totals.loc["serial", "total_ms"] == pytest.approx(70.14)  # seed 000, R2T=1
     assert totals.loc["burst", "total_ms"] == pytest.approx(49.14)  # seed 000, R2T=16

@@ -229,7 +229,7 @@ def measured_projections(
             device_request_bytes=round(float(dev["request_kib"]) * storage.KIB_BYTES),
             assumptions=assumptions,
         )
-        local_ms = float(dev["local_block_ms"])
+        local_ms = float(dev["local_block_ms"]) if "local_block_ms" in dev else math.nan
         rate = inputs.bs_bytes / (local_ms / model.MS_PER_S) if local_ms > 0 else None
         out.append(
             Projection(

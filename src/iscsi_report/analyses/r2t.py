@@ -395,7 +395,12 @@ class Inputs:
     cpu_ms: float
 
 
-def latency_terms(configs: list[Configuration], inputs: list[Inputs], bs_bytes: int) -> pd.DataFrame:
+def latency_terms(
+    configs: list[Configuration],
+    inputs: list[Inputs],
+    bs_bytes: int,
+    assumptions: model.Assumptions = model.DEFAULT_ASSUMPTIONS,
+) -> pd.DataFrame:
     """Tidy (configuration, network, device, term, ms) rows for stacked bars of every combination."""
     frames = []
     for c in configs:
@@ -407,6 +412,7 @@ def latency_terms(configs: list[Configuration], inputs: list[Inputs], bs_bytes: 
                 i.device_ms,
                 i.cpu_ms,
                 device_request_bytes=i.device_request_bytes,
+                assumptions=assumptions,
             )
             frames.append(
                 b.to_frame().assign(

@@ -170,9 +170,9 @@ def _assumptions(args: argparse.Namespace) -> model.Assumptions:
 def _device_rate(args: argparse.Namespace) -> float | None:
     """Device ceiling in bytes per second from --device-mib-s or --device-max-iops (None: derived)."""
     if args.device_mib_s is not None:
-        return args.device_mib_s * model.MIB
+        return float(args.device_mib_s * model.MIB)
     if args.device_max_iops is not None:
-        return args.device_max_iops * args.bs
+        return float(args.device_max_iops * args.bs)
     return None
 
 

@@ -82,7 +82,7 @@ class ModelInputError(ReportError, ValueError):
     """A model input is out of range or inconsistent (e.g. FirstBurstLength > MaxBurstLength)."""
 
 
-def _require(condition: bool, message: str) -> None:
+def _require(condition: bool | np.bool_, message: str) -> None:
     """Raise :class:`ModelInputError` with ``message`` unless ``condition`` holds."""
     if not condition:
         raise ModelInputError(message)
@@ -215,16 +215,18 @@ class Network:
         _require(given == 1, "give exactly one of per_64k_ms or link_bps")
         if self.per_64k_ms is not None:
             object.__setattr__(self, "link_bps", link_bps_from_per_64k_ms(self.per_64k_ms))
-        else:
+        elif self.link_bps is not None:  # always, given exactly one of the two
             object.__setattr__(self, "per_64k_ms", per_64k_ms_from_link_bps(self.link_bps))
 
     def transmit_ms(self, n_bytes: float) -> float:
         """Time to put ``n_bytes`` on the wire, proportional to the per-64-KiB time."""
+        assert self.per_64k_ms is not None  # set by __post_init__
         return n_bytes / TRANSMIT_REFERENCE_BYTES * self.per_64k_ms
 
     @property
     def bytes_per_s(self) -> float:
         """Link rate in bytes per second."""
+        assert self.link_bps is not None  # set by __post_init__
         return float(self.link_bps) / BITS_PER_BYTE
 
 
@@ -793,6 +795,7 @@ def throughput(
     rate = device_bytes_per_s
     if rate is None:
         rate = device_bytes_per_s_from_time(breakdown.device_ms, breakdown.device_request_bytes)
+    assert network.link_bps is not None  # set by Network.__post_init__
     bounds = throughput_bounds(
         breakdown.bs_bytes,
         breakdown.total_ms,
