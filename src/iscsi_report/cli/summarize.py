@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             summary = summarize_path(path, args.tool)
         except IngestError as exc:
-            print(escape_control(str(exc).replace("\n", " ")), file=sys.stderr)
+            print(escape_control(str(exc)), file=sys.stderr)  # one line: newlines are escaped too
             status = EXIT_BAD_INPUT
             continue
         if args.json:

@@ -51,6 +51,7 @@ _ALL_ONES = np.uint64(2**64 - 1)
 # SWAR digit combination: 8 digits (first digit in the lowest byte) -> pairs -> quads -> value
 _PAIR_MUL, _QUAD_MUL, _OCTET_MUL = 10 * 2**8 + 1, 100 * 2**16 + 1, 10_000 * 2**32 + 1
 _PAIR_MASK, _QUAD_MASK = 0x00FF00FF00FF00FF, 0x0000FFFF0000FFFF
+_MAX_SEQ = 2**63 - 1  # a sequence number beyond int64 is not ping's (it prints 16 bits)
 _MS_SUFFIX = b" ms"
 _DUP_SUFFIX = b" (DUP!)"
 _BYTES_FROM = b" bytes from "
@@ -59,32 +60,37 @@ _BYTES_FROM = b" bytes from "
 _TS = r"(?:\[(?P<ts>\d+(?:\.\d+)?)\] )?"
 _REPLY_RE = re.compile(
     _TS + r"\d+ bytes from (?P<src>.+?)[:,] (?:icmp_)?(?P<seqkey>seq|req)=(?P<seq>\d+)"
-    r"(?: (?:ttl|hlim)=\d+)?(?: time=(?P<rtt>\d+(?:\.\d+)?) ms)?(?P<flags>(?: \([A-Z !]+\))*)$"
+    r"(?: (?:ttl|hlim)=\d+)?(?: time=(?P<rtt>\d+(?:\.\d+)?) ms)?(?P<flags>(?: \([A-Z !]+\))*)$",
+    re.ASCII,
 )
-_NO_ANSWER_RE = re.compile(_TS + r"no answer yet for icmp_seq=(?P<seq>\d+)$")
-_TIMEOUT_RE = re.compile(r"Request timeout for icmp_seq[= ](?P<seq>\d+)$")
-_ICMP_ERROR_RE = re.compile(_TS + r"From \S+(?: \(\S+\))?:? (?:icmp_seq=(?P<seq>\d+) )?(?P<what>[A-Z].*)$")
-_BSD_ERROR_RE = re.compile(r"\d+ bytes from .+: (?P<what>[A-Z][A-Za-z ]+)$")
+_NO_ANSWER_RE = re.compile(_TS + r"no answer yet for icmp_seq=(?P<seq>\d+)$", re.ASCII)
+_TIMEOUT_RE = re.compile(r"Request timeout for icmp_seq[= ](?P<seq>\d+)$", re.ASCII)
+_ICMP_ERROR_RE = re.compile(
+    _TS + r"From \S+(?: \(\S+\))?:? (?:icmp_seq=(?P<seq>\d+) )?(?P<what>[A-Z].*)$", re.ASCII
+)
+_BSD_ERROR_RE = re.compile(r"\d+ bytes from .+: (?P<what>[A-Z][A-Za-z ]+)$", re.ASCII)
 _HEXDUMP_RE = re.compile(r"(?:Vr HL TOS .*|(?: +[0-9a-f]+){9,}.*)$")
 _HEADER_RE = re.compile(r"(?:PING |PING6\().+")
 _STATS_HEADER_RE = re.compile(r"--- (?P<host>.+) ping6? statistics ---$")
 _TRANSMITTED_RE = re.compile(
     r"(?P<tx>\d+) packets transmitted, (?P<rx>\d+) (?P<pk>packets )?received"
     r"(?P<extra>(?:, \+\d+ (?:duplicates|errors|corrupted))*)"
-    r", (?P<loss>\d+(?:\.\d+)?)% packet loss(?:, time (?P<time>\d+)ms)?$"
+    r", (?P<loss>\d+(?:\.\d+)?)% packet loss(?:, time (?P<time>\d+)ms)?$",
+    re.ASCII,
 )
-_EXTRA_RE = re.compile(r"\+(\d+) (duplicates|errors|corrupted)")
+_EXTRA_RE = re.compile(r"\+(\d+) (duplicates|errors|corrupted)", re.ASCII)
 _RTT_RE = re.compile(
     r"(?P<label>rtt|round-trip) min/avg/max(?:/(?P<dev>mdev|stddev|std-dev))? = "
     r"(?P<min>\d+\.\d+)/(?P<avg>\d+\.\d+)/(?P<max>\d+\.\d+)(?:/(?P<mdev>\d+\.\d+))? ms"
-    r"(?:, pipe \d+)?(?:, ipg/ewma \d+\.\d+/\d+\.\d+ ms)?$"
+    r"(?:, pipe \d+)?(?:, ipg/ewma \d+\.\d+/\d+\.\d+ ms)?$",
+    re.ASCII,
 )
 _NOISE_RE = re.compile(
     r"(?:|\^C|pipe \d+|PATTERN: 0x[0-9a-f]+|WARNING: pinging broadcast address|"
     r"(?:Warning|WARNING): .*)$"
 )
-_COMMA_DECIMAL_RE = re.compile(r"(?:=|\s|/)\d+,\d+(?:/|\s*ms)")
-_SEQ_LIKE_RE = re.compile(r"(?:icmp_)?(?:seq|req)=\d+")
+_COMMA_DECIMAL_RE = re.compile(r"(?:=|\s|/)\d+,\d+(?:/|\s*ms)", re.ASCII)
+_SEQ_LIKE_RE = re.compile(r"(?:icmp_)?(?:seq|req)=\S+| bytes from ", re.ASCII)
 
 
 @dataclass
@@ -534,7 +540,7 @@ def _unit(token: str) -> float:
 def _careful_reply(m: re.Match[str], number: int, state: _Careful) -> None:
     """Record a reply matched by the slow regex (unusual suffixes, icmp_req=, no time=)."""
     flags = m["flags"] or ""
-    if m["rtt"] is None:
+    if m["rtt"] is None or int(m["seq"]) > _MAX_SEQ:  # no time, or a seq no ping can print
         state.unparsed.append((number, m.string))
         return
     if m["seqkey"] == "seq" and "icmp_" not in m.string:
@@ -786,7 +792,7 @@ def parse(path: str | Path) -> PingResult:
 _SNIFF_RE = re.compile(
     r"^(?:\[\d+\.\d+\] )?(?:PING[ 6]|\d+ bytes from .*(?:icmp_)?(?:seq|req)=\d+|"
     r"--- .+ ping6? statistics ---|no answer yet for icmp_seq=|Request timeout for icmp_seq)",
-    re.MULTILINE,
+    re.MULTILINE | re.ASCII,
 )
 
 

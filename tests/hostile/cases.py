@@ -1,0 +1,1682 @@
+"""The hostile-input catalogue: bad (and tricky but valid) inputs for every reader of user files.
+
+Each case writes its input into a fresh folder and returns the call to try. The expectation is
+either a clear error (:class:`Err`: the message must name the file, the line or JSON path where
+one exists, and say what was expected) or a correct result (:class:`Ok`: a check of the values).
+:func:`run_case` classifies what happened; tests/hostile/test_hostile.py asserts every case is
+``clear_error`` or ``correct``, and benchmarks/hostile_table.py prints the counts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import gzip
+import hashlib
+import io
+import json
+import lzma
+import os
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from iscsi_report.cli import summarize
+from iscsi_report.core import dataset, yamlio
+from iscsi_report.core.errors import IngestError, ParamsError, ReportError
+from iscsi_report.core.ingest import fio, iostat, iperf3, ping, textio
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+TIMEOUT_S = 10  # a case that takes longer has hung
+OUTCOMES = ("clear_error", "correct", "unclear_error", "wrong_result", "silent", "traceback", "hang")
+
+
+@dataclass(frozen=True)
+class Err:
+    """A clear error is expected: its message holds every ``needs`` substring, names ``file``
+    (the input, unless the case says otherwise), and the line or JSON path when given."""
+
+    needs: tuple[str, ...]
+    line: int | None = None
+    json_path: str | None = None
+    error: type[ReportError] = ReportError
+
+
+@dataclass(frozen=True)
+class Ok:
+    """The call succeeds and ``check(result)`` holds (it raises AssertionError otherwise).
+
+    ``counts_as`` is ``clear_error`` for CLI cases whose correct behaviour is a clear message."""
+
+    check: Callable[[Any], None]
+    counts_as: str = "correct"
+
+
+@dataclass(frozen=True)
+class Trial:
+    """What a case's builder returns: the call to make and the file its error must name."""
+
+    call: Callable[[], Any]
+    file: Path | str | None
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hostile input."""
+
+    id: str
+    group: str
+    build: Callable[[Path], Trial]
+    expect: Err | Ok
+
+
+@dataclass
+class Outcome:
+    """What a case did: one of OUTCOMES and a line of detail."""
+
+    kind: str
+    detail: str = ""
+
+
+class _Hang(Exception):
+    """Raised by the alarm when a case runs past TIMEOUT_S."""
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _Hang
+
+
+def run_case(case: Case, tmp: Path) -> Outcome:
+    """Build the case in tmp, call it under an alarm, and classify the outcome."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, TIMEOUT_S)
+    try:
+        trial = case.build(tmp)
+        result = trial.call()
+    except _Hang:
+        return Outcome("hang", f"more than {TIMEOUT_S} s")
+    except ReportError as exc:
+        return _judge_error(case, trial, exc)
+    except Exception as exc:
+        return Outcome("traceback", f"{type(exc).__name__}: {exc}"[:300])
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    if isinstance(case.expect, Err):
+        return Outcome("silent", f"accepted: {result!r}"[:300])
+    try:
+        case.expect.check(result)
+    except AssertionError as exc:
+        return Outcome("wrong_result", str(exc)[:300])
+    return Outcome(case.expect.counts_as)
+
+
+def _judge_error(case: Case, trial: Trial, exc: ReportError) -> Outcome:
+    """clear_error when the message has what the case needs, else unclear_error."""
+    message = str(exc)
+    expect = case.expect
+    if not isinstance(expect, Err):
+        return Outcome("unclear_error", f"unexpected error: {message}"[:300])
+    missing = [n for n in expect.needs if n not in message]
+    if trial.file is not None and str(trial.file) not in message:
+        missing.append(f"file {trial.file}")
+    if expect.line is not None and f":{expect.line}:" not in message:
+        missing.append(f"line {expect.line}")
+    if expect.json_path is not None and f"at {expect.json_path}:" not in message:
+        missing.append(f"JSON path {expect.json_path}")
+    if not isinstance(exc, expect.error):
+        missing.append(f"a {expect.error.__name__}")
+    if missing:
+        return Outcome("unclear_error", f"{message[:200]} -- lacks {missing}")
+    return Outcome("clear_error")
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _write(tmp: Path, name: str, data: str | bytes) -> Path:
+    path = tmp / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        path.write_text(data, encoding="utf-8")
+    else:
+        path.write_bytes(data)
+    return path
+
+
+def _parse(module: Any, name: str, data: str | bytes) -> Callable[[Path], Trial]:
+    """A builder: write data to name, then module.parse it."""
+
+    def build(tmp: Path) -> Trial:
+        path = _write(tmp, name, data)
+        return Trial(lambda: module.parse(path), path)
+
+    return build
+
+
+def _summarize(name: str, data: str | bytes, *args: str) -> Callable[[Path], Trial]:
+    """A builder: write data, then run ``iscsi-report summarize [args] FILE`` in process."""
+
+    def build(tmp: Path) -> Trial:
+        path = _write(tmp, name, data)
+        return Trial(lambda: _cli([*args, str(path)]), path)
+
+    return build
+
+
+def _cli(argv: list[str]) -> tuple[int, str, str]:
+    """summarize.run on argv: (exit status, stdout, stderr)."""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    summarize.configure(parser)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = summarize.run(parser.parse_args(argv))
+    return status, out.getvalue(), err.getvalue()
+
+
+def _fixture(rel: str) -> str:
+    return textio.read_text(FIXTURES / rel)
+
+
+PING = _fixture("ping/iputils_loopback_D.txt")
+PING_HEAD = "PING 10.0.0.2 (10.0.0.2) 56(84) bytes of data.\n"
+FOOT = (
+    "\n--- 10.0.0.2 ping statistics ---\n"
+    "{tx} packets transmitted, {rx} received, {loss}% packet loss, time 1ms\n"
+)
+
+
+def _reply(seq: int, rtt: str = "0.500") -> str:
+    return f"64 bytes from 10.0.0.2: icmp_seq={seq} ttl=64 time={rtt} ms\n"
+
+
+def _ping_log(rtts: list[str], extra: str = "") -> str:
+    body = "".join(_reply(i + 1, r) for i, r in enumerate(rtts))
+    n = len(rtts)
+    return PING_HEAD + body + extra + FOOT.format(tx=n, rx=n, loss=0)
+
+
+def _samples(n: int, rtts: list[float] | None = None) -> Callable[[Any], None]:
+    """Check: n replies parsed (and their RTTs when given)."""
+
+    def check(r: Any) -> None:
+        assert len(r.rtt_ms) == n, f"{len(r.rtt_ms)} replies, expected {n}"
+        if rtts is not None:
+            assert [float(x) for x in r.rtt_ms] == rtts, r.rtt_ms
+
+    return check
+
+
+FIO_DOC = json.loads(_fixture("fio/fio-3.33_seqwrite_64k_psync.json"))
+IPERF_DOC = json.loads(_fixture("iperf3/tcp_netns_tbf.json"))
+
+
+def _fio_with(edit: Callable[[dict], Any]) -> str:
+    doc = copy.deepcopy(FIO_DOC)
+    edit(doc)
+    return json.dumps(doc, indent=2)
+
+
+def _iperf_with(edit: Callable[[dict], Any]) -> str:
+    doc = copy.deepcopy(IPERF_DOC)
+    edit(doc)
+    return json.dumps(doc, indent=2)
+
+
+def _set(path: list[Any], value: Any) -> Callable[[dict], None]:
+    def edit(doc: dict) -> None:
+        cur = doc
+        for k in path[:-1]:
+            cur = cur[k]
+        cur[path[-1]] = value
+
+    return edit
+
+
+def _raw_json(text_edit: Callable[[str], str], base: str) -> str:
+    return text_edit(base)
+
+
+FIO_TEXT = json.dumps(FIO_DOC, indent=2)
+IPERF_TEXT = json.dumps(IPERF_DOC, indent=2)
+IOSTAT_X = _fixture("iostat/iostat-12.6.1_x.txt")
+IOSTAT_JSON = _fixture("iostat/iostat-12.6.1_json_x.json")
+
+
+def _fio_row(field_: str, expected: float) -> Callable[[Any], None]:
+    def check(r: Any) -> None:
+        got = float(r.jobs.iloc[0][field_])
+        assert got == expected, f"{field_} {got} != {expected}"
+
+    return check
+
+
+# ------------------------------------------------------------------ ping
+
+CASES: list[Case] = []
+
+
+def _add(group: str, id_: str, build: Callable[[Path], Trial], expect: Err | Ok) -> None:
+    CASES.append(Case(f"{group}-{id_}", group, build, expect))
+
+
+_add("ping", "fixture-iputils-D", _parse(ping, "p.txt", PING), Ok(_samples(PING.count(" time="))))
+for _rel in (
+    "ping/inetutils_loopback.txt",
+    "ping/busybox_netns_tbf2mbit.txt",
+    "ping/iputils_ipv6_loopback.txt",
+    "ping/iputils_netns_loss30_O_D.txt",
+    "ping/inetutils_netns_loss25.txt",
+):
+    _t = _fixture(_rel)
+    _add("ping", f"fixture-{Path(_rel).stem}", _parse(ping, "p.txt", _t), Ok(_samples(_t.count(" time="))))
+_add("ping", "crlf", _parse(ping, "p.txt", PING.replace("\n", "\r\n")), Ok(_samples(PING.count(" time="))))
+_add(
+    "ping", "gzip", _parse(ping, "p.txt.gz", gzip.compress(PING.encode())), Ok(_samples(PING.count(" time=")))
+)
+_add("ping", "xz", _parse(ping, "p.txt.xz", lzma.compress(PING.encode())), Ok(_samples(PING.count(" time="))))
+_add("ping", "two-replies", _parse(ping, "p.txt", _ping_log(["0.25", "1.5"])), Ok(_samples(2, [0.25, 1.5])))
+_add(
+    "ping",
+    "decimal-comma",
+    _parse(ping, "p.txt", _ping_log(["0,25"])),
+    Err(("decimal comma", "LC_ALL=C"), line=2),
+)
+_add(
+    "ping",
+    "seconds-unit",
+    _parse(ping, "p.txt", PING_HEAD + "64 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=1.2 s\n"),
+    Err(("not in any known ping format", "LC_ALL=C"), line=2),
+)
+_add(
+    "ping",
+    "superscript-rtt",
+    _parse(ping, "p.txt", PING_HEAD + "64 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=1.²5 ms\n"),
+    Err(("not in any known ping format",), line=2),
+)
+_add(
+    "ping",
+    "superscript-seq",
+    _parse(ping, "p.txt", PING_HEAD + "64 bytes from 10.0.0.2: icmp_seq=¹ ttl=64 time=1.5 ms\n"),
+    Err(("reply-like line not in any known ping format",), line=2),
+)
+_add("ping", "empty", _parse(ping, "p.txt", ""), Err(("no ping output found",)))
+_add("ping", "garbage", _parse(ping, "p.txt", "hello world\n" * 5), Err(("no ping output found",), line=1))
+_add(
+    "ping",
+    "header-only",
+    _parse(ping, "p.txt", PING_HEAD),
+    Err(("neither replies nor a statistics footer",)),
+)
+_add("ping", "nul-bytes", _parse(ping, "p.txt", b"PING \x00\x00\x00"), Err(("binary data (NUL bytes)",)))
+_add("ping", "latin1", _parse(ping, "p.txt", PING_HEAD.encode() + b"caf\xe9\n"), Err(("not UTF-8",), line=2))
+_add(
+    "ping",
+    "footer-disagrees",
+    _parse(ping, "p.txt", PING_HEAD + _reply(1) + FOOT.format(tx=5, rx=5, loss=0)),
+    Ok(lambda r: _assert(any("ping counted 5" in w for w in r.warnings), r.warnings)),
+)
+_add(
+    "ping",
+    "unparsed-line-kept",
+    _parse(ping, "p.txt", _ping_log(["0.5"], extra="<script>alert(1)</script>\n")),
+    Ok(lambda r: _assert(r.unparsed == [(3, "<script>alert(1)</script>")], r.unparsed)),
+)
+_add(
+    "ping",
+    "escape-sequence-line-kept",
+    _parse(ping, "p.txt", _ping_log(["0.5"], extra="\x1b]0;owned\x07\n")),
+    Ok(lambda r: _assert(len(r.unparsed) == 1 and r.warnings, r.unparsed)),
+)
+_add(
+    "ping",
+    "huge-seq",
+    _parse(ping, "p.txt", PING_HEAD + _reply(3) + _reply(99999999999999999999)),
+    Ok(
+        lambda r: _assert(r.seq.tolist() == [3] and r.unparsed[0][0] == 3 and r.warnings, (r.seq, r.unparsed))
+    ),
+)
+_add(
+    "ping",
+    "long-line",
+    _parse(ping, "p.txt", PING_HEAD + "x" * (textio.MAX_LINE_BYTES + 10) + "\n"),
+    Err(("line longer than the limit",), line=2),
+)
+_add(
+    "ping",
+    "no-footer",
+    _parse(ping, "p.txt", PING_HEAD + _reply(1) + _reply(2)),
+    Ok(lambda r: _assert(len(r.rtt_ms) == 2 and any("no statistics footer" in w for w in r.warnings), r)),
+)
+_add(
+    "ping",
+    "dup-replies",
+    _parse(
+        ping,
+        "p.txt",
+        PING_HEAD
+        + _reply(1)
+        + _reply(1).replace(" ms\n", " ms (DUP!)\n")
+        + "\n--- 10.0.0.2 ping statistics ---\n"
+        "1 packets transmitted, 1 received, +1 duplicates, 0% packet loss, time 0ms\n",
+    ),
+    Ok(lambda r: _assert(int(r.duplicate.sum()) == 1 and len(r.rtt_ms) == 2, r.duplicate)),
+)
+_add(
+    "ping",
+    "arabic-indic-digits",
+    _parse(ping, "p.txt", PING_HEAD + "64 bytes from 10.0.0.2: icmp_seq=١ ttl=64 time=١.5 ms\n"),
+    Err(("ping",)),
+)
+_add(
+    "ping",
+    "truncated-gzip",
+    _parse(ping, "p.txt.gz", gzip.compress(PING.encode())[:-12]),
+    Err(("corrupt compressed file",)),
+)
+_add(
+    "ping",
+    "gzip-trailing-garbage",
+    _parse(ping, "p.txt.gz", gzip.compress(PING.encode()) + b"junk"),
+    Err(("trailing garbage",)),
+)
+_add(
+    "ping",
+    "truncated-xz",
+    _parse(ping, "p.txt.xz", lzma.compress(PING.encode())[:-8]),
+    Err(("corrupt compressed file",)),
+)
+
+# summarize on ping logs
+
+
+def _o_log() -> str:
+    lines = [PING_HEAD.rstrip("\n")]
+    for s in range(1, 21):
+        lines += [f"no answer yet for icmp_seq={s}"] * 3
+        if s % 4:
+            lines.append(_reply(s).rstrip("\n"))
+    return "\n".join(lines) + "\n"
+
+
+def _json_out(check: Callable[[dict], None]) -> Callable[[Any], None]:
+    def inner(res: Any) -> None:
+        status, out, err = res
+        assert status == 0, err
+        check(json.loads(out))
+
+    return inner
+
+
+def _err_out(*needs: str) -> Callable[[Any], None]:
+    def inner(res: Any) -> None:
+        status, out, err = res
+        assert status == 2 and not out, (status, out)
+        assert err.count("\n") == 1, err
+        for n in needs:
+            assert n in err, f"{n!r} not in {err!r}"
+
+    return inner
+
+
+_add(
+    "summarize",
+    "ping-O-unanswered-by-seq",
+    _summarize("o.txt", _o_log(), "--json"),
+    Ok(_json_out(lambda s: _assert(s["unanswered"] == 5 and s["samples"] == 15, s))),
+)
+_add(
+    "summarize",
+    "fixture-O-D",
+    _summarize("o.txt", _fixture("ping/iputils_netns_loss30_O_D.txt"), "--json"),
+    Ok(_json_out(lambda s: _assert(s["unanswered"] == 4, s))),
+)
+_add(
+    "summarize",
+    "decimal-comma-named",
+    _summarize("c.txt", _ping_log(["0,25"])),
+    Ok(_err_out("c.txt:2:", "decimal comma"), counts_as="clear_error"),
+)
+_add(
+    "summarize",
+    "seconds-named",
+    _summarize("s.txt", PING_HEAD + "64 bytes from 10.0.0.2: icmp_seq=1 ttl=64 time=1.2 s\n"),
+    Ok(_err_out("s.txt:2:", "LC_ALL=C"), counts_as="clear_error"),
+)
+_add(
+    "summarize",
+    "not-recognised",
+    _summarize("n.txt", "nothing here\n"),
+    Ok(_err_out("n.txt:", "not recognised"), counts_as="clear_error"),
+)
+
+
+def _no_escape(res: Any) -> None:
+    status, out, err = res
+    assert status == 0, err
+    assert "\x1b" not in out and "\x07" not in out and "\\x1b" in out, out
+
+
+_add(
+    "summarize",
+    "text-escapes-control-in-version",
+    _summarize("e.json", _iperf_with(_set(["start", "version"], "iperf 3.12\x1b]0;owned\x07"))),
+    Ok(_no_escape),
+)
+
+
+def _name_case(name: str) -> Callable[[Path], Trial]:
+    def build(tmp: Path) -> Trial:
+        path = _write(tmp, name, PING)
+        return Trial(lambda: _cli(["--json", str(path)]), path)
+
+    return build
+
+
+def _names_path(name: str) -> Callable[[Any], None]:
+    def inner(res: Any) -> None:
+        status, out, err = res
+        assert status == 0, err
+        assert json.loads(out)["path"].endswith(name), out
+        assert "\x1b" not in out
+
+    return inner
+
+
+for _i, _name in enumerate(
+    [
+        "back`tick.txt",
+        "<img src=x onerror=alert(1)>.txt",
+        "sp ace.txt",
+        "-dash.txt",
+        "ünï.txt",
+        "a\x1b[31mred.txt",
+    ]
+):
+    _add("names", f"name-{_i}", _name_case(_name), Ok(_names_path(_name)))
+
+
+def _escaped_name(res: Any) -> None:
+    status, out, err = res
+    assert status == 0, err
+    assert "\x1b" not in out and "\\x1b[31m" in out, out
+
+
+_add("names", "name-text-mode-escaped", _summarize("b\x1b[31m.txt", PING), Ok(_escaped_name))
+_add(
+    "names",
+    "newline-in-name-error-one-line",
+    _summarize("new\nline.txt", "nothing\n"),
+    Ok(_err_out("new\\x0aline.txt", "not recognised"), counts_as="clear_error"),
+)
+
+# ------------------------------------------------------------------ iperf3
+
+_add("iperf3", "fixture", _parse(iperf3, "i.json", IPERF_TEXT), Ok(lambda r: _assert(r.protocol == "tcp", r)))
+for _name in ("tcp_P4.json", "tcp_bidir.json", "tcp_reverse.json", "udp_100M.json.gz"):
+    _raw = (FIXTURES / "iperf3" / _name).read_bytes()
+    _add("iperf3", f"fixture-{_name}", _parse(iperf3, _name, _raw), Ok(lambda r: _assert(r.streams >= 1, r)))
+
+for _where, _jp in (
+    (["end", "sum_sent", "bits_per_second"], "end.sum_sent.bits_per_second"),
+    (["end", "sum_received", "bits_per_second"], "end.sum_received.bits_per_second"),
+    (["intervals", 0, "sum", "bits_per_second"], "intervals[0].sum.bits_per_second"),
+    (["intervals", 1, "streams", 0, "bits_per_second"], "intervals[1].streams[0].bits_per_second"),
+):
+    for _v, _tag in ((-1.0, "negative"), (float("nan"), "nan"), (float("inf"), "inf")):
+        _add(
+            "iperf3",
+            f"{_tag}-{_jp}",
+            _parse(iperf3, "i.json", _iperf_with(_set(_where, _v))),
+            Err(("expected a bandwidth >= 0 bits/s",), json_path=_jp),
+        )
+_add(
+    "iperf3",
+    "bare-nan-token",
+    _parse(
+        iperf3,
+        "i.json",
+        IPERF_TEXT.replace('"bits_per_second": 195925020.51181284', '"bits_per_second": -nan'),
+    ),
+    Err(("expected a bandwidth >= 0 bits/s", "nan"), json_path="end.sum_sent.bits_per_second"),
+)
+_add(
+    "iperf3",
+    "string-bandwidth",
+    _parse(iperf3, "i.json", _iperf_with(_set(["intervals", 0, "sum", "bits_per_second"], "fast"))),
+    Err(("expected a number",), json_path="intervals[0].sum.bits_per_second"),
+)
+_add(
+    "iperf3",
+    "bool-bytes",
+    _parse(iperf3, "i.json", _iperf_with(_set(["intervals", 0, "sum", "bytes"], True))),
+    Err(("expected a number",), json_path="intervals[0].sum.bytes"),
+)
+_add(
+    "iperf3",
+    "negative-bytes",
+    _parse(iperf3, "i.json", _iperf_with(_set(["intervals", 0, "sum", "bytes"], -5))),
+    Err(("expected a byte count",), json_path="intervals[0].sum.bytes"),
+)
+_add(
+    "iperf3",
+    "fractional-bytes",
+    _parse(iperf3, "i.json", _iperf_with(_set(["intervals", 0, "sum", "bytes"], 1.5))),
+    Err(("expected a byte count",), json_path="intervals[0].sum.bytes"),
+)
+_add(
+    "iperf3",
+    "negative-time",
+    _parse(iperf3, "i.json", _iperf_with(_set(["intervals", 0, "sum", "start"], -3))),
+    Err(("expected a time in seconds >= 0",), json_path="intervals[0].sum.start"),
+)
+_add(
+    "iperf3",
+    "error-field",
+    _parse(
+        iperf3, "i.json", json.dumps({"start": {}, "intervals": [], "end": {}, "error": "unable to connect"})
+    ),
+    Err(("iperf3 reported an error", "unable to connect"), json_path="error"),
+)
+_add(
+    "iperf3",
+    "missing-end",
+    _parse(iperf3, "i.json", _iperf_with(lambda d: d.pop("end"))),
+    Err(("missing field",), json_path="end"),
+)
+_add(
+    "iperf3",
+    "intervals-not-list",
+    _parse(iperf3, "i.json", _iperf_with(_set(["intervals"], {"a": 1}))),
+    Err(("expected list",), json_path="intervals"),
+)
+_add(
+    "iperf3",
+    "stream-not-object",
+    _parse(iperf3, "i.json", _iperf_with(_set(["intervals", 0, "streams", 0], 7))),
+    Err(("expected an object",), json_path="intervals[0].streams[0]"),
+)
+_add(
+    "iperf3",
+    "truncated",
+    _parse(iperf3, "i.json", IPERF_TEXT[:400]),
+    Err(("invalid JSON", "expected iperf3 -J output")),
+)
+_add(
+    "iperf3",
+    "plain-text",
+    _parse(iperf3, "i.txt", "Connecting to host 10.0.0.2, port 5201\n[ ID] Interval  Transfer\n"),
+    Err(("plain-text output", "-J")),
+)
+_add(
+    "iperf3",
+    "deep-nesting",
+    _parse(iperf3, "i.json", '{"start": ' + "[" * 5000 + "]" * 5000 + "}"),
+    Err(("nested deeper than 64 levels",)),
+)
+_add(
+    "iperf3",
+    "deep-nesting-moderate",
+    _parse(iperf3, "i.json", '{"start": ' + "[" * 100 + "]" * 100 + "}"),
+    Err(("nested deeper than 64 levels",)),
+)
+_add(
+    "iperf3",
+    "huge-integer",
+    _parse(iperf3, "i.json", IPERF_TEXT.replace('"bytes": 48982896', '"bytes": ' + "9" * 5000, 1)),
+    Err(("out of range",)),
+)
+_add(
+    "iperf3",
+    "text-around-kept",
+    _parse(iperf3, "i.json", "warning: x\n" + IPERF_TEXT + "\niperf Done.\n"),
+    Ok(lambda r: _assert(len(r.unparsed) == 2 and r.warnings, r.unparsed)),
+)
+_add(
+    "iperf3",
+    "html-version-kept-literally",
+    _parse(iperf3, "i.json", _iperf_with(_set(["start", "version"], "<script>x</script>"))),
+    Ok(lambda r: _assert(r.version == "<script>x</script>", r.version)),
+)
+_add("iperf3", "empty", _parse(iperf3, "i.json", ""), Err(("no JSON object found",)))
+_add("iperf3", "json-array", _parse(iperf3, "i.json", "[1, 2]\n"), Err(("no JSON object found",)))
+
+# ------------------------------------------------------------------ fio
+
+_W = ["jobs", 0, "write"]
+_add(
+    "fio",
+    "fixture",
+    _parse(fio, "f.json", FIO_TEXT),
+    Ok(_fio_row("bw_bytes_per_s", float(FIO_DOC["jobs"][0]["write"]["bw_bytes"]))),
+)
+for _rel in (
+    "fio/fio-3.33_read_and_randrw.json",
+    "fio/fio-3.33_numjobs2_no_group.json",
+    "fio/fio-3.33_normal_then_json.txt",
+):
+    _add(
+        "fio",
+        f"fixture-{Path(_rel).stem}",
+        _parse(fio, "f.json", _fixture(_rel)),
+        Ok(lambda r: _assert(len(r.jobs), r)),
+    )
+_add(
+    "fio",
+    "interrupted-signal",
+    _parse(fio, "f.json", "fio: terminating on signal 2\n" + FIO_TEXT),
+    Err(("fio was interrupted", "line 1", "signal 2", "shortened run")),
+)
+_add(
+    "fio",
+    "interrupted-signal-after",
+    _parse(fio, "f.json", FIO_TEXT + "\nfio: terminating on signal 15\n"),
+    Err(("fio was interrupted", "signal 15")),
+)
+
+
+def _time_based(doc: dict) -> None:
+    doc["jobs"][0]["job options"].update(time_based="1", runtime="60s")
+    doc["jobs"][0]["job_runtime"] = 2000
+
+
+_add(
+    "fio",
+    "time-based-cut-short",
+    _parse(fio, "f.json", _fio_with(_time_based)),
+    Err(("ran 2000 ms", "60000 ms", "cut short")),
+)
+
+
+def _time_based_ok(doc: dict) -> None:
+    doc["jobs"][0]["job options"].update(time_based="1", runtime="2")
+    doc["jobs"][0]["job_runtime"] = 2000
+
+
+_add(
+    "fio",
+    "time-based-complete",
+    _parse(fio, "f.json", _fio_with(_time_based_ok)),
+    Ok(lambda r: _assert(r.interrupted is None, r)),
+)
+_add(
+    "fio",
+    "second-json-document",
+    _parse(fio, "f.json", FIO_TEXT + "\n" + FIO_TEXT),
+    Err(("a second JSON document",), line=FIO_TEXT.count("\n") + 2),
+)
+for _key in ("io_bytes", "bw_bytes", "iops", "runtime"):
+    _add(
+        "fio",
+        f"int64-overflow-{_key}",
+        _parse(fio, "f.json", _fio_with(_set([*_W, _key], 2**64 + 5))),
+        Err(("beyond a 64-bit counter",), json_path=f"jobs[0].write.{_key}"),
+    )
+_add(
+    "fio",
+    "int64-overflow-usr-cpu",
+    _parse(fio, "f.json", _fio_with(_set(["jobs", 0, "usr_cpu"], -(2**64)))),
+    Err(("beyond a 64-bit counter",), json_path="jobs[0].usr_cpu"),
+)
+_add(
+    "fio",
+    "int64-overflow-clat-mean",
+    _parse(fio, "f.json", _fio_with(_set([*_W, "clat_ns", "mean"], 2**70))),
+    Err(("beyond a 64-bit counter",), json_path="jobs[0].write.clat_ns.mean"),
+)
+_add(
+    "fio",
+    "int64-overflow-iodepth-option",
+    _parse(fio, "f.json", _fio_with(_set(["jobs", 0, "job options", "iodepth"], str(2**64)))),
+    Err(("expected an integer iodepth",), json_path="jobs[0].job options.iodepth"),
+)
+_add(
+    "fio",
+    "superscript-iodepth",
+    _parse(fio, "f.json", _fio_with(_set(["jobs", 0, "job options", "iodepth"], "²"))),
+    Err(("expected an integer iodepth", "'²'"), json_path="jobs[0].job options.iodepth"),
+)
+_add(
+    "fio",
+    "superscript-bs",
+    _parse(fio, "f.json", _fio_with(_set(["jobs", 0, "job options", "bs"], "6⁴k"))),
+    Err(("not a fio size",), json_path="jobs[0].job options.bs"),
+)
+_add(
+    "fio",
+    "arabic-digit-bs",
+    _parse(fio, "f.json", _fio_with(_set(["jobs", 0, "job options", "bs"], "٦٤k"))),
+    Err(("not a fio size",), json_path="jobs[0].job options.bs"),
+)
+
+
+def _bins(key: str, count: Any) -> Callable[[dict], None]:
+    return _set([*_W, "clat_ns", "bins"], {key: count})
+
+
+_add(
+    "fio",
+    "superscript-bin-key",
+    _parse(fio, "f.json", _fio_with(_bins("1²3", 4))),
+    Err(("expected an integer bin",), json_path="jobs[0].write.clat_ns.bins"),
+)
+_add(
+    "fio",
+    "overflow-bin-count",
+    _parse(fio, "f.json", _fio_with(_bins("123", 2**64))),
+    Err(("within 64 bits",), json_path="jobs[0].write.clat_ns.bins"),
+)
+_add(
+    "fio",
+    "overflow-bin-key",
+    _parse(fio, "f.json", _fio_with(_bins("9" * 30, 1))),
+    Err(("within 64 bits",), json_path="jobs[0].write.clat_ns.bins"),
+)
+_add(
+    "fio",
+    "negative-bin-count",
+    _parse(fio, "f.json", _fio_with(_bins("123", -1))),
+    Err(("within 64 bits",), json_path="jobs[0].write.clat_ns.bins"),
+)
+_add(
+    "fio",
+    "bins-json-plus",
+    _parse(fio, "f.json", _fio_with(_bins("1000", 7))),
+    Ok(lambda r: _assert(r.format == "fio-json+" and r.histogram["count"].tolist() == [7], r.histogram)),
+)
+_add(
+    "fio",
+    "superscript-percentile-key",
+    _parse(fio, "f.json", _fio_with(_set([*_W, "clat_ns", "percentile"], {"9⁹.0": 5}))),
+    Err(("percentile key", "is not a number"), json_path="jobs[0].write.clat_ns.percentile"),
+)
+_add(
+    "fio",
+    "deep-nesting",
+    _parse(fio, "f.json", '{"fio version": "x", "jobs": ' + "[" * 3000 + "]" * 3000 + "}"),
+    Err(("nested deeper than 64 levels",)),
+)
+_add(
+    "fio",
+    "deep-nesting-object",
+    _parse(fio, "f.json", '{"fio version": "x", "jobs": [' + '{"a":' * 80 + "1" + "}" * 80 + "]}"),
+    Err(("nested deeper than 64 levels",)),
+)
+_add(
+    "fio",
+    "huge-integer-digits",
+    _parse(fio, "f.json", FIO_TEXT.replace('"total_ios": 82318', '"total_ios": ' + "7" * 6000, 1)),
+    Err(("out of range",)),
+)
+_add(
+    "fio",
+    "job-error",
+    _parse(fio, "f.json", _fio_with(_set(["jobs", 0, "error"], 5))),
+    Err(("failed with error 5", "Input/output error"), json_path="jobs[0].error"),
+)
+_add(
+    "fio",
+    "error-not-int",
+    _parse(fio, "f.json", _fio_with(_set(["jobs", 0, "error"], "5"))),
+    Err(("expected an integer error code",), json_path="jobs[0]"),
+)
+_add(
+    "fio",
+    "no-jobs",
+    _parse(fio, "f.json", _fio_with(_set(["jobs"], []))),
+    Err(("has no jobs",), json_path="jobs"),
+)
+_add(
+    "fio",
+    "jobs-not-list",
+    _parse(fio, "f.json", _fio_with(_set(["jobs"], {"a": 1}))),
+    Err(("expected a JSON object with a 'jobs' list",), json_path="jobs"),
+)
+_add(
+    "fio",
+    "job-not-object",
+    _parse(fio, "f.json", _fio_with(_set(["jobs", 0], "job"))),
+    Err(("expected a job object",), json_path="jobs[0]"),
+)
+_add(
+    "fio",
+    "nan-iops",
+    _parse(fio, "f.json", FIO_TEXT.replace('"iops": 41138.430785', '"iops": NaN', 1)),
+    Err(("expected a finite number", "nan"), json_path="jobs[0].write.iops"),
+)
+_add(
+    "fio",
+    "string-iops",
+    _parse(fio, "f.json", _fio_with(_set([*_W, "iops"], "lots"))),
+    Err(("expected a finite number", "'lots'"), json_path="jobs[0].write.iops"),
+)
+_add(
+    "fio",
+    "bool-runtime",
+    _parse(fio, "f.json", _fio_with(_set([*_W, "runtime"], True))),
+    Err(("expected a finite number",), json_path="jobs[0].write.runtime"),
+)
+_add(
+    "fio",
+    "missing-iops",
+    _parse(fio, "f.json", _fio_with(lambda d: d["jobs"][0]["write"].pop("iops"))),
+    Err(("missing numeric field 'iops'",), json_path="jobs[0].write.iops"),
+)
+_add(
+    "fio",
+    "negative-io-bytes",
+    _parse(fio, "f.json", _fio_with(_set([*_W, "io_bytes"], -4096))),
+    Err(("negative io_bytes",), json_path="jobs[0].write.io_bytes"),
+)
+_add(
+    "fio",
+    "negative-iops",
+    _parse(fio, "f.json", _fio_with(_set([*_W, "iops"], -1.0))),
+    Err(("fio values fail validation",)),
+)
+_add(
+    "fio",
+    "latency-not-object",
+    _parse(fio, "f.json", _fio_with(_set([*_W, "clat_ns"], 5))),
+    Err(("expected a latency object",), json_path="jobs[0].write.clat_ns"),
+)
+_add(
+    "fio",
+    "bad-bs",
+    _parse(fio, "f.json", _fio_with(_set(["jobs", 0, "job options", "bs"], "huge"))),
+    Err(("not a fio size",), json_path="jobs[0].job options.bs"),
+)
+_add(
+    "fio",
+    "truncated",
+    _parse(fio, "f.json", FIO_TEXT[:300]),
+    Err(("malformed fio JSON",)),
+)
+_add(
+    "fio",
+    "fio-error-only",
+    _parse(fio, "f.txt", "fio: engine libaio not loadable\n"),
+    Err(("no fio JSON output found", "libaio")),
+)
+_add(
+    "fio",
+    "html-version-kept-literally",
+    _parse(fio, "f.json", _fio_with(_set(["fio version"], "<img src=x onerror=alert(1)>"))),
+    Ok(lambda r: _assert(r.fio_version == "<img src=x onerror=alert(1)>", r.fio_version)),
+)
+_add(
+    "fio",
+    "clat-and-lat-distinct",
+    _parse(fio, "f.json", FIO_TEXT),
+    Ok(
+        lambda r: _assert(
+            fio.summary(r)["jobs"][0]["lat_mean_ms"] == FIO_DOC["jobs"][0]["write"]["lat_ns"]["mean"] / 1e6
+            and fio.summary(r)["jobs"][0]["clat_mean_ms"]
+            == FIO_DOC["jobs"][0]["write"]["clat_ns"]["mean"] / 1e6,
+            fio.summary(r),
+        )
+    ),
+)
+_add(
+    "summarize",
+    "fio-interrupted",
+    _summarize("f.json", "fio: terminating on signal 2\n" + FIO_TEXT),
+    Ok(_err_out("f.json:", "fio was interrupted"), counts_as="clear_error"),
+)
+_add(
+    "summarize",
+    "fio-int64",
+    _summarize("f.json", _fio_with(_set([*_W, "io_bytes"], 2**64)), "--json"),
+    Ok(_err_out("f.json: at jobs[0].write.io_bytes:", "64-bit"), counts_as="clear_error"),
+)
+
+# ------------------------------------------------------------------ iostat
+
+_add("iostat", "fixture-x", _parse(iostat, "io.txt", IOSTAT_X), Ok(lambda r: _assert(len(r.devices) > 0, r)))
+_add(
+    "iostat",
+    "fixture-json",
+    _parse(iostat, "io.json", IOSTAT_JSON),
+    Ok(lambda r: _assert(len(r.devices) > 0, r)),
+)
+_add(
+    "iostat",
+    "fixture-unclosed-recovered",
+    _parse(iostat, "io.json", _fixture("iostat/iostat-12.6.1_json_t_unclosed.json")),
+    Ok(lambda r: _assert(any("unclosed" in w for w in r.warnings), r.warnings)),
+)
+_add(
+    "iostat",
+    "decimal-comma",
+    _parse(iostat, "io.txt", _fixture("iostat/iostat-12.6.1_x_t_de_DE.txt")),
+    Ok(lambda r: _assert(len(r.devices) > 0, r)),
+)
+_add(
+    "iostat",
+    "human-units",
+    _parse(iostat, "io.txt", _fixture("iostat/iostat-12.6.1_x_h.txt")),
+    Err(("-h",)),
+)
+_add(
+    "iostat",
+    "deep-json",
+    _parse(iostat, "io.json", '{"sysstat": ' + "[" * 4000 + "]" * 4000 + "}"),
+    Err(("nested deeper than 64 levels",)),
+)
+_add("iostat", "empty", _parse(iostat, "io.txt", ""), Err(("no iostat report found",)))
+_add(
+    "iostat",
+    "json-no-hosts",
+    _parse(iostat, "io.json", '{"sysstat": {"hosts": []}}'),
+    Err(("expected exactly one host object",), json_path="sysstat.hosts"),
+)
+_j = json.loads(IOSTAT_JSON)
+_j["sysstat"]["hosts"][0]["statistics"][0]["disk"][0]["r/s"] = "fast"
+_add(
+    "iostat",
+    "json-string-number",
+    _parse(iostat, "io.json", json.dumps(_j)),
+    Err(("expected a number", "'fast'"), json_path="statistics[0].disk[0].r/s"),
+)
+_j = json.loads(IOSTAT_JSON)
+_j["sysstat"]["hosts"][0]["statistics"][0]["disk"][0]["bogus/s"] = 1
+_add(
+    "iostat",
+    "json-unknown-field",
+    _parse(iostat, "io.json", json.dumps(_j)),
+    Err(("unknown iostat field 'bogus/s'",)),
+)
+_add(
+    "iostat",
+    "html-hostname-kept-literally",
+    _parse(
+        iostat,
+        "io.json",
+        IOSTAT_JSON.replace(json.loads(IOSTAT_JSON)["sysstat"]["hosts"][0]["nodename"], "<b>x</b>", 1),
+    ),
+    Ok(lambda r: _assert(r.host == "<b>x</b>", r.host)),
+)
+_add(
+    "iostat",
+    "superscript-value",
+    _parse(iostat, "io.txt", IOSTAT_X.replace(" 0.00", " 0.0²", 1)),
+    Err(("expected a number",)),
+)
+
+# ------------------------------------------------------------------ file kinds and sizes
+
+
+def _special(make: Callable[[Path], Path], needs: tuple[str, ...]) -> tuple[Callable[[Path], Trial], Err]:
+    def build(tmp: Path) -> Trial:
+        path = make(tmp)
+        return Trial(lambda: ping.parse(path), path)
+
+    return build, Err(needs)
+
+
+def _fifo(tmp: Path) -> Path:
+    path = tmp / "fifo"
+    os.mkfifo(path)
+    return path
+
+
+def _symlink_to(target: str) -> Callable[[Path], Path]:
+    def make(tmp: Path) -> Path:
+        link = tmp / "link.txt"
+        link.symlink_to(target)
+        return link
+
+    return make
+
+
+for _id, _make, _needs in (
+    ("fifo", _fifo, ("a FIFO (named pipe)", "expected a regular file")),
+    ("dev-zero", lambda t: Path("/dev/zero"), ("a character device",)),
+    ("dev-urandom", lambda t: Path("/dev/urandom"), ("a character device",)),
+    ("directory", lambda t: t, ("a directory",)),
+    ("missing", lambda t: t / "nope.txt", ("cannot read file", "No such file")),
+    ("symlink-to-dev-zero", _symlink_to("/dev/zero"), ("a character device",)),
+    ("broken-symlink", _symlink_to("/nowhere/at/all"), ("cannot read file",)),
+    ("symlink-to-fifo", lambda t: (_fifo(t), _symlink_to(str(t / "fifo"))(t))[1], ("a FIFO",)),
+):
+    _b, _e = _special(_make, _needs)
+    _add("files", _id, _b, _e)
+
+
+def _limited(data: bytes, **limits: int) -> Callable[[Path], Trial]:
+    def build(tmp: Path) -> Trial:
+        path = _write(tmp, "x.txt" + (".gz" if data[:2] == b"\x1f\x8b" else ""), data)
+        return Trial(lambda: textio.read_text(path, **limits), path)
+
+    return build
+
+
+_add(
+    "files",
+    "byte-limit",
+    _limited(b"a\n" * 1000, max_bytes=100),
+    Err(("2000 bytes", "limit for one raw file is 100")),
+)
+_add(
+    "files",
+    "line-limit",
+    _limited(b"a\n" * 1000, max_lines=10),
+    Err(("1001 lines", "limit for one raw file is 10")),
+)
+_add(
+    "files",
+    "line-length",
+    _limited(b"a" * 500 + b"\n", max_line_bytes=100),
+    Err(("line longer than the limit of 100",), line=1),
+)
+_add(
+    "files",
+    "gzip-bomb",
+    _limited(gzip.compress(b"\n" * 2_000_000), max_bytes=100_000),
+    Err(("decompresses to more than the limit of 100000 bytes",)),
+)
+_add(
+    "files",
+    "within-limits",
+    _limited(b"a\nb\n", max_bytes=4, max_lines=3),
+    Ok(lambda t: _assert(t == "a\nb\n", t)),
+)
+_add("files", "summarize-fifo", _special(_fifo, ())[0], Err(("a FIFO",)))
+
+
+def _summarize_special(make: Callable[[Path], Path], needs: str) -> Callable[[Path], Trial]:
+    def build(tmp: Path) -> Trial:
+        path = make(tmp)
+        return Trial(lambda: _cli(["--json", str(path)]), path)
+
+    return build
+
+
+_add("files", "cli-fifo", _summarize_special(_fifo, "FIFO"), Ok(_err_out("FIFO"), counts_as="clear_error"))
+_add(
+    "files",
+    "cli-dev-zero",
+    _summarize_special(lambda t: Path("/dev/zero"), "character device"),
+    Ok(_err_out("/dev/zero: a character device"), counts_as="clear_error"),
+)
+_add(
+    "files",
+    "cli-dev-urandom",
+    _summarize_special(lambda t: Path("/dev/urandom"), "character device"),
+    Ok(_err_out("/dev/urandom: a character device"), counts_as="clear_error"),
+)
+_add(
+    "files",
+    "cli-directory",
+    _summarize_special(lambda t: t, "directory"),
+    Ok(_err_out("a directory"), counts_as="clear_error"),
+)
+_add(
+    "files",
+    "sha256-fifo",
+    lambda t: Trial(lambda: textio.sha256_file(_fifo(t)), t / "fifo"),
+    Err(("a FIFO",)),
+)
+
+
+# ------------------------------------------------------------------ YAML and manifests
+
+
+def _yaml(text: str) -> Callable[[Path], Trial]:
+    def build(tmp: Path) -> Trial:
+        path = _write(tmp, "doc.yaml", text)
+        return Trial(lambda: yamlio.load_file(path), path)
+
+    return build
+
+
+_add(
+    "yaml",
+    "duplicate-key",
+    _yaml("a: 1\nb: 2\na: 3\n"),
+    Err(("duplicate key 'a'", "first at line 1"), line=3),
+)
+_add("yaml", "duplicate-nested", _yaml("x:\n  k: 1\n  k: 2\n"), Err(("duplicate key 'k'",), line=3))
+_add("yaml", "duplicate-in-list-item", _yaml("- a: 1\n  a: 1\n"), Err(("duplicate key 'a'",), line=2))
+_add("yaml", "duplicate-int-key", _yaml("1: a\n1: b\n"), Err(("duplicate key 1",), line=2))
+_add("yaml", "alias", _yaml("a: &x 1\nb: *x\n"), Err(("YAML alias *x refused",), line=2))
+_BOMB = "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)
+)
+_add("yaml", "alias-bomb", _yaml(_BOMB), Err(("YAML alias *a refused",), line=2))
+_add("yaml", "merge-key", _yaml("a:\n  <<: {x: 1}\n"), Err(("merge key",), line=2))
+_add("yaml", "deep-flow", _yaml("a: " + "[" * 10000 + "]" * 10000 + "\n"), Err(("nested deeper than 32",)))
+_add(
+    "yaml",
+    "deep-block",
+    _yaml("".join("  " * i + f"k{i}:\n" for i in range(40)) + "  " * 40 + "v\n"),
+    Err(("nested deeper",)),
+)
+_add("yaml", "two-documents", _yaml("a: 1\n---\nb: 2\n"), Err(("expected a single document",), line=2))
+_add("yaml", "tab-indent", _yaml("a:\n\t- 1\n"), Err(("invalid YAML",), line=2))
+_add("yaml", "unclosed-flow", _yaml("a: [1, 2\n"), Err(("invalid YAML",), line=2))
+_add("yaml", "unhashable-key", _yaml("? [1, 2]\n: x\n"), Err(("mapping key must be a plain value",), line=1))
+_add(
+    "yaml",
+    "python-tag",
+    _yaml("a: !!python/object/apply:os.system ['true']\n"),
+    Err(("invalid YAML",), line=1),
+)
+_add(
+    "yaml",
+    "too-big",
+    lambda t: (lambda p: Trial(lambda: yamlio.load_file(p), p))(_write(t, "big.yaml", "# x\n" * 600_000)),
+    Err(("limit",)),
+)
+_add(
+    "yaml",
+    "anchor-unused-ok",
+    _yaml("a: &x 1\nb: 2\n"),
+    Ok(lambda d: _assert(d.data == {"a": 1, "b": 2}, d.data)),
+)
+_add(
+    "yaml",
+    "lines-recorded",
+    _yaml("a:\n  - x: 1\n  - y: 2\n"),
+    Ok(lambda d: _assert(d.line_of(("a", 1, "y")) == 3, d.lines)),
+)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+PING_BYTES = PING.encode()
+
+
+def _entry(path: str = "ping/x.txt", **over: Any) -> dict[str, Any]:
+    e = {
+        "path": path,
+        "tool": "ping",
+        "side": "initiator",
+        "sha256": _sha(PING_BYTES),
+        "labels": {"network": "lan", "interval_s": 0.2},
+    }
+    e.update(over)
+    return e
+
+
+def _manifest(
+    doc: dict[str, Any] | str, setup: Callable[[Path], None] | None = None, call: str = "load"
+) -> Callable[[Path], Trial]:
+    """A builder: a dataset folder with ping/x.txt (and setup's extras) and the manifest doc."""
+
+    def build(tmp: Path) -> Trial:
+        root = tmp / "ds"
+        _write(root, "ping/x.txt", PING_BYTES)
+        if setup is not None:
+            setup(root)
+        text = doc if isinstance(doc, str) else yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+        path = _write(root, "manifest.yaml", text)
+        if call == "update":
+            return Trial(lambda: dataset.update_checksums(root), path)
+        if call == "verify":
+            return Trial(
+                lambda: [dataset.verify(f) for f in dataset.load(root).files], root / "ping" / "x.txt"
+            )
+        return Trial(lambda: dataset.load(root), path)
+
+    return build
+
+
+def _files(n: int) -> Callable[[Any], None]:
+    return lambda ds: _assert(len(ds.files) == n, ds.files)
+
+
+_add("manifest", "valid", _manifest({"dataset": "ds", "files": [_entry()]}), Ok(_files(1)))
+_add(
+    "manifest",
+    "valid-lab-keys",
+    _manifest({"lab": {"x": [1]}, "generator": "g", "files": [_entry()]}),
+    Ok(_files(1)),
+)
+_add(
+    "manifest",
+    "typo-top-level-key",
+    _manifest({"iscsi_parameter": {"a": {"MaxBurstLength": 1}}, "files": [_entry()]}),
+    Err(("unknown key 'iscsi_parameter'",), line=1, json_path="iscsi_parameter"),
+)
+_add(
+    "manifest",
+    "unknown-entry-key",
+    _manifest({"files": [_entry(checksum="x")]}),
+    Err(("unknown key 'checksum'",), json_path="files[0].checksum"),
+)
+_add(
+    "manifest",
+    "duplicate-key",
+    _manifest("files:\n- path: ping/x.txt\n  path: ping/y.txt\n"),
+    Err(("duplicate key 'path'",), line=3),
+)
+_add(
+    "manifest",
+    "alias-bomb",
+    _manifest("x: &a [1,1,1,1,1,1,1,1]\ny: &b [*a,*a,*a,*a,*a,*a,*a,*a]\nfiles: []\n"),
+    Err(("YAML alias *a refused",), line=2),
+)
+_add(
+    "manifest",
+    "tool-typo",
+    _manifest({"files": [_entry(tool="pnig")]}),
+    Err(("'ping'", "'pnig'"), json_path="files[0].tool"),
+)
+_add(
+    "manifest",
+    "side-typo",
+    _manifest({"files": [_entry(side="both")]}),
+    Err(("'initiator'",), json_path="files[0].side"),
+)
+_add(
+    "manifest",
+    "bad-sha256",
+    _manifest({"files": [_entry(sha256="TODO")]}),
+    Err(("should match pattern",), json_path="files[0].sha256"),
+)
+_add(
+    "manifest",
+    "sha256-int",
+    _manifest({"files": [_entry(sha256=5)]}),
+    Err(("valid string",), json_path="files[0].sha256"),
+)
+_add(
+    "manifest",
+    "interval-missing",
+    _manifest({"files": [_entry(labels={"network": "lan"})]}),
+    Err(("label interval_s", "positive number"), json_path="files[0]"),
+)
+
+
+def _interval_manifest(value: Any) -> str:
+    """A one-file manifest whose interval_s label is written as YAML ``value`` (line 7)."""
+    text = value if not isinstance(value, str) or value.startswith(".") else repr(value)
+    return (
+        f"files:\n- path: ping/x.txt\n  tool: ping\n  side: initiator\n  sha256: {_sha(PING_BYTES)}\n"
+        f"  labels:\n    interval_s: {text}\n"
+    )
+
+
+for _v, _tag in (
+    ("nan", ".nan"),
+    ("inf", ".inf"),
+    ("negative", -0.2),
+    ("zero", 0),
+    ("string", "0.2"),
+    ("bool", True),
+):
+    _add(
+        "manifest",
+        f"interval-{_v}",
+        _manifest(
+            _interval_manifest(_tag),
+        ),
+        Err(("interval_s",), line=7, json_path="files[0].labels.interval_s"),
+    )
+_add("manifest", "interval-int-ok", _manifest({"files": [_entry(labels={"interval_s": 1})]}), Ok(_files(1)))
+_add(
+    "manifest",
+    "bs-bytes-float",
+    _manifest({"files": [_entry(labels={"interval_s": 1, "bs_bytes": 65536.5})]}),
+    Err(("valid integer",), json_path="files[0].labels.bs_bytes"),
+)
+_add(
+    "manifest",
+    "bs-bytes-bool",
+    _manifest({"files": [_entry(labels={"interval_s": 1, "bs_bytes": True})]}),
+    Err(("valid integer",), json_path="files[0].labels.bs_bytes"),
+)
+_add(
+    "manifest",
+    "network-bool",
+    _manifest(
+        "files:\n- path: ping/x.txt\n  tool: ping\n  side: initiator\n  sha256: "
+        + _sha(PING_BYTES)
+        + "\n  labels: {network: no, interval_s: 1}\n"
+    ),
+    Err(("valid string",), line=6, json_path="files[0].labels.network"),
+)
+_add(
+    "manifest",
+    "label-list-value",
+    _manifest({"files": [_entry(labels={"interval_s": 1, "colour": [1, 2]})]}),
+    Err(("colour",), json_path="files[0].labels.colour"),
+)
+_add(
+    "manifest",
+    "labels-not-mapping",
+    _manifest({"files": [_entry(labels=[1])]}),
+    Err(("labels",), json_path="files[0].labels"),
+)
+_add(
+    "manifest",
+    "title-int",
+    _manifest({"title": 5, "files": [_entry()]}),
+    Err(("valid string",), json_path="title"),
+)
+_add(
+    "manifest",
+    "reconstructed-string",
+    _manifest({"reconstructed": "yes", "files": [_entry()]}),
+    Err(("valid boolean",), json_path="reconstructed"),
+)
+_add("manifest", "files-missing", _manifest({"title": "t"}), Err(("missing key 'files'",), json_path="files"))
+_add("manifest", "files-not-list", _manifest({"files": {"a": 1}}), Err(("valid list",), json_path="files"))
+_add("manifest", "empty", _manifest(""), Err(("expected a mapping with a 'files' list",)))
+_add("manifest", "top-level-list", _manifest("- 1\n"), Err(("expected a mapping with a 'files' list",)))
+_add(
+    "manifest",
+    "path-escapes",
+    _manifest({"files": [_entry("../outside.txt")]}),
+    Err(("leaves the dataset folder",), json_path="files[0].path"),
+)
+_add(
+    "manifest",
+    "absolute-path",
+    _manifest({"files": [_entry("/etc/passwd")]}),
+    Err(("leaves the dataset folder",), json_path="files[0].path"),
+)
+_add(
+    "manifest",
+    "path-missing",
+    _manifest({"files": [_entry("ping/nope.txt")]}),
+    Err(("does not exist",), line=2, json_path="files[0].path"),
+)
+_add(
+    "manifest",
+    "path-directory",
+    _manifest({"files": [_entry("ping")]}),
+    Err(("is not a regular file",), json_path="files[0].path"),
+)
+_add(
+    "manifest",
+    "path-empty",
+    _manifest({"files": [_entry("")]}),
+    Err(("at least 1 character",), json_path="files[0].path"),
+)
+_add(
+    "manifest",
+    "path-fifo",
+    _manifest({"files": [_entry("ping/f")]}, setup=lambda r: os.mkfifo(r / "ping" / "f")),
+    Err(("is not a regular file",), json_path="files[0].path"),
+)
+_add(
+    "manifest",
+    "listed-twice-dot-slash",
+    _manifest({"files": [_entry(), _entry("./ping/x.txt")]}),
+    Err(("listed twice", "files[0].path ping/x.txt"), json_path="files[1].path"),
+)
+_add(
+    "manifest",
+    "listed-twice-dotdot",
+    _manifest({"files": [_entry(), _entry("ping/../ping/x.txt")]}),
+    Err(("listed twice",), json_path="files[1].path"),
+)
+_add(
+    "manifest",
+    "listed-twice-symlink",
+    _manifest(
+        {"files": [_entry(), _entry("ping/y.txt")]},
+        setup=lambda r: (r / "ping" / "y.txt").symlink_to("x.txt"),
+    ),
+    Err(("listed twice",), json_path="files[1].path"),
+)
+_add(
+    "manifest",
+    "listed-twice-hardlink",
+    _manifest(
+        {"files": [_entry(), _entry("ping/y.txt")]},
+        setup=lambda r: os.link(r / "ping" / "x.txt", r / "ping" / "y.txt"),
+    ),
+    Err(("listed twice",), json_path="files[1].path"),
+)
+_add(
+    "manifest",
+    "two-distinct-copies-ok",
+    _manifest(
+        {"files": [_entry(), _entry("ping/y.txt")]},
+        setup=lambda r: (r / "ping" / "y.txt").write_bytes(PING_BYTES),
+    ),
+    Ok(_files(2)),
+)
+_add(
+    "manifest",
+    "symlink-out-of-dataset",
+    _manifest(
+        {"files": [_entry("ping/y.txt")]}, setup=lambda r: (r / "ping" / "y.txt").symlink_to("/etc/hostname")
+    ),
+    Err(("leaves the dataset folder",), json_path="files[0].path"),
+)
+_add(
+    "manifest",
+    "checksum-mismatch-names-command",
+    _manifest({"files": [_entry(sha256="0" * 64)]}, call="verify"),
+    Err(("sha256 is", "update_checksums"), error=IngestError),
+)
+_add(
+    "manifest",
+    "iscsi-parameters-nested-list",
+    _manifest({"iscsi_parameters": {"lio": {"MaxBurstLength": [1]}}, "files": [_entry()]}),
+    Err(("MaxBurstLength",), json_path="iscsi_parameters.lio.MaxBurstLength"),
+)
+_add(
+    "manifest",
+    "update-checksums",
+    _manifest({"files": [_entry(sha256="0" * 64)]}, call="update"),
+    Ok(lambda n: _assert(n == 1, n)),
+)
+
+
+def _block_tmp(root: Path) -> None:
+    """Make the atomic write fail as on read-only data (root ignores mode bits, so a directory
+    takes the temporary file's name)."""
+    (root / f".manifest.yaml.{os.getpid()}.tmp").mkdir()
+
+
+_add(
+    "manifest",
+    "update-checksums-unwritable",
+    _manifest({"files": [_entry(sha256="0" * 64)]}, setup=_block_tmp, call="update"),
+    Err(("cannot write the updated checksums", "read-only data?")),
+)
+_add(
+    "manifest",
+    "update-checksums-duplicate-key",
+    _manifest("files: []\nfiles: []\n", call="update"),
+    Err(("duplicate key 'files'",), line=2),
+)
+
+
+# ------------------------------------------------------------------ params
+
+
+def _params(text: str, call: str = "load") -> Callable[[Path], Trial]:
+    """A builder: a project with notebook chap.md (parameters bins=20, ci_level=0.95) and params."""
+
+    def build(tmp: Path) -> Trial:
+        import jupytext
+        import nbformat
+
+        from iscsi_report.pipeline.params import jobs_for, load_run
+        from iscsi_report.pipeline.paths import Project
+
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell(
+            "run_name = ''\ndataset = ''\nproject_root = ''\nresults_dir = ''\nbins = 20\nci_level = 0.95\n"
+        )
+        cell.metadata["tags"] = ["parameters"]
+        nb.cells = [nbformat.v4.new_markdown_cell("# t"), cell]
+        (tmp / "notebooks").mkdir(parents=True, exist_ok=True)
+        jupytext.write(nb, tmp / "notebooks" / "chap.md", fmt="md:myst")
+        _write(tmp, "data/raw/ds/manifest.yaml", "files: []\n")
+        path = _write(tmp, "params/run.yaml", text)
+        project = Project.at(tmp)
+        return Trial(lambda: jobs_for(project, load_run(path)), path)
+
+    return build
+
+
+def _p(extra: str = "", notebooks: str = "[chap]") -> str:
+    return f"title: t\ndataset: ds\nnotebooks: {notebooks}\n{extra}"
+
+
+_add("params", "valid", _params(_p()), Ok(lambda jobs: _assert(len(jobs) == 1, jobs)))
+_add(
+    "params",
+    "valid-override",
+    _params(_p(notebooks="[{chap: {ci_level: 0.9}}]")),
+    Ok(lambda j: _assert(j[0].parameters["ci_level"] == 0.9, j)),
+)
+_add(
+    "params",
+    "duplicate-key",
+    _params(_p("title: u\n")),
+    Err(("duplicate key 'title'",), line=4, error=ParamsError),
+)
+_add(
+    "params",
+    "alias",
+    _params("title: &t x\ndescription: *t\nnotebooks: [chap]\n"),
+    Err(("alias",), line=2, error=ParamsError),
+)
+_add(
+    "params",
+    "unknown-key",
+    _params(_p("timeout: 5\n")),
+    Err(("unknown key 'timeout'",), line=4, error=ParamsError),
+)
+_add(
+    "params",
+    "missing-title",
+    _params("notebooks: [chap]\n"),
+    Err(("missing key 'title'",), error=ParamsError),
+)
+_add(
+    "params",
+    "timeout-bool",
+    _params(_p("timeout_s: true\n")),
+    Err(("key 'timeout_s': expected a positive integer",), error=ParamsError),
+)
+_add(
+    "params",
+    "timeout-negative",
+    _params(_p("timeout_s: -1\n")),
+    Err(("positive integer",), error=ParamsError),
+)
+_add(
+    "params",
+    "timeout-string",
+    _params(_p("timeout_s: 5 minutes\n")),
+    Err(("positive integer", "'5 minutes'"), error=ParamsError),
+)
+_add(
+    "params",
+    "dataset-traversal",
+    _params("title: t\ndataset: ../../etc\nnotebooks: [chap]\n"),
+    Err(("key 'dataset'", "dataset name"), line=2, error=ParamsError),
+)
+_add(
+    "params",
+    "dataset-int",
+    _params("title: t\ndataset: 5\nnotebooks: [chap]\n"),
+    Err(("key 'dataset'",), error=ParamsError),
+)
+_add("params", "notebooks-empty", _params(_p(notebooks="[]")), Err(("non-empty list",), error=ParamsError))
+_add(
+    "params", "notebooks-not-list", _params(_p(notebooks="chap")), Err(("non-empty list",), error=ParamsError)
+)
+_add(
+    "params",
+    "notebook-traversal",
+    _params(_p(notebooks="['../../x']")),
+    Err(("expected a notebook name",), error=ParamsError),
+)
+_add("params", "notebook-unknown", _params(_p(notebooks="[nope]")), Err(("no notebook",), error=ParamsError))
+_add(
+    "params",
+    "override-unknown",
+    _params(_p(notebooks="[{chap: {bogus: 1}}]")),
+    Err(("notebooks.chap.bogus: unknown parameter",), error=ParamsError),
+)
+_add(
+    "params",
+    "override-int-key",
+    _params(_p(notebooks="[{chap: {1: 2}}]")),
+    Err(("parameter names are strings",), error=ParamsError),
+)
+for _v in ("1.5", "1", "0", "-0.1", "1.0"):
+    _add(
+        "params",
+        f"ci-level-{_v}",
+        _params(_p(notebooks=f"[{{chap: {{ci_level: {_v}}}}}]")),
+        Err(("ci_level", "strictly between 0 and 1"), error=ParamsError),
+    )
+for _v in (".nan", ".inf", "-.inf"):
+    _add(
+        "params",
+        f"override-{_v}",
+        _params(_p(notebooks=f"[{{chap: {{ci_level: {_v}}}}}]")),
+        Err(("expected a finite number",), error=ParamsError),
+    )
+_add(
+    "params",
+    "ci-level-string",
+    _params(_p(notebooks="[{chap: {ci_level: high}}]")),
+    Err(("expected float, got str 'high'",), error=ParamsError),
+)
+_add(
+    "params",
+    "not-mapping",
+    _params("- a\n"),
+    Err(("expected a mapping at the top level",), error=ParamsError),
+)
+_add("params", "empty", _params(""), Err(("expected a mapping at the top level",), error=ParamsError))
+
+
+def _assert(condition: Any, detail: Any) -> None:
+    """assert with the value shown when it fails."""
+    assert condition, repr(detail)[:300]
+
+
+# ------------------------------------------------------------------ what a chapter counts
+
+
+def _network(labels: list[dict[str, Any]]) -> Callable[[Path], Trial]:
+    """A dataset built in code (no manifest check) of ping files with the given labels; the
+    call returns (replies counted in prose, replies in the summary table)."""
+
+    def build(tmp: Path) -> Trial:
+        from iscsi_report.analyses import network
+
+        files = []
+        for i, lab in enumerate(labels):
+            path = _write(tmp, f"p{i}.txt", PING_BYTES)
+            files.append(dataset.RawFile(path, path.name, "ping", "initiator", _sha(PING_BYTES), lab))
+        ds = dataset.Dataset("t", tmp, "t", False, "", {}, files)
+
+        def call() -> tuple[int, int]:
+            samples = network.rtt_samples(ds)
+            return len(samples), int(network.latency_summary(samples)["samples"].sum())
+
+        return Trial(call, None)
+
+    return build
+
+
+_N = PING.count(" time=")
+for _id, _labels in (
+    ("interval-missing", [{"network": "a", "interval_s": 1.0}, {"network": "a"}]),
+    ("interval-nan", [{"network": "a", "interval_s": float("nan")}, {"network": "b", "interval_s": 1.0}]),
+    ("network-missing", [{"interval_s": 1.0}, {"network": "a", "interval_s": 1.0}]),
+):
+    _add("network", _id, _network(_labels), Ok(lambda r: _assert(r == (2 * _N, 2 * _N), r)))
