@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -48,12 +49,30 @@ def add_notebook(project: Path, name: str, code: str) -> None:
     jupytext.write(nb, project / "notebooks" / f"{name}.md", fmt="md:myst")
 
 
-def cli(project: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess[str]:
-    """Run ``iscsi-report --root project ARGS`` in a subprocess, capturing text output."""
+def make_study_project(dest: Path) -> Path:
+    """Copy the real params, chapters, published numbers and raw datasets into ``dest``."""
+    for folder in ("notebooks", "params", "data/published", "data/raw"):
+        shutil.copytree(ROOT / folder, dest / folder)
+    shutil.copytree(ROOT / "book", dest / "book", ignore=shutil.ignore_patterns("runs"))
+    shutil.copy(ROOT / "_config.yml", dest / "_config.yml")
+    return dest
+
+
+def copy_package(dest: Path) -> dict[str, str]:
+    """Copy ``src/`` into ``dest/src``; return an environment whose Python imports that copy first."""
+    shutil.copytree(ROOT / "src", dest / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    return {**os.environ, "PYTHONPATH": str(dest / "src")}
+
+
+def cli(
+    project: Path, *args: str, timeout: int = 900, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``iscsi-report --root project ARGS`` in a subprocess (``env``: its environment), capturing text."""
     return subprocess.run(
         [sys.executable, "-m", "iscsi_report.cli", "--root", str(project), *args],
         capture_output=True,
         text=True,
         timeout=timeout,
         check=False,
+        env=env,
     )
