@@ -19,6 +19,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 import nbformat
 import yaml
@@ -186,15 +187,16 @@ def _without_machine_paths(value: object, paths: dict[str, str]) -> object:
 def _publish_notebook(src: Path, dest: Path, project: Project) -> None:
     """Make the executed notebook reproducible and portable, hide plumbing, move it atomically into book/.
 
-    Execution metadata (timings, papermill's paths and environment) is dropped, the path
-    parameters become relative, and any other path of the building machine (in an output, say)
-    is replaced by a placeholder (:func:`machine_paths`).
+    Execution metadata (timings, papermill's paths and environment) is dropped, cell ids are
+    numbered instead of random, the path parameters become relative, and any other path of the
+    building machine (in an output, say) is replaced by a placeholder (:func:`machine_paths`).
     """
     nb = nbformat.read(src, as_version=4)
     for key in EXECUTION_METADATA:
         nb.metadata.pop(key, None)
     root_from_page = Path(os.path.relpath(project.root, dest.parent)).as_posix()
-    for cell in nb.cells:
+    for index, cell in enumerate(nb.cells):
+        cell.id = f"cell-{index}"  # not the random id the conversion gave it
         for key in EXECUTION_METADATA:
             cell.get("metadata", {}).pop(key, None)
         tags = cell.setdefault("metadata", {}).setdefault("tags", [])
@@ -315,7 +317,11 @@ def plan(project: Project, selected: list[str] | None) -> list[NotebookJob]:
 
 
 def run_jobs(
-    project: Project, jobs: list[NotebookJob], n_workers: int, force: bool = False, stream=sys.stdout
+    project: Project,
+    jobs: list[NotebookJob],
+    n_workers: int,
+    force: bool = False,
+    stream: TextIO = sys.stdout,
 ) -> list[Outcome]:
     """Execute stale jobs in parallel, print progress and return every job's outcome."""
     code = cache.code_digest(*project.notebook_code_dirs)
@@ -352,7 +358,7 @@ def run_jobs(
     return sorted(outcomes, key=lambda o: order[(o.job.run, o.job.notebook)])
 
 
-def print_summary(outcomes: list[Outcome], stream=sys.stdout) -> None:
+def print_summary(outcomes: list[Outcome], stream: TextIO = sys.stdout) -> None:
     """One line per run: run, notebook, seconds, status; then each failure's details."""
     print(f"{'run':24} {'notebook':18} {'seconds':>8}  status", file=stream)
     for o in outcomes:
@@ -365,9 +371,50 @@ def print_summary(outcomes: list[Outcome], stream=sys.stdout) -> None:
     stream.flush()
 
 
+def prune(project: Project, jobs: list[NotebookJob], stream: TextIO = sys.stdout) -> list[str]:
+    """Remove what no params file asks for any more: executed notebooks, their tables and records.
+
+    A deleted params file (or a notebook dropped from one) must not stay published. Returns the
+    removed paths, relative to the project root.
+    """
+    current = {(j.run, j.notebook) for j in jobs}
+    runs = {j.run for j in jobs}
+    removed: list[Path] = []
+    for nb in sorted(project.runs_dir.glob("*/*.ipynb")):
+        run, notebook = nb.parent.name, nb.stem
+        if (run, notebook) in current:
+            continue
+        record = project.cache_dir / "runs" / run / f"{notebook}.json"
+        try:
+            outputs = json.loads(record.read_text(encoding="utf-8")).get("outputs", {})
+        except (OSError, ValueError, AttributeError):
+            outputs = {}
+        for rel in outputs:
+            if rel.endswith(".csv") and (project.root / rel).is_file():
+                (project.root / rel).unlink()
+                removed.append(project.root / rel)
+        nb.unlink()
+        record.unlink(missing_ok=True)
+        removed.append(nb)
+    for folder in (project.runs_dir, project.results_dir, project.cache_dir / "runs"):
+        for d in sorted(folder.glob("*")) if folder.is_dir() else []:
+            if d.is_dir() and d.name not in runs:
+                removed.extend(sorted(p for p in d.rglob("*") if p.is_file()))
+                shutil.rmtree(d)
+    rels = sorted({_relative(project, p) for p in removed})
+    for rel in rels:
+        print(f"removed {rel}: no params file asks for it", file=stream, flush=True)
+    return rels
+
+
 def run_batch(project: Project, selected: list[str] | None, n_workers: int, force: bool = False) -> int:
-    """Validate, execute and summarise; exit status 1 if any notebook failed."""
+    """Validate, execute and summarise; exit status 1 if any notebook failed.
+
+    Over all params files (none selected), outputs of runs that no longer exist are removed first.
+    """
     jobs = plan(project, selected)
+    if selected is None:
+        prune(project, jobs)
     outcomes = run_jobs(project, jobs, n_workers, force)
     print_summary(outcomes)
     return 1 if any(o.status == "FAILED" for o in outcomes) else 0
