@@ -107,3 +107,21 @@ def test_code_fence_outgrows_the_longest_backtick_run() -> None:
     assert markup.code("`x`") == "`` `x` ``"
     assert markup.code("a|b", in_table=True) == "`a\\|b`"
     assert markup.text("<a>") == "\\<a\\>"
+
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+# Ways a chapter could put a value into markdown or HTML without the escaping path.
+UNESCAPED = re.compile(r"\b(Markdown|HTML)\(\s*(f[\"']|[^)]*\.format\(|[^)]*%\s)")
+
+
+def test_no_chapter_interpolates_values_into_markdown_or_html_itself() -> None:
+    chapters = sorted(NOTEBOOKS.glob("*.md"))
+    assert chapters
+    offenders = []
+    for p in chapters:
+        text = p.read_text(encoding="utf-8")
+        for m in UNESCAPED.finditer(text):  # \s spans line breaks: Markdown(\n    f"...") is caught
+            offenders.append(f"{p.name}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(0)}")
+    assert offenders == [], "use report.markdown(template, *values) instead"
+    assert UNESCAPED.search('display(Markdown(\n  f"x {v}"))')
+    assert UNESCAPED.search("HTML('<b>{}</b>'.format(v))")
