@@ -9,6 +9,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from importlib import import_module
+from typing import Any
 
 # subcommand -> (module, help); each module provides configure(parser) and run(args) -> int
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -21,8 +22,9 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def _loader(module: str, attr: str) -> Callable:
-    return getattr(import_module(module), attr)
+def _loader(module: str, attr: str) -> Callable[..., Any]:
+    loaded: Callable[..., Any] = getattr(import_module(module), attr)
+    return loaded
 
 
 def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import pandas as pd
 import yaml
@@ -29,6 +29,9 @@ from pydantic import (
 from iscsi_report.core import yamlio
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest.textio import sha256_file
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
 
 MANIFEST = "manifest.yaml"
 TOOLS = ("ping", "iperf3", "fio", "iostat", "tshark")
@@ -126,7 +129,7 @@ def schema_error(
 _UNION_BRANCHES = {"str", "int", "float", "bool", "none", "is-instance[bool]", "constrained-str"}
 
 
-def _describe(err: dict[str, Any]) -> str:
+def _describe(err: ErrorDetails) -> str:
     """A pydantic error in the project's words: what was found and what was expected."""
     kind, got = err["type"], err.get("input")
     if kind == "extra_forbidden":

@@ -63,10 +63,11 @@ class _StrictLoader(yaml.SafeLoader):
         """An IngestError at mark's line."""
         return IngestError(self.source, message, line=mark.line + 1 if mark else None)
 
-    def compose_node(self, parent: Node | None, index: Any) -> Node:
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         """Refuse aliases and nesting deeper than MAX_YAML_DEPTH, else compose as usual."""
+        # the no-untyped-call ignores below: types-PyYAML leaves Parser.peek_event unannotated
         if self.check_event(AliasEvent):
-            event = self.peek_event()
+            event = self.peek_event()  # type: ignore[no-untyped-call]
             raise self.fail(
                 event.start_mark,
                 f"YAML alias *{event.anchor} refused: write the value out (aliases can expand "
@@ -74,7 +75,8 @@ class _StrictLoader(yaml.SafeLoader):
             )
         self.depth += 1
         if self.depth > MAX_YAML_DEPTH:
-            raise self.fail(self.peek_event().start_mark, f"nested deeper than {MAX_YAML_DEPTH} levels")
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            raise self.fail(mark, f"nested deeper than {MAX_YAML_DEPTH} levels")
         try:
             return super().compose_node(parent, index)
         finally:

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TextIO
 
 import yaml
 
@@ -155,7 +156,7 @@ def build_errors(output: str) -> list[str]:
     return list(found)
 
 
-def _failed(project: Project, site_root: Path, output: str, stream) -> int:
+def _failed(project: Project, site_root: Path, output: str, stream: TextIO) -> int:
     """Drop the half-built site, keep the log, say what failed; the live site was never touched."""
     shutil.rmtree(site_root, ignore_errors=True)
     where = _save_failed_log(project, output)
@@ -174,7 +175,7 @@ def build_env(project: Project) -> dict[str, str]:
     return env
 
 
-def build_book(project: Project, force: bool = False, stream=sys.stdout) -> int:
+def build_book(project: Project, force: bool = False, stream: TextIO = sys.stdout) -> int:
     """Build strictly into a new folder and swap it in; 0 on success or when up to date."""
     check_toc(project)
     key = input_key(project)

@@ -77,7 +77,8 @@ class RunSpec:
 def read_notebook(path: Path) -> nbformat.NotebookNode:
     """A chapter source (MyST markdown text notebook, or .ipynb) as an nbformat notebook."""
     try:
-        return jupytext.read(path)
+        notebook: nbformat.NotebookNode = jupytext.read(path)
+        return notebook
     except (OSError, ValueError) as exc:
         raise ParamsError(f"{path}: cannot read notebook: {exc}") from exc
 
@@ -162,6 +163,7 @@ def _notebook_overrides(path: Path, entries: Any) -> dict[str, dict[str, Any]]:
     if not isinstance(entries, list) or not entries:
         raise ParamsError(f"{path}: key 'notebooks': expected a non-empty list")
     out: dict[str, dict[str, Any]] = {}
+    overrides: object  # one entry's parameters as written in YAML; checked below
     for i, entry in enumerate(entries):
         if isinstance(entry, str):
             name, overrides = entry, {}

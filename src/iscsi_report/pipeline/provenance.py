@@ -112,7 +112,9 @@ def tool_info(path: Path, manifest_tool: str) -> ToolInfo:
     tool, _ = found
     if tool != manifest_tool:
         raise ReportError(f"{path}: the content is {tool} output but the manifest says {manifest_tool}")
-    result = tool_module(tool).parse(path)
+    module = tool_module(tool)
+    assert module is not None  # detect_tool names only tools whose parser module exists
+    result = module.parse(path)
     return ToolInfo(tool, result.format, _version_text(tool, result))
 
 
@@ -232,6 +234,7 @@ def git_state(root: Path) -> str:
             err = proc.stderr.strip() if proc else ""
             reason = err.splitlines()[-1][:120] if err else "no output"
             return f"{NOT_A_CHECKOUT} (git failed: {reason})"
+    assert head is not None and status is not None  # both checked in the loop above
     changed = [ln for ln in status.stdout.splitlines() if ln.strip()]
     state = "dirty: uncommitted changes or untracked files" if changed else "clean"
     return f"{head.stdout.strip()} ({state})"
