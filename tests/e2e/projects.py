@@ -50,9 +50,13 @@ def add_notebook(project: Path, name: str, code: str) -> None:
 
 
 def make_study_project(dest: Path) -> Path:
-    """Copy the real params, chapters, published numbers and raw datasets into ``dest``."""
-    for folder in ("notebooks", "params", "data/published", "data/raw"):
+    """Copy the real params, chapters, published numbers and the raw datasets the params name."""
+    for folder in ("notebooks", "params", "data/published"):
         shutil.copytree(ROOT / folder, dest / folder)
+    for params in sorted((ROOT / "params").glob("*.yaml")):
+        dataset = yaml.safe_load(params.read_text()).get("dataset")
+        if dataset and not (dest / "data" / "raw" / dataset).exists():
+            shutil.copytree(ROOT / "data" / "raw" / dataset, dest / "data" / "raw" / dataset)
     shutil.copytree(ROOT / "book", dest / "book", ignore=shutil.ignore_patterns("runs"))
     shutil.copy(ROOT / "_config.yml", dest / "_config.yml")
     return dest
