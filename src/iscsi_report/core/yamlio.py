@@ -1,10 +1,12 @@
 """Strict YAML for files users write (manifests, params, published numbers).
 
-PyYAML's safe loader keeps the last of two equal keys without a word and expands aliases, so
-a few kilobytes of nested aliases can take minutes and gigabytes. This loader refuses both:
-a duplicated key is an error naming the file, its line and the key; any alias (``*name``) or
-merge key (``<<``) is refused; the file size and the nesting depth are capped. It also
-records the line of every mapping key and sequence item, so a schema error can name its line.
+PyYAML's safe loader keeps the last of two equal keys without a word, and aliases nested in
+aliases expand a few kilobytes into gigabytes for whoever walks the result. This loader
+refuses both: a duplicated key is an error naming the file, its line and the key; aliases
+(``*name``) are allowed only while the document they expand to stays under MAX_YAML_NODES
+nodes (a published file may reuse a section title; an alias bomb is refused); merge keys
+(``<<``) are refused; the file size and the nesting depth are capped. It also records the line
+of every mapping key and sequence item, so a schema error can name its line.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from iscsi_report.core.ingest.textio import read_text
 
 MAX_YAML_BYTES = 2 * 1024 * 1024  # the largest manifest (blog-2023) is 25 KB
 MAX_YAML_DEPTH = 32  # manifests nest 4 levels deep
+MAX_YAML_NODES = 100_000  # nodes after alias expansion (blog-2023's manifest has about 2,500)
 MERGE_TAG = "tag:yaml.org,2002:merge"
 
 Loc = tuple[str | int, ...]
@@ -58,21 +61,17 @@ class _StrictLoader(yaml.SafeLoader):
         super().__init__(text)
         self.source = path
         self.depth = 0
+        self.first_alias: AliasEvent | None = None
 
     def fail(self, mark: yaml.Mark | None, message: str) -> IngestError:
         """An IngestError at mark's line."""
         return IngestError(self.source, message, line=mark.line + 1 if mark else None)
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
-        """Refuse aliases and nesting deeper than MAX_YAML_DEPTH, else compose as usual."""
+        """Refuse nesting deeper than MAX_YAML_DEPTH, else compose as usual (noting aliases)."""
         # the no-untyped-call ignores below: types-PyYAML leaves Parser.peek_event unannotated
-        if self.check_event(AliasEvent):
-            event = self.peek_event()  # type: ignore[no-untyped-call]
-            raise self.fail(
-                event.start_mark,
-                f"YAML alias *{event.anchor} refused: write the value out (aliases can expand "
-                "a small file into gigabytes)",
-            )
+        if self.first_alias is None and self.check_event(AliasEvent):
+            self.first_alias = self.peek_event()  # type: ignore[no-untyped-call]
         self.depth += 1
         if self.depth > MAX_YAML_DEPTH:
             mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
@@ -115,6 +114,43 @@ def _record_lines(loader: _StrictLoader, node: Node, loc: Loc, lines: dict[Loc, 
             _record_lines(loader, item, (*loc, i), lines)
 
 
+def _expanded_shape(root: Node) -> tuple[int, int]:
+    """(nodes, depth) of the document once every alias is expanded (memoised: linear)."""
+    shape: dict[int, tuple[int, int]] = {}
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in shape:
+            continue
+        if isinstance(node, ScalarNode):
+            shape[id(node)] = (1, 1)
+            continue
+        children = [n for pair in node.value for n in pair] if isinstance(node, MappingNode) else node.value
+        if children_done:
+            sub = [shape[id(c)] for c in children]
+            shape[id(node)] = (1 + sum(n for n, _ in sub), 1 + max((d for _, d in sub), default=0))
+        else:
+            stack.append((node, True))
+            stack.extend((c, False) for c in children if id(c) not in shape)
+    return shape[id(root)]
+
+
+def _refuse_alias_bomb(loader: _StrictLoader, node: Node) -> None:
+    """IngestError when aliases expand the document beyond MAX_YAML_NODES nodes or nest it
+    deeper than MAX_YAML_DEPTH levels."""
+    alias = loader.first_alias
+    if alias is None:
+        return
+    size, depth = _expanded_shape(node)
+    if size > MAX_YAML_NODES or depth > MAX_YAML_DEPTH + 1:
+        raise loader.fail(
+            alias.start_mark,
+            f"aliases (the first, *{alias.anchor}, here) expand the document to {size} nodes "
+            f"{depth - 1} levels deep, beyond the limits of {MAX_YAML_NODES} nodes and "
+            f"{MAX_YAML_DEPTH} levels: an alias bomb? write the values out",
+        )
+
+
 def load_text(text: str, path: str | Path = "<yaml>") -> YamlDoc:
     """Parse one YAML document strictly (see the module docstring); IngestError when refused."""
     loader = _StrictLoader(text, str(path))
@@ -122,6 +158,7 @@ def load_text(text: str, path: str | Path = "<yaml>") -> YamlDoc:
         node = loader.get_single_node()
         if node is None:
             return YamlDoc(str(path), None)
+        _refuse_alias_bomb(loader, node)
         data = loader.construct_document(node)
         lines: dict[Loc, int] = {}
         _record_lines(loader, node, (), lines)
