@@ -63,8 +63,8 @@ class _StrictLoader(yaml.SafeLoader):
         self.depth = 0
         self.first_alias: AliasEvent | None = None
 
-    def fail(self, mark: yaml.Mark | None, message: str) -> IngestError:
-        """An IngestError at mark's line."""
+    def fail(self, mark: Any, message: str) -> IngestError:
+        """An IngestError at the line of mark (a yaml Mark, from the Python or the C parser)."""
         return IngestError(self.source, message, line=mark.line + 1 if mark else None)
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
