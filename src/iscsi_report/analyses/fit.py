@@ -25,7 +25,7 @@ import pandas as pd
 import statsmodels.api as sm
 from statsmodels.stats.outliers_influence import OLSInfluence
 
-from iscsi_report.analyses import r2t, storage
+from iscsi_report.analyses import blog, r2t, storage
 from iscsi_report.core import model
 from iscsi_report.core.dataset import Dataset, verify
 from iscsi_report.core.errors import DesignError
@@ -640,7 +640,7 @@ def mean_abs_error_pct(loo: pd.DataFrame) -> float:
 
 def blog_errors() -> pd.DataFrame:
     """The blog's six validation errors: as published and as its own formula gives them."""
-    table = model.blog_projection_table()
+    table = blog.projection_table()
     return pd.DataFrame(
         {
             "network": table["network"],
