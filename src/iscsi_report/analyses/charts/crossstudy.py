@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import altair as alt
 import pandas as pd
+from altair.typing import ChartType
 
 WIDTH = 420
 HEIGHT = 280
@@ -34,7 +35,7 @@ def _check_rows(df: pd.DataFrame, name: str) -> pd.DataFrame:
     return df
 
 
-def roofline_chart(ceilings: pd.DataFrame, peaks: pd.DataFrame, crossovers: pd.DataFrame) -> alt.LayerChart:
+def roofline_chart(ceilings: pd.DataFrame, peaks: pd.DataFrame, crossovers: pd.DataFrame) -> ChartType:
     """IOPS against read size: network and CPU ceilings as lines, measured peaks as points,
     and a vertical rule at each mode's CPU/network crossover size."""
     _check_rows(ceilings, "ceilings")
@@ -82,7 +83,7 @@ def reply_time_chart(reply: pd.DataFrame) -> alt.Chart:
     )
 
 
-def bounds_chart(bounds_long: pd.DataFrame) -> alt.LayerChart:
+def bounds_chart(bounds_long: pd.DataFrame) -> ChartType:
     """Achieved rate as a fraction of each known bound, one row per system/case; the binding
     bound is drawn as a filled diamond and named at the right (inferred ones say so)."""
     data = _check_rows(bounds_long, "bounds").assign(label=lambda d: d["system"] + ": " + d["case"])
@@ -120,7 +121,7 @@ def _iso_latency_lines(in_flight_lo: float, in_flight_hi: float) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
-def littles_law_chart(little: pd.DataFrame) -> alt.LayerChart:
+def littles_law_chart(little: pd.DataFrame) -> ChartType:
     """Commands in flight against IOPS on log axes, with constant-latency diagonals; each point
     is labelled with the latency Little's law implies."""
     data = _check_rows(little, "little").assign(label=lambda d: d["latency_ms"].round(2).astype(str) + " ms")

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import altair as alt
 import pandas as pd
+from altair.typing import ChartType
 
 WIDTH = 260
 HEIGHT = 180
 BS_AXIS = alt.X("bs_kib:Q", scale=alt.Scale(type="log", base=2), title="block size (KiB, log2)")
 
 
-def throughput_by_bs(table: pd.DataFrame, color: str = "device") -> alt.Chart:
+def throughput_by_bs(table: pd.DataFrame, color: str = "device") -> alt.HConcatChart:
     """MiB/s and IOPS against block size, one line per ``color`` value, side by side."""
     base = alt.Chart(table).encode(x=BS_AXIS, color=alt.Color(f"{color}:N", title=color))
     mib = base.mark_line(point=True).encode(
@@ -55,7 +56,7 @@ def device_fit(points: pd.DataFrame, curves: pd.DataFrame) -> alt.Chart:
     )
 
 
-def request_size(requests: pd.DataFrame) -> alt.Chart:
+def request_size(requests: pd.DataFrame) -> ChartType:
     """Device write request size (iostat wareq-sz) against fio block size, with the y = x line."""
     data = requests.dropna(subset=["wareq_sz_kb"]).assign(
         bs_kib=lambda d: d["bs_bytes"] / 1024,
