@@ -1,0 +1,139 @@
+"""The published site: byte-identical for identical inputs, free of the building machine's paths, and
+holding only what the current runs use (no unused dataset, nothing of a deleted run).
+
+Two copies of one project, at different paths, are built from scratch; every file of the two sites
+must have the same bytes. Then a run is deleted and the book rebuilt: its tables and its dataset
+are no longer downloadable.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from iscsi_report.core.dataset import update_checksums
+
+from .projects import LAB, cli, copy_package, make_project
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e-reproducible")]
+
+EXTRA = "extra-run"  # a second run over its own dataset, deleted in the last test
+EXTRA_DATASET = "extra-set"
+CHAPTERS = ["network", "storage"]
+
+
+def _project(dest: Path) -> Path:
+    """The lab run (two chapters), a second run over a retitled copy of the lab data, a provenance page."""
+    root = make_project(dest, runs={LAB: (LAB, CHAPTERS), EXTRA: (EXTRA_DATASET, ["network"])})
+    raw = root / "data" / "raw" / EXTRA_DATASET
+    manifest = yaml.safe_load((raw / "manifest.yaml").read_text())
+    manifest["dataset"] = EXTRA_DATASET
+    manifest["title"] = "A copy of the lab data, used only by the run deleted below"
+    for entry in manifest["files"]:  # its own network name, so that its tables differ from the lab's
+        if "network" in entry.get("labels", {}):
+            entry["labels"]["network"] = "veth-extra"
+    (raw / "manifest.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    update_checksums(raw)
+    (root / "data" / "raw" / "unused-set").mkdir()  # a dataset no run names
+    shutil.copy(raw / "manifest.yaml", root / "data" / "raw" / "unused-set" / "manifest.yaml")
+    toc_path = root / "book" / "_toc.yml"
+    toc = yaml.safe_load(toc_path.read_text())
+    toc["parts"].append({"caption": "About this build", "chapters": [{"file": "provenance"}]})
+    toc_path.write_text(yaml.safe_dump(toc, sort_keys=False))
+    return root
+
+
+def _site_files(root: Path) -> dict[str, bytes]:
+    """Every file of the live site, by path relative to the site folder."""
+    html = (root / "_build" / "html").resolve()
+    return {p.relative_to(html).as_posix(): p.read_bytes() for p in sorted(html.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """One snapshot of the package for every build here (the code is an input of the site too)."""
+    env = copy_package(tmp_path_factory.mktemp("package"))
+    env.pop("SOURCE_DATE_EPOCH", None)  # the date must come from the inputs, not the caller
+    return env
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> tuple[Path, Path]:
+    """Two copies of one project at different paths (copied before anything ran), each built from scratch."""
+    first = _project(tmp_path_factory.mktemp("repro") / "a" / "proj")
+    second = tmp_path_factory.mktemp("repro") / "somewhere" / "much" / "deeper" / "proj"
+    shutil.copytree(first, second)
+    for root in (first, second):
+        result = cli(root, "book", "--jobs", "2", env=env)
+        assert result.returncode == 0, result.stdout + result.stderr
+    return first, second
+
+
+def test_two_builds_of_the_same_inputs_are_byte_identical(built: tuple[Path, Path]) -> None:
+    first, second = (_site_files(r) for r in built)
+    assert sorted(first) == sorted(second)
+    differ = [rel for rel in first if first[rel] != second[rel]]
+    assert differ == [], differ[:20]
+    assert any(rel.endswith(".csv") for rel in first) and "provenance.html" in first
+
+
+def test_no_path_of_the_building_machine_is_published(built: tuple[Path, Path]) -> None:
+    needles = {str(r) for r in built} | {str(r.parent) for r in built} | {str(Path.home())}
+    needles |= {str(Path(os.environ.get("TMPDIR", "/tmp")) / "pytest-of-")}
+    for root in built:
+        for rel, data in _site_files(root).items():
+            for needle in needles:
+                assert needle.encode() not in data, f"{rel} contains {needle}"
+
+
+def test_published_notebooks_carry_relative_paths_and_no_timings(built: tuple[Path, Path]) -> None:
+    import nbformat
+
+    nb = nbformat.read(built[0] / "book" / "runs" / LAB / "network.ipynb", as_version=4)
+    assert "papermill" not in nb.metadata
+    cell = next(c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", []))
+    assert "project_root = '../../..'" in cell.source and "results_dir = ''" in cell.source
+    assert all("execution" not in c.metadata and "papermill" not in c.metadata for c in nb.cells)
+
+
+def test_only_datasets_used_by_a_run_are_published(built: tuple[Path, Path]) -> None:
+    root = built[0]
+    site = _site_files(root)
+    unused = (root / "data" / "raw" / "unused-set" / "manifest.yaml").read_bytes()
+    extra = (root / "data" / "raw" / EXTRA_DATASET / "manifest.yaml").read_bytes()
+    assert unused == extra  # the same bytes: only the extra run's use publishes them
+    assert any(data == extra for data in site.values())
+    assert "unused-set" not in site["provenance.html"].decode()
+
+
+def test_a_deleted_run_is_not_downloadable_after_the_next_build(
+    built: tuple[Path, Path], env: dict[str, str]
+) -> None:
+    root = built[1]
+    tables = {p.name: p.read_bytes() for p in (root / "results" / EXTRA).glob("*.csv")}
+    lab_tables = {p.read_bytes() for p in (root / "results" / LAB).glob("*.csv")}
+    own = {name: data for name, data in tables.items() if data not in lab_tables}
+    assert own, "the extra run's tables are byte-identical to the lab run's: the test would prove nothing"
+    manifest = (root / "data" / "raw" / EXTRA_DATASET / "manifest.yaml").read_bytes()
+    before = _site_files(root).values()
+    assert all(any(data == b for b in before) for data in [*own.values(), manifest])
+
+    (root / "params" / f"{EXTRA}.yaml").unlink()
+    toc_path = root / "book" / "_toc.yml"
+    toc = yaml.safe_load(toc_path.read_text())
+    for part in toc["parts"]:
+        part["chapters"] = [c for c in part["chapters"] if not c["file"].startswith(f"runs/{EXTRA}/")]
+    toc_path.write_text(yaml.safe_dump(toc, sort_keys=False))
+    result = cli(root, "book", "--jobs", "2", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"removed results/{EXTRA}/" in result.stdout
+    after = _site_files(root)
+    for name, data in own.items():
+        assert not any(d == data for d in after.values()), f"{EXTRA}/{name} is still published"
+    assert not any(d == manifest for d in after.values()), "the deleted run's dataset is still published"
+    assert not (root / "results" / EXTRA).exists() and not (root / "book" / "runs" / EXTRA).exists()
+    assert EXTRA not in after["provenance.html"].decode()
