@@ -18,8 +18,8 @@ The ping samples keep their shape but are rescaled so their mean is twice the co
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Literal
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -53,7 +53,8 @@ def scaled_rtt(rtt_ms: np.ndarray, one_way_ms: float) -> np.ndarray:
     rtt = np.asarray(rtt_ms, dtype=float)
     if rtt.size < 2 or not np.all(np.isfinite(rtt)) or rtt.mean() <= 0:
         raise ValueError("rtt_ms: expected at least two finite samples with a positive mean")
-    return rtt * (LEGS_PER_RTT * one_way_ms / rtt.mean())
+    scaled: np.ndarray = rtt * (LEGS_PER_RTT * one_way_ms / rtt.mean())
+    return scaled
 
 
 def one_way_sum_draws(rtt_ms: np.ndarray, legs: int, n_draws: int, rng: np.random.Generator) -> np.ndarray:
@@ -61,7 +62,8 @@ def one_way_sum_draws(rtt_ms: np.ndarray, legs: int, n_draws: int, rng: np.rando
     if legs == 0:
         return np.zeros(n_draws)
     picks = rng.integers(0, rtt_ms.size, size=(n_draws, legs))
-    return rtt_ms[picks].sum(axis=1) / LEGS_PER_RTT
+    sums: np.ndarray = rtt_ms[picks].sum(axis=1) / LEGS_PER_RTT
+    return sums
 
 
 def mean_one_way_draws(rtt_ms: np.ndarray, n_draws: int, rng: np.random.Generator) -> np.ndarray:
@@ -98,7 +100,8 @@ def op_ms_draws(
     )
     if kind == "run" and np.isfinite(result.resid_sd_ms):
         draws = draws + rng.normal(0.0, result.resid_sd_ms, n_draws)
-    return draws
+    out: np.ndarray = draws
+    return out
 
 
 def summarize_draws(draws: np.ndarray, bs_bytes: int) -> dict[str, float]:
@@ -116,15 +119,15 @@ def summarize_draws(draws: np.ndarray, bs_bytes: int) -> dict[str, float]:
     }
 
 
-def ceilings_mib_per_s(config: Mapping[str, object], bs_bytes: int) -> dict[str, float]:
+def ceilings_mib_per_s(config: pd.Series, bs_bytes: int) -> dict[str, float]:
     """Physical ceilings of one configuration in MiB/s: link, device (local, whole block), CPU.
 
     The device ceiling uses ``device_local_ms`` (the device's own time for the whole block)
     when the row has it, else ``device_ms`` for the whole block; a zero CPU time has no ceiling.
     """
-    link = float(config["link_bps"]) / model.BITS_PER_BYTE / model.MIB  # type: ignore[arg-type]
-    local_ms = float(config.get("device_local_ms", config["device_ms"]))  # type: ignore[arg-type, attr-defined]
-    cpu_ms = float(config["cpu_ms"])  # type: ignore[arg-type]
+    link = float(config["link_bps"]) / model.BITS_PER_BYTE / model.MIB
+    local_ms = float(config.get("device_local_ms", config["device_ms"]))
+    cpu_ms = float(config["cpu_ms"])
     out = {"link": link}
     out["device"] = model.mib_per_s(bs_bytes, local_ms) if local_ms > 0 else math.inf
     out["cpu"] = model.mib_per_s(bs_bytes, cpu_ms) if cpu_ms > 0 else math.inf
@@ -150,7 +153,8 @@ def project(
     point = result.predict(terms)
     rng = np.random.default_rng(seed)
     rows = []
-    for (idx, config), op_ms in zip(configs.iterrows(), point, strict=True):
+    rows_by_index: Iterable[tuple[Any, pd.Series]] = configs.iterrows()  # index labels of configs
+    for (idx, config), op_ms in zip(rows_by_index, point, strict=True):
         network = config["network"]
         if network not in rtt_by_network:
             raise KeyError(f"no ping samples for network {network!r} (have {sorted(rtt_by_network)})")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -192,7 +193,8 @@ def finish(
 def dominant_terms(cells: pd.DataFrame) -> np.ndarray:
     """Per cell the largest term group: 'one-way latency', 'transmission', 'device' or 'CPU'."""
     labels = np.array(list(DOMINANT_LABELS.values()))
-    return labels[np.argmax(cells[list(DOMINANT_LABELS)].to_numpy(float), axis=1)]
+    dominant: np.ndarray = labels[np.argmax(cells[list(DOMINANT_LABELS)].to_numpy(float), axis=1)]
+    return dominant
 
 
 DOMINANT_LABELS = {
@@ -203,7 +205,7 @@ DOMINANT_LABELS = {
 }
 
 
-def log_cell_edges(values: Sequence[float]) -> pd.DataFrame:
+def log_cell_edges(values: Sequence[float] | np.ndarray) -> pd.DataFrame:
     """Edges of heatmap cells centred (geometrically) on sorted positive ``values``, for log axes."""
     v = np.sort(np.asarray(values, float))
     if v.size == 0 or np.any(v <= 0):
@@ -245,7 +247,7 @@ def upgrade_configs(
     runs: pd.DataFrame,
     cpu: CpuProfile,
     devices: Mapping[str, DeviceProfile],
-    questions: Sequence[Mapping[str, object]],
+    questions: Sequence[Mapping[str, Any]],
     device_request_fraction: float,
 ) -> pd.DataFrame:
     """Configurations for the blog's upgrade questions, with measured network inputs by name.
@@ -268,8 +270,8 @@ def upgrade_configs(
                 "device": q["device"],
                 "max_outstanding_r2t": int(q["max_outstanding_r2t"]),
                 "bs_bytes": bs,
-                "one_way_ms": float(nets.loc[network, "one_way_ms"]),
-                "link_bps": float(q.get("link_bps") or nets.loc[network, "link_bps"]),
+                "one_way_ms": float(nets["one_way_ms"].loc[network]),
+                "link_bps": float(q.get("link_bps") or nets["link_bps"].loc[network]),
                 "device_ms": float(devices[str(q["device"])].ms(req)),
                 "device_local_ms": float(devices[str(q["device"])].ms(bs)),
                 "cpu_ms": float(cpu.ms(bs)),
