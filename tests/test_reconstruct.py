@@ -57,7 +57,7 @@ def test_regeneration_is_byte_identical(tmp_path: Path, manifest: dict) -> None:
     for f in manifest["files"]:
         data = (tmp_path / f["path"]).read_bytes()
         assert hashlib.sha256(data).hexdigest() == f["sha256"], f["path"]
-    for name in ("manifest.yaml", "README.md"):
+    for name in ("manifest.yaml", "README.md", reconstruct.TARGETS_NAME):
         assert (tmp_path / name).read_bytes() == (DATASET / name).read_bytes(), name
     assert reconstruct.check(DATASET) == []
 
@@ -71,7 +71,7 @@ def test_manifest_matches_files_on_disk(manifest: dict) -> None:
     on_disk = {
         p.relative_to(DATASET).as_posix()
         for p in DATASET.rglob("*")
-        if p.is_file() and p.name not in ("manifest.yaml", "README.md")
+        if p.is_file() and p.name not in ("manifest.yaml", "README.md", reconstruct.TARGETS_NAME)
     }
     assert on_disk == {f["path"] for f in manifest["files"]}
     for f in manifest["files"]:
@@ -335,3 +335,10 @@ def test_every_file_parses_with_the_project_parsers(manifest: dict) -> None:
         if f["path"].endswith(".gz"):
             continue  # the two 450,000-reply files are covered by the statistics tests
         parsers[f["tool"]].parse(DATASET / f["path"])
+
+
+def test_generation_targets_are_published_ids(published) -> None:
+    ids = T.published_target_ids()
+    assert set(ids) <= set(published)
+    assert "latency.wired_2ms.mean_ms" in ids and "iostat.excerpt.w_await_ms" in ids
+    assert "projection.r2t16.wireless_hdd.op_ms" not in ids  # a model output, never a generation target

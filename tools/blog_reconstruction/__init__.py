@@ -26,6 +26,7 @@ DATASET = "blog-2023"
 GZIP_LEVEL = 6
 MANIFEST_NAME = "manifest.yaml"
 README_NAME = "README.md"
+TARGETS_NAME = "generation_targets.yaml"  # read by iscsi_report.analyses.audit.load_generation_targets
 
 
 @dataclass
@@ -130,6 +131,15 @@ def manifest(files: list[OutputFile]) -> dict[str, Any]:
     }
 
 
+def targets_text() -> str:
+    """The published ids this dataset was generated to reproduce (the audit marks them)."""
+    head = (
+        "# Published ids of data/published/blog-2023.yaml that this reconstructed dataset was\n"
+        "# generated to reproduce (generated from tools/blog_reconstruction/targets.py).\n"
+    )
+    return head + yaml.safe_dump({"published_ids": T.published_target_ids()}, sort_keys=False, width=200)
+
+
 def build(out_dir: str | Path) -> list[OutputFile]:
     """Write every data file, manifest.yaml and README.md under ``out_dir``; return the files."""
     root = Path(out_dir)
@@ -141,6 +151,7 @@ def build(out_dir: str | Path) -> list[OutputFile]:
     text = yaml.safe_dump(manifest(files), sort_keys=False, width=200, allow_unicode=False)
     (root / MANIFEST_NAME).write_text(text, encoding="utf-8")
     (root / README_NAME).write_text(readme.render(files), encoding="utf-8")
+    (root / TARGETS_NAME).write_text(targets_text(), encoding="utf-8")
     return files
 
 
@@ -154,6 +165,7 @@ def check(out_dir: str | Path) -> list[str]:
         manifest(files), sort_keys=False, width=200, allow_unicode=False
     ).encode()
     expected[README_NAME] = readme.render(files).encode()
+    expected[TARGETS_NAME] = targets_text().encode()
     for rel, data in expected.items():
         p = root / rel
         if not p.is_file():

@@ -155,3 +155,45 @@ LIO_DEFAULT_PARAMETERS: dict[str, str | int] = {
     "TargetAlias": "LIO Target",
 }
 R2T_BURST = 16  # the MaxOutstandingR2T of the blog's "Reducing R2T latency" runs
+
+_BS_LABEL = {"64k": "64k", "128k": "128k", "256k": "256k", "512k": "512k", "1M": "1m", "2M": "2m"}
+_FIO_TABLES = (
+    ("fio.local.hdd", FIO_LOCAL_HDD),
+    ("fio.local.ssd", FIO_LOCAL_SSD),
+    ("fio.wireless.libiscsi_hdd", FIO_LIBISCSI_HDD),
+    ("fio.wireless.blockdev_hdd", FIO_BLOCKDEV_HDD),
+    ("fio.wireless.blockdev_ssd", FIO_BLOCKDEV_SSD),
+)
+# Published numbers the blog derived from a single generation target by its own arithmetic (a
+# copy, a unit change, 1000 / IOPS, RTT / 2): recomputing them from the files only replays that
+# arithmetic on a value the generator was told to hit.
+_DERIVED_FROM_ONE_TARGET = (
+    "latency.wireless_1s.upper_mode_ms",  # the mixture puts its upper mode near 4 ms on purpose
+    "latency.wireless_initial_estimate_ms",  # read as the wireless 1 s median
+    "intro.observed_mib_per_s",  # block-dev HDD 1M cell
+    "discussion.end_to_end_iops_2m",  # block-dev HDD 2M cell
+    "discussion.hdd_raw_iops_2m",  # local HDD 2M cell
+    "discussion.cpu_pct_2m",  # libiscsi 2M CPU cell
+    "model.cpu_pct_ref",  # libiscsi 1M CPU cell
+    "model.cpu_ref_iops",  # libiscsi 1M IOPS cell
+    "model.hdd.iops_1m",  # local HDD 1M cell
+    "model.hdd.io_1m_ms",  # 1000 / local HDD 1M IOPS
+    *(f"projection.r2t{m}.{k}_hdd.io_lat_ms" for m in (1, 16) for k in ("wireless", "wired")),
+)
+
+
+def published_target_ids() -> list[str]:
+    """Ids in data/published/blog-2023.yaml that the generator reproduces by construction."""
+    ids = [f"latency.{net}_{'1s' if iv == 1.0 else '2ms'}.{stat}" for net, iv in LATENCY
+           for stat in ("mean_ms", "p50_ms", "p99_ms", "max_ms", "sstdev_ms", "cv_pct")]  # fmt: skip
+    ids += [f"network.iperf3.{net}_mbit_per_s" for net in IPERF3_MBIT_PER_S]
+    for prefix, table in _FIO_TABLES:
+        for bs, cell in table.items():
+            ids += [f"{prefix}.{_BS_LABEL[bs]}.mib_per_s", f"{prefix}.{_BS_LABEL[bs]}.iops"]
+            ids += [f"{prefix}.{_BS_LABEL[bs]}.cpu_pct"] if cell.cpu_pct is not None else []
+    for v in VALIDATION_RUNS:
+        ids.append(f"projection.r2t{v.max_outstanding_r2t}.{v.network}_{v.device}.actual_mib_per_s")
+        if v.network == "wireless":
+            ids.append(f"model.r2t{v.max_outstanding_r2t}.wireless_hdd.actual_mib_per_s")
+    ids += [f"iostat.excerpt.{k}" for k in IOSTAT_EXCERPT]
+    return sorted({*ids, *_DERIVED_FROM_ONE_TARGET})

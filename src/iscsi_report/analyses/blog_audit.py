@@ -35,9 +35,6 @@ BLOG_FILE = "blog-2023.yaml"
 PERCENT = 100.0
 S_PER_MIN = 60.0
 BITS_PER_MBIT = 1e6
-# The blog prints fio's IOPS column, which fio truncates: the printed value may sit up to one
-# printed unit below the fio value. Verdicts allow that step only where floor() reproduces it.
-TRUNCATION_STEP_UNITS = 1.0
 SERIAL_R2T = 1  # MaxOutstandingR2T of the blog's default target
 SCENARIO_KIND = {"iscsi-libiscsi": "libiscsi", "iscsi-blockdev": "blockdev"}
 LOCAL_SCENARIO = "local-sg"
@@ -75,7 +72,6 @@ class Recomputed:
     value: float
     basis: str
     source: str
-    truncated: bool = False  # an IOPS the blog printed as fio does (floor, not rounding)
 
 
 Values = dict[str, Recomputed]
@@ -209,7 +205,7 @@ def _fio_tables(runs: pd.DataFrame) -> Values:
         else:
             continue
         out[f"{key}.mib_per_s"] = Recomputed(row.mib_per_s, RAW, f"{row.file}: bw_bytes / 2^20")
-        out[f"{key}.iops"] = Recomputed(row.iops, RAW, f"{row.file}: iops", truncated=True)
+        out[f"{key}.iops"] = Recomputed(row.iops, RAW, f"{row.file}: iops")
     return out
 
 
@@ -360,12 +356,10 @@ def _model_inputs(
         for dev, r in local_1m.items()
     }
     out["model.hdd.io_1m_ms"] = device_ms["hdd"]
-    out["model.hdd.iops_1m"] = Recomputed(
-        local_1m["hdd"]["iops"], RAW, f"{local_1m['hdd']['file']}: iops", truncated=True
-    )
+    out["model.hdd.iops_1m"] = Recomputed(local_1m["hdd"]["iops"], RAW, f"{local_1m['hdd']['file']}: iops")
     ref = cpu[(cpu["scenario"] == CPU_SCENARIO) & (cpu["bs_bytes"] == MIB)].iloc[0]
     out["model.cpu_pct_ref"] = Recomputed(ref["busy_pct"], RAW, f"{ref['file']}: avg-cpu busy")
-    out["model.cpu_ref_iops"] = Recomputed(ref["fio_iops"], RAW, f"{ref['fio_file']}: iops", truncated=True)
+    out["model.cpu_ref_iops"] = Recomputed(ref["fio_iops"], RAW, f"{ref['fio_file']}: iops")
     cpu_2m = model.cpu_ms_from_utilization(ref["busy_pct"] / PERCENT, ref["fio_iops"]) * 2
     out["model.cpu_2m_ms"] = Recomputed(cpu_2m, RAW, "busy / IOPS of the libiscsi 1 MiB run x 2 (2 MiB op)")
     request_kb = float(excerpt.set_index("field").loc["wareq_sz_kB", "run_mean"])
@@ -594,12 +588,10 @@ def _measured(runs: pd.DataFrame, cpu: pd.DataFrame, manifest: Path) -> Values:
         diff, RAW, "(SSD - HDD) / SSD, block device 2 MiB"
     )
     out["discussion.end_to_end_iops_2m"] = Recomputed(
-        block["hdd"]["iops"], RAW, f"{block['hdd']['file']}: iops", truncated=True
+        block["hdd"]["iops"], RAW, f"{block['hdd']['file']}: iops"
     )
     local = {dev: _run(runs, scenario=LOCAL_SCENARIO, device=dev, bs_bytes=bs) for dev in ("hdd", "ssd")}
-    out["discussion.hdd_raw_iops_2m"] = Recomputed(
-        local["hdd"]["iops"], RAW, f"{local['hdd']['file']}: iops", truncated=True
-    )
+    out["discussion.hdd_raw_iops_2m"] = Recomputed(local["hdd"]["iops"], RAW, f"{local['hdd']['file']}: iops")
     busy = cpu[(cpu["scenario"] == CPU_SCENARIO) & (cpu["bs_bytes"] == bs)].iloc[0]
     out["discussion.cpu_pct_2m"] = Recomputed(busy["busy_pct"], RAW, f"{busy['file']}: avg-cpu busy")
     out["discussion.projected_iops_at_full_cpu"] = Recomputed(
@@ -636,6 +628,7 @@ class BlogAudit:
     networks: pd.DataFrame
     excerpt: pd.DataFrame
     formula: pd.DataFrame
+    generated_from: frozenset[str] = frozenset()  # ids the dataset was generated to reproduce
 
 
 def run(dataset_dir: str | Path, published_dir: str | Path, published_file: str = BLOG_FILE) -> BlogAudit:
@@ -669,7 +662,8 @@ def run(dataset_dir: str | Path, published_dir: str | Path, published_file: str 
     if missing:
         raise ReportError(f"audit of {published_file}: nothing recomputes {', '.join(missing)}")
     chosen = {k: values[k] for k in published}
-    return BlogAudit(published, chosen, latency, iperf, networks, excerpt, formula)
+    targets = audit.load_generation_targets(ds.root) if ds.reconstructed else frozenset()
+    return BlogAudit(published, chosen, latency, iperf, networks, excerpt, formula, targets)
 
 
 def recompute(
@@ -679,120 +673,7 @@ def recompute(
     return {k: v.value for k, v in run(dataset_dir, published_dir, published_file).values.items()}
 
 
-# ---- explanations and the audit table ---------------------------------------------------------
-
-TRUNCATION_NOTE = (
-    "fio's IOPS column is truncated, not rounded: floor(recomputed IOPS) is the printed value, "
-    "so the verdict allows the printed figure to sit up to one IOPS below fio's."
-)
-_IPERF_MB = (
-    "600 Mbit/s is 75 MB/s in decimal megabytes but 71.5 MiB/s; the blog labels the decimal figure MiB/s."
-)
-_WIRED_64K = (
-    "The printed 0.5 ms per 64 KiB means a 1049 Mbit/s link, faster than Gigabit and than the "
-    "930 Mbit/s iperf3 measured on the wired network (0.564 ms per 64 KiB). The blog gives no "
-    "derivation; the formula rows keep the printed 0.5."
-)
-_SSD_IO = (
-    "1000 / IOPS of the local SSD at 1 MiB gives 2.78 ms, which rounds to 2.8; the blog printed 2.7, "
-    "i.e. it truncated (the HDD's 1000 / 136 = 7.35 was also cut to 7.3, which the raw file's "
-    "unrounded 136.25 IOPS happens to reproduce as 7.34)."
-)
-_WIRED_R2T1 = (
-    "The blog's own formula with its printed inputs gives {formula} ms, not the printed {printed} ms. "
-    "The gap of 1.39 ms is 1.5 - 0.11 ms: one one-way term was left at the wireless value. The "
-    "audit uses the consistent formula value; this number follows from it."
-)
-_WIRED_R2T1_DOWNSTREAM = (
-    "Follows from the wired R2T=1 op time: with the formula-consistent {formula} ms "
-    "instead of the printed {printed} ms this column changes accordingly."
-)
-
-
-def explanations() -> dict[str, str]:
-    """Why each published number that does not print as recomputed differs (in our words)."""
-    why = {
-        "intro.iperf3_mib_per_s": _IPERF_MB,
-        "network.iperf3.wireless_mib_per_s": _IPERF_MB,
-        "network.iperf3.wireless_2m_iops": (
-            "75 / 2 = 37.5 rounded up: the decimal MB/s figure divided by "
-            "2 MiB. In MiB/s the link carries 35.8 operations of 2 MiB per "
-            "second."
-        ),
-        "hardware.hdd_krpm": (
-            "Not recomputable: no raw file or manifest entry records the drive model or its "
-            "spindle speed; the number is the blog's description of its hardware."
-        ),
-        "latency.wireless_1s.p99_ms": (
-            "RTTs above 10 ms are printed by ping with 0.1 ms resolution, so the "
-            "99th percentile of the printed values cannot land exactly on 34.61."
-        ),
-        "latency.wireless_1s.cv_pct": (
-            "The printed sstdev over the printed mean is 12.95 / 5.50 = 235.5 %; "
-            "the blog printed 234.5 %. The file reproduces mean and sstdev, so its "
-            "CV is near 235.5 %: the printed CV is off by about one point."
-        ),
-        "fio.wireless.blockdev_hdd.64k.mib_per_s": (
-            "237 IOPS x 64 KiB is 14.8 MiB/s; 15.5 is the decimal MB/s "
-            "figure fio prints in brackets beside MiB/s."
-        ),
-        "discussion.projected_iops_at_full_cpu": (
-            "No pairing of the published figures gives 112 exactly: "
-            "15 / 0.14 = 107, 16 / 0.14 = 114. The sentence pairs the "
-            "block-device run's end-to-end IOPS with 14 % CPU; with the "
-            "unrounded IOPS that is 110.7."
-        ),
-        "discussion.blockdev_ssd_vs_hdd_2m_pct": (
-            "Reproduced as the difference over the SSD figure "
-            "((34.5 - 31.0) / 34.5 = 10 %); over the HDD figure it is "
-            "+11.3 %."
-        ),
-        "model.transfer_1mib_ms": (
-            "The blog multiplied the rounded 0.87 ms by 16 (13.92); the unrounded "
-            "0.874 ms from iperf3 gives 13.98."
-        ),
-        "model.r2t16.wireless_hdd.mib_per_s": (
-            "2 x the rounded 20.4 IOPS; 2 MiB x 1000 / 49.14 ms is 40.70, which the projection table prints."
-        ),
-        "projection.r2t16.wired_hdd.iops": (
-            "1000 / 31.74 = 31.51, and the next column (63.01 = 2 x 31.51) "
-            "uses that value: the printed 31.56 looks like a typo."
-        ),
-        "projection.r2t1.error_low_pct": (
-            "The 7 % lower bound comes from the printed wired op times; with "
-            "the formula-consistent values the wired R2T=1 errors are about 3 %."
-        ),
-        "conclusions.local_ssd_speedup_pct": (
-            "Local 2 MiB runs, SSD over HDD: 354 / 136 (printed) is +160.3 %, "
-            "the unrounded raw MiB/s give +160.6 %."
-        ),
-        "conclusions.ssd_speedup_wired_pct": (
-            "Reproduced by the wired R2T=16 validation runs (82 / 70); the R2T=1 pair (72 / 62) gives +16 %."
-        ),
-    }
-    for dev, formula, printed in (("hdd", "33.28", "34.67"), ("ssd", "28.68", "30.07")):
-        key = f"projection.r2t1.wired_{dev}"
-        why[f"{key}.op_ms"] = _WIRED_R2T1.format(formula=formula, printed=printed)
-        for col in ("iops", "est_mib_per_s", "error_pct"):
-            why[f"{key}.{col}"] = _WIRED_R2T1_DOWNSTREAM.format(formula=formula, printed=printed)
-    for m in (1, 16):
-        for dev in ("hdd", "ssd"):
-            why[f"projection.r2t{m}.wired_{dev}.net_64k_ms"] = _WIRED_64K
-        why[f"projection.r2t{m}.wired_ssd.io_lat_ms"] = _SSD_IO
-    return why
-
-
-def _truncation_tolerance(pub: PublishedNumber, rec: Recomputed) -> PublishedNumber:
-    """Widen the tolerance by one printed unit when floor() reproduces a truncated IOPS."""
-    step = TRUNCATION_STEP_UNITS * 10.0 ** (-pub.decimals)
-    if not rec.truncated or not pub.value or math.floor(rec.value / step) * step != pub.value:
-        return pub
-    return replace(pub, tolerance_rel=max(pub.tolerance_rel, step / abs(pub.value)))
-
-
-def _truncation_matters(pub: PublishedNumber, rec: Recomputed) -> bool:
-    """True when rounding would not print the published value but truncation does."""
-    return _truncation_tolerance(pub, rec) is not pub and audit.verdict(pub, rec.value) != audit.MATCH
+# ---- the audit table ---------------------------------------------------------------------------
 
 
 def audit_rows(
@@ -800,28 +681,19 @@ def audit_rows(
     published_dir: str | Path,
     published_file: str = BLOG_FILE,
     result: BlogAudit | None = None,
-) -> tuple[dict[str, PublishedNumber], dict[str, float], dict[str, str]]:
-    """(published, recomputed, explanations): the three inputs of :func:`audit.audit_table`.
+) -> tuple[dict[str, PublishedNumber], dict[str, float], frozenset[str]]:
+    """(published, recomputed, generated_from): the inputs of :func:`audit.audit_table`.
 
-    Truncated IOPS get a tolerance of one printed unit (only where floor() reproduces them) and
-    the truncation note; ``result`` reuses an earlier :func:`run`.
+    Explanations come from the published YAML; ``result`` reuses an earlier :func:`run`.
     """
     a = result or run(dataset_dir, published_dir, published_file)
-    why = explanations()
-    published: dict[str, PublishedNumber] = {}
-    for key, pub in a.published.items():
-        rec = a.values[key]
-        if _truncation_matters(pub, rec):
-            why.setdefault(key, TRUNCATION_NOTE)
-        published[key] = _truncation_tolerance(pub, rec)
-    recomputed = {k: v.value for k, v in a.values.items()}
-    return published, recomputed, {k: v for k, v in why.items() if k in published}
+    return dict(a.published), {k: v.value for k, v in a.values.items()}, a.generated_from
 
 
 def audit_frame(result: BlogAudit) -> pd.DataFrame:
     """The audit table with what each value was recomputed from (``basis``, ``recomputed_from``)."""
-    published, recomputed, why = audit_rows("", "", result=result)
-    table = audit.audit_table(published, recomputed, why)
+    published, recomputed, generated_from = audit_rows("", "", result=result)
+    table = audit.audit_table(published, recomputed, generated_from=generated_from)
     table.insert(
         table.columns.get_loc("verdict") + 1, "basis", table["id"].map(lambda k: result.values[k].basis)
     )
@@ -834,17 +706,17 @@ def audit_frame(result: BlogAudit) -> pd.DataFrame:
 
 
 def verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
-    """Numbers per verdict (all three verdicts listed, zero included) and per basis."""
-    order = [audit.MATCH, audit.WITHIN, audit.MISMATCH]
-    counts = pd.crosstab(table["verdict"], table["basis"]).reindex(order, fill_value=0)
+    """Numbers per verdict (every verdict listed, zero included) and per basis."""
+    counts = pd.crosstab(table["verdict"], table["basis"]).reindex(list(audit.VERDICTS), fill_value=0)
     counts["total"] = counts.sum(axis=1)
     return counts.reset_index()
 
 
 def mismatches(table: pd.DataFrame) -> pd.DataFrame:
-    """The mismatch rows with their explanations."""
+    """The mismatch and not-recomputable rows with their explanations."""
     cols = ["id", "section", "unit", "published", "recomputed", "difference_pct", "basis", "explanation"]
-    return table.loc[table["verdict"] == audit.MISMATCH, cols].reset_index(drop=True)
+    keep = table["verdict"].isin([audit.MISMATCH, audit.NOT_RECOMPUTABLE])
+    return table.loc[keep, cols].reset_index(drop=True)
 
 
 def glue_key(published_id: str) -> str:
@@ -853,7 +725,7 @@ def glue_key(published_id: str) -> str:
 
 
 def glue_rows(table: pd.DataFrame, ids: list[str], glue: Callable[[str, Any], Any]) -> None:
-    """Glue ``<id>_pub``, ``_rec``, ``_diff_pct`` and ``_verdict`` (id in :func:`glue_key` form)."""
+    """Glue ``<id>_pub``, ``_rec``, ``_diff_pct``, ``_verdict`` and ``_why`` (id in :func:`glue_key` form)."""
     rows = table.set_index("id")
     for key in ids:
         name = glue_key(key)
@@ -861,20 +733,27 @@ def glue_rows(table: pd.DataFrame, ids: list[str], glue: Callable[[str, Any], An
         glue(f"{name}_rec", float(rows.loc[key, "recomputed"]))
         glue(f"{name}_diff_pct", float(rows.loc[key, "difference_pct"]))
         glue(f"{name}_verdict", str(rows.loc[key, "verdict"]))
+        glue(f"{name}_why", str(rows.loc[key, "explanation"]))
 
 
 def truncation_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """Rows whose verdict rests on the truncated-IOPS rule (rounding would not print them)."""
-    return table[table["explanation"] == TRUNCATION_NOTE].reset_index(drop=True)
+    """Rows printed as truncated whose value would not print the same when rounded to nearest."""
+    truncated = table[table["printed_as"] == audit.TRUNCATED]
+    rounds_differently = (truncated["recomputed"] - truncated["published"]).abs() > 0.5
+    return truncated[rounds_differently].reset_index(drop=True)
+
+
+GLUE_COUNT_NAMES = {
+    audit.MATCH: "n_match",
+    audit.RECONSTRUCTED: "n_reconstructed",
+    audit.MISMATCH: "n_mismatch",
+    audit.NOT_RECOMPUTABLE: "n_not_recomputable",
+}
 
 
 def glue_counts(counts: pd.DataFrame, glue: Callable[[str, Any], Any]) -> None:
-    """Glue ``n_match``, ``n_within``, ``n_mismatch`` and ``n_total``."""
+    """Glue ``n_match``, ``n_reconstructed``, ``n_mismatch``, ``n_not_recomputable`` and ``n_total``."""
     totals = counts.set_index("verdict")["total"]
-    for verdict, name in (
-        (audit.MATCH, "n_match"),
-        (audit.WITHIN, "n_within"),
-        (audit.MISMATCH, "n_mismatch"),
-    ):
+    for verdict, name in GLUE_COUNT_NAMES.items():
         glue(name, int(totals.get(verdict, 0)))
     glue("n_total", int(totals.sum()))

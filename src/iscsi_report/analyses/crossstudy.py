@@ -945,10 +945,9 @@ def _pct_change(new: float, old: float) -> float:
     return PERCENT * (new / old - 1.0)
 
 
-def _scst_recomputed(scst: Study, model: WireModel) -> tuple[dict[str, float], dict[str, str]]:
-    """Every SCST number the analyses reproduce, with how (and why any differs)."""
+def _scst_recomputed(scst: Study, model: WireModel) -> dict[str, float]:
+    """Every SCST number the analyses reproduce (why any differs: the published YAML)."""
     rec: dict[str, float] = {}
-    why: dict[str, str] = {}
     peaks = peak_table(scst).set_index("size_bytes")
     tpt = scst.table("throughput_time")
     cpu_bound = {m: set(tpt.dropna(subset=[f"cpu_us_{m}"])["size_bytes"]) for m in MODES}
@@ -956,47 +955,14 @@ def _scst_recomputed(scst: Study, model: WireModel) -> tuple[dict[str, float], d
         best = float(row["adaptive_iops"])
         reply = reply_time_us(size, model)
         rec[f"scst.tpt.net_reply_us.{size}"] = reply
-        why[f"scst.tpt.net_reply_us.{size}"] = (
-            "Line time of (size + 48-byte BHS) in full 9000-byte frames, 90 bytes of TCP/IP+timestamps "
-            "and Ethernet framing per 8948-byte MSS. The paper charges the 90 bytes per 9000 bytes "
-            "instead, which is 0.006% less; paper_style_reply_time_us reproduces it exactly."
-        )
         rec[f"scst.tpt.tpt_us.{size}"] = US_PER_S / best
-        why[f"scst.tpt.tpt_us.{size}"] = "10^6 / best peak IOPS of the peak table."
         rec[f"scst.peak.mbps.{size}"] = best * size / BYTES_PER_MB
-        why[f"scst.peak.mbps.{size}"] = "Best peak IOPS x size / 10^6."
         rec[f"scst.peak.net_pct.{size}"] = PERCENT * best * reply / US_PER_S
-        why[f"scst.peak.net_pct.{size}"] = "Best peak IOPS x our network reply time."
         if size in cpu_bound["nodelay"]:
             rec[f"scst.tpt.cpu_us_nodelay.{size}"] = US_PER_S / float(row["nodelay_iops"])
-            why[f"scst.tpt.cpu_us_nodelay.{size}"] = "10^6 / TCP_NODELAY peak IOPS."
             rec[f"scst.peak.diff_pct.{size}"] = _pct_change(best, float(row["nodelay_iops"]))
-            why[f"scst.peak.diff_pct.{size}"] = "Adaptive Nagle peak over TCP_NODELAY peak."
         if size in cpu_bound["adaptive"]:
             rec[f"scst.tpt.cpu_us_adaptive.{size}"] = US_PER_S / best
-            why[f"scst.tpt.cpu_us_adaptive.{size}"] = "10^6 / Adaptive Nagle peak IOPS."
-    inconsistent_1024 = (
-        "The 1024-byte cells disagree inside the seed: the peak table prints 93,271 (Adaptive) and "
-        "60,390 (TCP_NODELAY) IOPS, the text 95,500 and 62,200, and the throughput-time table 10.55 "
-        "and 16.08 us (94,787 and 62,189 IOPS). We recompute from the peak table."
-    )
-    for key in ("scst.tpt.tpt_us.1024", "scst.tpt.cpu_us_adaptive.1024", "scst.tpt.cpu_us_nodelay.1024"):
-        why[key] = inconsistent_1024
-    why["scst.tpt.tpt_us.1536"] = (
-        "12.78 us is 78,247 IOPS: close to the 100% Nagle peak of 78,200 in the text, not the "
-        "Adaptive Nagle 77,053 of the peak table, from which we recompute 12.98 us."
-    )
-    why["scst.tpt.tpt_us.2048"] = (
-        "16.90 us is 59,172 IOPS, above the peak table's 58,505 (17.09 us) and above our 1 Gb/s "
-        "ceiling of 59,043: the throughput-time table seems to use another sample than the peak table."
-    )
-    for size in (65536, 262144, 1048576):
-        why[f"scst.tpt.tpt_us.{size}"] = (
-            "Printed IOPS are rounded to integers; the paper divided unrounded ones."
-        )
-        why[f"scst.peak.mbps.{size}"] = (
-            "Printed IOPS are rounded to integers; the paper multiplied unrounded ones."
-        )
 
     nodelay_512 = float(peaks.loc[512, "nodelay_iops"])
     adaptive_512 = float(peaks.loc[512, "adaptive_iops"])
@@ -1007,25 +973,8 @@ def _scst_recomputed(scst: Study, model: WireModel) -> tuple[dict[str, float], d
     rec["scst.nagle.adaptive_net_pct_512"] = PERCENT * adaptive_512 * reply_512 / US_PER_S
     rec["scst.nagle.nodelay_net_pct_512"] = PERCENT * nodelay_512 * reply_512 / US_PER_S
     rec["scst.nagle.nodelay_fraction_of_link_512"] = nodelay_512 * reply_512 / US_PER_S
-    why.update(
-        {
-            "scst.nagle.nodelay_peak_512_iops": "Peak table, TCP_NODELAY at 512 bytes (text rounds it).",
-            "scst.nagle.adaptive_peak_512_iops": "Peak table, Adaptive Nagle at 512 bytes (text rounds it).",
-            "scst.nagle.gain_512_pct": "Ratio of the two 512-byte peaks of the peak table.",
-            "scst.nagle.adaptive_net_pct_512": "512-byte Adaptive peak x our reply time (45.5%).",
-            "scst.nagle.nodelay_net_pct_512": (
-                "512-byte TCP_NODELAY peak x our reply time: 28.5%, printed as 'about 29%'."
-            ),
-            "scst.nagle.nodelay_fraction_of_link_512": (
-                "The text says CPU bound 'at around 1/4' of the link; the peak table's own figures "
-                "give 0.285 (and the same text later says 29%), so 'a quarter' is a loose rounding."
-            ),
-        }
-    )
     rec["scst.nagle.adaptive_peak_1024_iops"] = float(peaks.loc[1024, "adaptive_iops"])
     rec["scst.nagle.nodelay_peak_1024_iops"] = float(peaks.loc[1024, "nodelay_iops"])
-    why["scst.nagle.adaptive_peak_1024_iops"] = inconsistent_1024
-    why["scst.nagle.nodelay_peak_1024_iops"] = inconsistent_1024
 
     ceiling_1536 = network_ceiling_iops(1536, model)
     rec["scst.nagle.nodelay_peak_1536_iops"] = float(peaks.loc[1536, "nodelay_iops"])
@@ -1036,23 +985,6 @@ def _scst_recomputed(scst: Study, model: WireModel) -> tuple[dict[str, float], d
     rec["scst.nagle.net_limit_1536_iops"] = ceiling_1536
     rec["scst.nagle.threshold96_1536_pct_of_max"] = (
         PERCENT * float(peaks.loc[1536, "adaptive_iops"]) / ceiling_1536
-    )
-    why.update(
-        {
-            "scst.nagle.nodelay_peak_1536_iops": "Peak table, TCP_NODELAY at 1536 bytes.",
-            "scst.nagle.nodelay_cpu_bound_1536_iops": (
-                "Peak table, TCP_NODELAY at 1536 bytes ('around 61,000')."
-            ),
-            "scst.nagle.adaptive_peak_1536_iops": (
-                "Peak table, Adaptive Nagle at 1536 bytes (77,053; the text says 78,000)."
-            ),
-            "scst.nagle.threshold96_1536_iops": "Peak table, Adaptive Nagle (threshold 96) at 1536 bytes.",
-            "scst.nagle.full_nagle_peak_1536_iops": (
-                "100% Nagle is network bound: our 1 Gb/s ceiling at 1536 bytes."
-            ),
-            "scst.nagle.net_limit_1536_iops": "Our 1 Gb/s ceiling at 1536 bytes ('a little over 78,000').",
-            "scst.nagle.threshold96_1536_pct_of_max": "Adaptive peak over our 1536-byte network ceiling.",
-        }
     )
 
     ghz_from = scst.value("scst.nagle.standard_clock_ghz")
@@ -1074,28 +1006,6 @@ def _scst_recomputed(scst: Study, model: WireModel) -> tuple[dict[str, float], d
         PERCENT * slow_adaptive * reply_time_us(2048, model) / US_PER_S
     )
     rec["scst.nagle.reduced_clock_adaptive_gain_pct"] = _pct_change(slow_adaptive, slow_nodelay)
-    f_scaled = float(clock.loc[("nodelay", "measured 2.4 GHz peak"), "clock_scaled_fraction"])
-    why.update(
-        {
-            "scst.nagle.clock_reduction_pct": "1 - 1.6/2.4.",
-            "scst.nagle.reduced_clock_nodelay_drop_pct": (
-                "40,500 against the 2.4 GHz TCP_NODELAY peak of 57,247 at 2048 bytes."
-            ),
-            "scst.nagle.reduced_clock_nodelay_iops": (
-                "Prediction, not a copy: 57,247 IOPS x 1.6/2.4 = 38,165 if all per-op time scaled with the "
-                f"clock. The measured 40,500 is 6% higher: only about {f_scaled:.0%} of the per-op time "
-                "behaves as core cycles; the rest (memory, PCIe, NIC and softirq work on another CPU) "
-                "does not slow down."
-            ),
-            "scst.nagle.reduced_clock_adaptive_iops": (
-                "Prediction: the Adaptive Nagle CPU line at 2048 bytes scaled by 2.4/1.6, capped by the "
-                "network ceiling. The line is fitted through two points only (512 and 1024 bytes) and "
-                "extrapolated, and its slope inherits the inconsistent 1024-byte peak."
-            ),
-            "scst.nagle.reduced_clock_adaptive_net_pct": "57,800 IOPS x our 2048-byte reply time.",
-            "scst.nagle.reduced_clock_adaptive_gain_pct": "57,800 over 40,500.",
-        }
-    )
 
     t_nodelay_512 = US_PER_S / nodelay_512
     t_adaptive_512 = US_PER_S / adaptive_512
@@ -1105,19 +1015,12 @@ def _scst_recomputed(scst: Study, model: WireModel) -> tuple[dict[str, float], d
     rec["scst.nagle.l2_gap_adaptive_us"] = (
         t_adaptive_512 * scst.value("scst.nagle.l2_gain_adaptive_pct") / PERCENT
     )
-    why["scst.nagle.l2_gap_nodelay_us"] = "15% of the 512-byte TCP_NODELAY per-op time (15.89 us)."
-    why["scst.nagle.l2_gap_adaptive_us"] = (
-        "13% of the 512-byte Adaptive Nagle per-op time (9.94 us) is 1.29 us, not 1.72. A 1.72 us gap "
-        "at +13% implies about 13.2 us per op (75,600 IOPS): the chart was measured with a different "
-        "interrupt CPU and did not reach the peak-table operating point."
-    )
     cpus = scst.table("cpu_assignment").set_index("cpu")["iops"]
     rec["scst.cpus.cpu0_gain_pct"] = _pct_change(float(cpus[0]), float(cpus[[2, 3]].mean()))
-    why["scst.cpus.cpu0_gain_pct"] = "CPU0 IOPS over the mean of CPU2 and CPU3."
-    return rec, why
+    return rec
 
 
-def _l3_recomputed(l3: Study) -> tuple[dict[str, float], dict[str, str]]:
+def _l3_recomputed(l3: Study) -> dict[str, float]:
     """The 100 GbE numbers that follow from other printed numbers."""
     write_iops = l3.value("l3.record.write_kiops") * IOPS_PER_KIOPS
     read_iops = l3.value("l3.reading.read_kiops") * IOPS_PER_KIOPS
@@ -1131,24 +1034,10 @@ def _l3_recomputed(l3: Study) -> tuple[dict[str, float], dict[str, str]]:
         / l3.value("l3.tldr.link_gbit_per_s"),
         "l3.conclusions.medium_block_gbit_per_s": l3.value("l3.tldr.achieved_gbyte_per_s") * BITS_PER_BYTE,
     }
-    why = {
-        "l3.record.write_mib_per_s": (
-            "1171k IOPS x 4 KiB; fio rounds IOPS to thousands, so the last MiB/s digit differs."
-        ),
-        "l3.reading.read_mib_per_s": "1467k IOPS x 4 KiB; fio rounds IOPS to thousands.",
-        "l3.conclusions.write_million_iops": "fio write record, 1171k IOPS, printed as '1 million'.",
-        "l3.conclusions.read_million_iops": "fio read record, 1467k IOPS, printed as '1.5 million'.",
-        "l3.initial.network_utilisation_pct": "50 Gb/s of the 100 Gb/s link.",
-        "l3.conclusions.medium_block_gbit_per_s": (
-            "Unit inconsistency in the seed: the TL/DR says 12.3GB/s (bytes), the conclusions 12.3Gb/s "
-            "(bits) for the same result. 12.3 GB/s is 98.4 Gb/s, which matches 'almost 100% network "
-            "load'; 12.3 Gb/s would be 12% of the link. The bit reading is a typo."
-        ),
-    }
-    return rec, why
+    return rec
 
 
-def _comstar_recomputed(c: Study) -> tuple[dict[str, float], dict[str, str]]:
+def _comstar_recomputed(c: Study) -> dict[str, float]:
     """The COMSTAR ratios that follow from the printed IOPS, CPUs and MB/s."""
     daemon, comstar = c.value("comstar.read.daemon_kiops"), c.value("comstar.read.comstar_kiops")
     rec = {
@@ -1161,21 +1050,13 @@ def _comstar_recomputed(c: Study) -> tuple[dict[str, float], dict[str, str]]:
             c.value("comstar.write.comstar_mbyte_per_s"), c.value("comstar.write.daemon_mbyte_per_s")
         ),
     }
-    why = {
-        "comstar.read.outstanding": "10 clients x 10 threads.",
-        "comstar.read.improvement_x": "85K / 31K = 2.74.",
-        "comstar.read.iops_per_cpu_improvement_x": "(85K / 10 CPUs) / (31K / 7.6 CPUs) = 2.08.",
-        "comstar.write.throughput_gain_pct": (
-            "130 / 88 MB/s is +47.7%; the seed rounds it up to a round 'fifty percent'."
-        ),
-    }
-    return rec, why
+    return rec
 
 
 def audit_rows(
     published_dir: str | Path, model: WireModel | None = None
-) -> tuple[dict[str, PublishedNumber], dict[str, float], dict[str, str]]:
-    """(published, recomputed, explanations) for every number the analyses reproduce.
+) -> tuple[dict[str, PublishedNumber], dict[str, float]]:
+    """(published, recomputed) for every number the analyses reproduce (explanations: the YAML's).
 
     Feed to ``audit.audit_table``; numbers only transcribed (not reproducible from the seeds)
     are left out of ``published`` so the audit covers exactly what is recomputed.
@@ -1183,13 +1064,11 @@ def audit_rows(
     cs = load_cross_study(published_dir)
     model = model or WireModel()
     rec: dict[str, float] = {}
-    why: dict[str, str] = {}
-    for r, w in (_scst_recomputed(cs.scst, model), _l3_recomputed(cs.l3), _comstar_recomputed(cs.comstar)):
+    for r in (_scst_recomputed(cs.scst, model), _l3_recomputed(cs.l3), _comstar_recomputed(cs.comstar)):
         rec.update(r)
-        why.update(w)
     numbers = cs.numbers()
     unknown = sorted(set(rec) - set(numbers))
     if unknown:
         raise ReportError(f"audit: recomputed ids with no published number: {unknown}")
     published = {k: numbers[k] for k in numbers if k in rec}
-    return published, rec, why
+    return published, rec
