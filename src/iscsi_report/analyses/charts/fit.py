@@ -5,6 +5,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from iscsi_report.analyses.charts import theme
+
 WIDTH = 260
 HEIGHT = 200
 PANEL = 150  # heatmap panel side
@@ -29,9 +31,9 @@ def residuals(runs: pd.DataFrame) -> alt.Chart:
         .encode(
             x=alt.X("fitted_ms:Q", title="fitted op time (ms)"),
             y=alt.Y("resid_ms:Q", title="observed − fitted (ms)"),
-            color=alt.Color("config:N", title="configuration"),
-            shape=alt.Shape("scenario:N", title="scenario") if "scenario" in data else alt.Undefined,
-            tooltip=["run:N", "bs_kib:Q", "op_ms:Q", "fitted_ms:Q", "resid_ms:Q"],
+            color=theme.color("network", "network", data["network"]),
+            shape=theme.shape("device", data["device"]),
+            tooltip=["run:N", "config:N", "bs_kib:Q", "op_ms:Q", "fitted_ms:Q", "resid_ms:Q"],
         )
     )
     zero = alt.Chart(pd.DataFrame({"y": [0.0]})).mark_rule(strokeDash=[4, 4]).encode(y="y:Q")
@@ -48,8 +50,8 @@ def leverage(runs: pd.DataFrame, threshold_cooks_d: float) -> alt.Chart:
             x=alt.X("hat:Q", title="leverage (hat value)", scale=alt.Scale(domain=[0, 1])),
             y=alt.Y("student_resid:Q", title="studentized residual"),
             size=alt.Size("cooks_d:Q", title="Cook's distance"),
-            color=alt.Color("config:N", title="configuration"),
-            tooltip=["run:N", "hat:Q", "cooks_d:Q", "student_resid:Q"],
+            color=theme.color("network", "network", data["network"]),
+            tooltip=["run:N", "config:N", "hat:Q", "cooks_d:Q", "student_resid:Q"],
         )
     )
     labels = (

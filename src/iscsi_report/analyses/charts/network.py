@@ -5,6 +5,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from iscsi_report.analyses.charts import theme
+
 WIDTH = 260
 HEIGHT = 160
 
@@ -23,9 +25,10 @@ def rtt_histogram(hist: pd.DataFrame) -> alt.Chart:
             x=alt.X("bin_lo_ms:Q", scale=alt.Scale(type="log"), title="round-trip time (ms, log)"),
             x2="bin_hi_ms:Q",
             y=alt.Y("share:Q", title="share of replies", axis=alt.Axis(format="%")),
-            color=alt.Color("network:N", legend=None),
+            color=theme.color("network", "network", data["network"], legend=None),
         )
         .properties(width=WIDTH, height=HEIGHT)
+        .add_params(alt.selection_interval(bind="scales", encodings=["x"]))
         .facet(facet=alt.Facet("group:N", title=None), columns=2)
         .resolve_scale(y="independent")
     )
@@ -33,16 +36,19 @@ def rtt_histogram(hist: pd.DataFrame) -> alt.Chart:
 
 def rtt_ecdf(ecdf: pd.DataFrame) -> alt.Chart:
     """ECDF of RTT on a log axis, one line per network and interval."""
-    data = ecdf[ecdf["rtt_ms"] > 0].assign(group=_group_label(ecdf[ecdf["rtt_ms"] > 0]))
+    shown = ecdf[ecdf["rtt_ms"] > 0]
+    data = shown.assign(interval=(shown["interval_s"] * 1000).map("{:g} ms".format))
     return (
         alt.Chart(data)
         .mark_line()
         .encode(
             x=alt.X("rtt_ms:Q", scale=alt.Scale(type="log"), title="round-trip time (ms, log)"),
             y=alt.Y("cumulative_share:Q", title="share of replies at or below", axis=alt.Axis(format="%")),
-            color=alt.Color("group:N", title="network, interval"),
+            color=theme.color("network", "network", data["network"]),
+            strokeDash=alt.StrokeDash("interval:N", title="ping interval"),
         )
         .properties(width=2 * WIDTH, height=HEIGHT + 40)
+        .interactive(bind_y=False)
     )
 
 

@@ -6,6 +6,8 @@ import altair as alt
 import pandas as pd
 from altair.typing import ChartType
 
+from iscsi_report.analyses.charts import theme
+
 WIDTH = 260
 HEIGHT = 180
 BS_AXIS = alt.X("bs_kib:Q", scale=alt.Scale(type="log", base=2), title="block size (KiB, log2)")
@@ -13,7 +15,8 @@ BS_AXIS = alt.X("bs_kib:Q", scale=alt.Scale(type="log", base=2), title="block si
 
 def throughput_by_bs(table: pd.DataFrame, color: str = "device") -> alt.HConcatChart:
     """MiB/s and IOPS against block size, one line per ``color`` value, side by side."""
-    base = alt.Chart(table).encode(x=BS_AXIS, color=alt.Color(f"{color}:N", title=color))
+    kind = color if color in theme.COLOURS else "device"
+    base = alt.Chart(table).encode(x=BS_AXIS, color=theme.color(color, kind, table[color], title=color))
     mib = base.mark_line(point=True).encode(
         y=alt.Y("mib_per_s:Q", title="throughput (MiB/s)", scale=alt.Scale(zero=True))
     )
@@ -33,14 +36,15 @@ def device_fit(points: pd.DataFrame, curves: pd.DataFrame) -> alt.Chart:
     )
     x = alt.X("bs_kib:Q", title="block size (KiB)")
     base = alt.Chart()
+    colour = theme.color("device", "device", data["device"], legend=None)
     band = (
         base.mark_area(opacity=0.25)
-        .encode(x=x, y="op_ms_lo:Q", y2="op_ms_hi:Q")
+        .encode(x=x, y="op_ms_lo:Q", y2="op_ms_hi:Q", color=colour)
         .transform_filter(alt.datum.layer == "fit")
     )
     line = (
         base.mark_line()
-        .encode(x=x, y=alt.Y("op_ms:Q", title="time per write (ms)"))
+        .encode(x=x, y=alt.Y("op_ms:Q", title="time per write (ms)"), color=colour)
         .transform_filter(alt.datum.layer == "fit")
     )
     dots = (
@@ -60,7 +64,6 @@ def request_size(requests: pd.DataFrame) -> ChartType:
     """Device write request size (iostat wareq-sz) against fio block size, with the y = x line."""
     data = requests.dropna(subset=["wareq_sz_kb"]).assign(
         bs_kib=lambda d: d["bs_bytes"] / 1024,
-        series=lambda d: d["scenario"].astype(str) + ", " + d["device"].astype(str),
     )
     diag = pd.DataFrame({"bs_kib": sorted(data["bs_kib"].unique())})
     ref = alt.Chart(diag).mark_line(strokeDash=[4, 4], color="gray").encode(x=BS_AXIS, y=alt.Y("bs_kib:Q"))
@@ -72,7 +75,8 @@ def request_size(requests: pd.DataFrame) -> ChartType:
             y=alt.Y(
                 "wareq_sz_kb:Q", scale=alt.Scale(type="log", base=2), title="device write request (KiB, log2)"
             ),
-            color=alt.Color("series:N", title="scenario, device"),
+            color=theme.color("device", "device", data["device"]),
+            strokeDash=alt.StrokeDash("scenario:N", title="scenario"),
         )
     )
     return alt.layer(ref, pts).properties(width=2 * WIDTH, height=HEIGHT)
@@ -88,8 +92,8 @@ def remote_vs_local(remote: pd.DataFrame, local: pd.DataFrame) -> alt.Chart:
         .encode(
             x=BS_AXIS,
             y=alt.Y("mib_per_s:Q", title="throughput (MiB/s, log)", scale=alt.Scale(type="log")),
-            color=alt.Color("scenario:N"),
-            strokeDash=alt.StrokeDash("device:N"),
+            color=theme.color("device", "device", data["device"]),
+            strokeDash=alt.StrokeDash("scenario:N", title="scenario"),
         )
         .properties(width=2 * WIDTH, height=HEIGHT + 40)
     )

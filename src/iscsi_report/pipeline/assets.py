@@ -1,0 +1,163 @@
+"""Sphinx extension: the site's own copies of the chart runtime and of MathJax, so no page needs a CDN.
+
+- Charts: a chapter shows each chart as ``<figure class="iscsi-chart">`` holding the static SVG and
+  the Vega-Lite spec (see ``analyses/report.py``). Pages with such a figure load one bundle of Vega,
+  Vega-Lite and vega-embed made by vl-convert (``_static/iscsi-charts/vega-bundle.js``) and a small
+  script that draws each spec with tooltips and, on success, removes the SVG fallback. Without
+  JavaScript the SVG stays. The bundle is written once per build (and cached per vl-convert
+  version under ``.cache/assets`` of the project, since making it takes seconds).
+- Math: MathJax 3 comes from the ``django-static-mathjax`` wheel (plain files, no Django needed);
+  ``mathjax_path: mathjax/tex-chtml.js`` in ``_config.yml`` points Sphinx at the copy made here.
+
+Enabled by ``sphinx: extra_extensions: [iscsi_report.pipeline.assets]`` in ``_config.yml``.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from iscsi_report.core.errors import ReportError
+
+CHART_MARKER = 'class="iscsi-chart"'
+CHART_DIR = "iscsi-charts"
+BUNDLE = f"{CHART_DIR}/vega-bundle.js"
+SCRIPT = f"{CHART_DIR}/charts.js"
+STYLE = f"{CHART_DIR}/site.css"  # every page: chart figures, tooltips, phone layout
+MATHJAX_DIR = "mathjax"
+MATHJAX_PACKAGE = "mathjax"  # import name of the django-static-mathjax distribution
+# What tex-chtml.js loads: itself, its fonts, TeX extensions it may autoload, the menu and a11y parts.
+MATHJAX_PARTS = ("tex-chtml.js", "output/chtml/fonts/woff-v2", "input/tex/extensions", "ui", "a11y")
+
+# What the bundle publishes (vl-convert names its three libraries so inside the snippet).
+BUNDLE_SNIPPET = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
+CHARTS_JS = """\
+(function () {
+  "use strict";
+  function draw(figure) {
+    var specNode = figure.querySelector("script.iscsi-chart-spec");
+    var live = figure.querySelector(".iscsi-chart-live");
+    var fallback = figure.querySelector(".iscsi-chart-fallback");
+    if (!specNode || !live || typeof window.vegaEmbed !== "function") { return; }
+    var spec = JSON.parse(specNode.textContent);
+    var alt = fallback ? fallback.getAttribute("alt") : "";
+    window.vegaEmbed(live, spec, {actions: false, renderer: "svg"}).then(function () {
+      if (alt) { live.setAttribute("role", "img"); live.setAttribute("aria-label", alt); }
+      if (fallback) { fallback.remove(); }
+      figure.classList.add("iscsi-chart-ready");
+    }).catch(function (err) {
+      live.remove();
+      console.warn("chart left as a static image:", err);
+    });
+  }
+  function drawAll() { document.querySelectorAll("figure.iscsi-chart").forEach(draw); }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", drawAll);
+  } else {
+    drawAll();
+  }
+})();
+"""
+
+CHARTS_CSS = """\
+figure.iscsi-chart { margin: 1.5em 0; max-width: 100%; }
+figure.iscsi-chart .iscsi-chart-live { display: block; width: 100%; max-width: 100%; overflow-x: auto; }
+figure.iscsi-chart .iscsi-chart-fallback { display: block; max-width: 100%; height: auto; }
+figure.iscsi-chart figcaption { font-size: 0.9em; margin-top: 0.4em; }
+#vg-tooltip-element { max-width: min(90vw, 420px); }
+/* Sphinx's index lays its two columns side by side: stack them on a phone, so no page scrolls sideways. */
+@media (max-width: 600px) {
+  table.indextable, table.indextable tbody, table.indextable tr, table.indextable td {
+    display: block; width: 100%;
+  }
+}
+"""
+
+
+def mathjax_source() -> Path:
+    """The folder of MathJax's ``es5`` build shipped by django-static-mathjax."""
+    spec = importlib.util.find_spec(MATHJAX_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ReportError(
+            "MathJax is not installed: install the django-static-mathjax package (pip install -e '.[book]')"
+        )
+    es5 = Path(next(iter(spec.submodule_search_locations))) / "static" / "mathjax" / "es5"
+    if not (es5 / MATHJAX_PARTS[0]).is_file():
+        raise ReportError(f"{es5}: expected MathJax 3's {MATHJAX_PARTS[0]} there (django-static-mathjax)")
+    return es5
+
+
+def copy_mathjax(static_dir: Path) -> None:
+    """Copy the parts of MathJax the pages load into ``static_dir/mathjax``."""
+    source, target = mathjax_source(), static_dir / MATHJAX_DIR
+    for part in MATHJAX_PARTS:
+        if (source / part).is_dir():
+            shutil.copytree(source / part, target / part, dirs_exist_ok=True)
+        else:
+            (target / part).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source / part, target / part)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def vega_bundle(cache_dir: Path | None) -> str:
+    """Vega, Vega-Lite and vega-embed as one script from vl-convert (cached per its version)."""
+    import vl_convert as vlc
+
+    version = importlib.metadata.version("vl-convert-python")
+    cached = cache_dir / f"vega-bundle-{version}.js" if cache_dir else None
+    if cached and cached.is_file():
+        return cached.read_text(encoding="utf-8")
+    # Wrapped in a function: its top-level names (``_``, ``t``...) would clash with the theme's
+    # globals; the bundle publishes ``vegaEmbed``, ``vega`` and ``vegaLite`` on ``window`` itself.
+    bundle = "(function () {\n" + str(vlc.javascript_bundle(BUNDLE_SNIPPET)) + "\n})();\n"
+    if cached:
+        _write_atomic(cached, bundle)
+    return bundle
+
+
+def write_chart_assets(static_dir: Path, cache_dir: Path | None) -> None:
+    """Write the chart bundle, script and style sheet into ``static_dir/iscsi-charts``."""
+    _write_atomic(static_dir / BUNDLE, vega_bundle(cache_dir))
+    _write_atomic(static_dir / SCRIPT, CHARTS_JS)
+    _write_atomic(static_dir / STYLE, CHARTS_CSS)
+
+
+def _cache_dir(app: Any) -> Path | None:
+    """``<project>/.cache/assets`` when the book sits in a project folder, else no cache."""
+    project = Path(app.srcdir).resolve().parent
+    return project / ".cache" / "assets" if (project / ".cache").is_dir() else None
+
+
+def _on_page(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+    """Load the chart runtime on the pages that show a chart, and only there."""
+    if CHART_MARKER in str(context.get("body", "")):
+        app.add_js_file(BUNDLE, loading_method="defer")
+        app.add_js_file(SCRIPT, loading_method="defer")
+
+
+def _on_finished(app: Any, exception: BaseException | None) -> None:
+    """After a successful HTML build, write the chart runtime and MathJax into ``_static``."""
+    if exception is not None or app.builder.format != "html":
+        return
+    static_dir = Path(app.outdir) / "_static"
+    write_chart_assets(static_dir, _cache_dir(app))
+    copy_mathjax(static_dir)
+
+
+def setup(app: Any) -> dict[str, Any]:
+    """Sphinx entry point."""
+    app.add_css_file(STYLE)
+    app.connect("html-page-context", _on_page)
+    app.connect("build-finished", _on_finished)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,393 @@
+"""The site as a reader meets it: headless Chromium at desktop (1400 px) and phone (390 px) width.
+
+A lab copy of the book is built with the chapters of ``test_site.py`` plus the Reference part
+(equation, glossary, references); with ``ISCSI_REPORT_SITE_ROOT`` set the project's own site is
+read instead. The network is blocked as in ``test_site.py``: every chart runtime, MathJax and
+font must come from the site itself. Every page is screenshotted at both widths (into
+``ISCSI_REPORT_SCREENSHOTS`` when set, else a temporary folder) and then the tests assert: no
+horizontal page scroll at 390 px, every chart a figure with a caption and an alt text that is a
+sentence and not a file path, every chart drawn live and showing a tooltip on hover, and every
+formula typeset by MathJax. The heaviest page's weight and time to first render are measured with
+the browser's own performance timeline and written to ``reader-metrics.json`` next to the
+screenshots.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+import yaml
+from e2e.projects import LAB, ROOT, cli, make_project
+
+from browser.test_site import (
+    CHAPTERS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    LOCAL_HOST,
+    PAGE_TIMEOUT_MS,
+    SITE_ROOT_ENV,
+    _browser_or_skip,
+    _page_files,
+    html_dir,  # noqa: F401  (fixture, resolved with this module's ``project``)
+    server,  # noqa: F401  (fixture)
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.xdist_group("browser")]
+
+DESKTOP = {"width": 1400, "height": 900}
+PHONE = {"width": 390, "height": 844}
+REFERENCE_PAGES = ["model_equation", "glossary", "references"]
+SCREENSHOTS_ENV = "ISCSI_REPORT_SCREENSHOTS"
+CHART_TIMEOUT_MS = 20_000
+MATH_TIMEOUT_MS = 20_000
+PATH_LIKE = re.compile(r"\.(svg|png|jpe?g|ipynb|json|html?)\b|(^|\s)(\.\.?/|/|_images/)")
+MIN_ALT_WORDS = 4
+MAX_TOOLTIP_TRIES = 40
+# Budgets for the heaviest page (bytes over the wire, first contentful paint), set well above what
+# was measured (see BENCHMARKS.md) so that only a real regression trips them.
+MAX_PAGE_BYTES = 8 * 2**20
+MAX_FIRST_PAINT_MS = 5_000
+GLOSSARY_TERMS = [
+    "R2T",
+    "PDU",
+    "Data-Out",
+    "Data-In",
+    "immediate data",
+    "unsolicited data",
+    "InitialR2T",
+    "ImmediateData",
+    "FirstBurstLength",
+    "MaxBurstLength",
+    "MaxRecvDataSegmentLength",
+    "MaxOutstandingR2T",
+    "one-way latency",
+    "RTT",
+    "queue depth",
+    "O_DIRECT",
+    "LUN",
+    "target",
+    "initiator",
+    "binding bound",
+]
+
+
+@dataclass
+class ReaderPage:
+    """What one page showed at phone width, and what went wrong while it loaded."""
+
+    scroll_width: int = 0
+    client_width: int = 0
+    figures: list[dict] = field(default_factory=list)
+    math: dict = field(default_factory=dict)
+    tooltips: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    term_links: list[str] = field(default_factory=list)
+    glossary_terms: list[tuple[str, str]] = field(default_factory=list)  # (anchor id, term)
+
+
+@dataclass
+class Reader:
+    """Every page as read, the screenshots taken, the requests blocked and the heaviest page."""
+
+    pages: dict[str, ReaderPage]
+    shots: Path
+    blocked: list[str]
+    metrics: dict
+
+
+def _with_reference_part(project: Path) -> None:
+    """Copy the Reference pages into the copy's book and list them in its toc."""
+    for name in REFERENCE_PAGES:
+        shutil.copy(ROOT / "book" / f"{name}.md", project / "book" / f"{name}.md")
+    toc_path = project / "book" / "_toc.yml"
+    toc = yaml.safe_load(toc_path.read_text())
+    toc["parts"].append({"caption": "Reference", "chapters": [{"file": n} for n in REFERENCE_PAGES]})
+    toc_path.write_text(yaml.safe_dump(toc, sort_keys=False))
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A lab copy with the Reference part, built once here, or $ISCSI_REPORT_SITE_ROOT."""
+    _browser_or_skip()
+    if os.environ.get(SITE_ROOT_ENV):
+        return Path(os.environ[SITE_ROOT_ENV]).resolve()
+    root = make_project(tmp_path_factory.mktemp("reader"), runs={LAB: (LAB, CHAPTERS)})
+    if not (root / "data" / "published").is_dir():  # the model chapter reads the published numbers
+        shutil.copytree(ROOT / "data" / "published", root / "data" / "published")
+    _with_reference_part(root)
+    result = cli(root, "book", "--jobs", "2")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return root
+
+
+_LAYOUT_JS = """() => {
+  const el = document.scrollingElement;
+  const figures = Array.from(document.querySelectorAll('figure.iscsi-chart')).map(f => {
+    const img = f.querySelector('img.iscsi-chart-fallback');
+    const live = f.querySelector('.iscsi-chart-live svg');
+    const r = f.getBoundingClientRect();
+    return {
+      caption: (f.querySelector('figcaption') || {textContent: ''}).textContent.trim(),
+      alt: img ? img.getAttribute('alt') : null,
+      live_label: f.querySelector('.iscsi-chart-live') ?
+                  f.querySelector('.iscsi-chart-live').getAttribute('aria-label') : null,
+      ready: f.classList.contains('iscsi-chart-ready'),
+      marks: live ? live.querySelectorAll('.role-mark path, .role-mark line, .role-mark rect').length : 0,
+      fallback_left: Boolean(img),
+      box_w: r.width, box_h: r.height,
+    };
+  });
+  const mathNodes = Array.from(document.querySelectorAll('.math'));
+  return {
+    scroll_width: el.scrollWidth, client_width: el.clientWidth, figures: figures,
+    math: {nodes: mathNodes.length,
+           typeset: mathNodes.filter(m => m.querySelector('mjx-container')).length,
+           errors: document.querySelectorAll('mjx-merror').length},
+    term_links: Array.from(document.querySelectorAll('a[href*="#term-"]')).map(a => a.href),
+    glossary_terms: Array.from(document.querySelectorAll('dl.glossary dt')).map(
+      d => { const c = d.cloneNode(true); c.querySelectorAll('.headerlink').forEach(a => a.remove());
+             return [d.id, c.textContent.trim()]; }),
+  };
+}"""
+
+# Points to hover per chart: the centre of each symbol, cell, bar or band, and the middle of each
+# line or rule along its path (a line's bounding-box centre is usually off the line).
+_HOVER_TARGETS_JS = """(index) => {
+  const fig = document.querySelectorAll('figure.iscsi-chart')[index];
+  const out = [];
+  for (const kind of ['symbol', 'rect', 'area', 'line', 'rule']) {
+    const sel = `.iscsi-chart-live .mark-${kind} path, .iscsi-chart-live .mark-${kind} line`;
+    for (const p of fig.querySelectorAll(sel)) {
+      const r = p.getBoundingClientRect();
+      if (r.width === 0 && r.height === 0) continue;
+      if ((kind === 'line' || kind === 'rule') && p.getTotalLength) {
+        const m = p.getScreenCTM();
+        for (const f of [0.5, 0.25, 0.75]) {
+          const q = p.getPointAtLength(p.getTotalLength() * f);
+          out.push([m.a * q.x + m.c * q.y + m.e, m.b * q.x + m.d * q.y + m.f]);
+        }
+      } else {
+        out.push([r.left + r.width / 2, r.top + r.height / 2]);
+      }
+    }
+  }
+  return out;
+}"""
+
+_TOOLTIP_JS = """() => {
+  const t = document.getElementById('vg-tooltip-element');
+  return t && t.classList.contains('visible') ? t.textContent.trim() : '';
+}"""
+
+_METRICS_JS = """() => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  const resources = performance.getEntriesByType('resource');
+  const paint = performance.getEntriesByName('first-contentful-paint')[0];
+  return {
+    bytes: nav.transferSize + resources.reduce((s, r) => s + r.transferSize, 0),
+    requests: 1 + resources.length,
+    first_contentful_paint_ms: paint ? paint.startTime : null,
+    dom_content_loaded_ms: nav.domContentLoadedEventEnd,
+    load_ms: nav.loadEventEnd,
+  };
+}"""
+
+
+def _slug(rel: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", rel.removesuffix(".html"))
+
+
+def _settle(page) -> list[str]:
+    """Wait until every chart has been drawn (or given up) and MathJax has finished; say what did not."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    late = []
+    try:
+        page.wait_for_function(
+            """() => Array.from(document.querySelectorAll('figure.iscsi-chart')).every(
+                 f => f.classList.contains('iscsi-chart-ready') || !f.querySelector('.iscsi-chart-live'))""",
+            timeout=CHART_TIMEOUT_MS,
+        )
+    except PlaywrightTimeout:
+        late.append(f"charts not drawn within {CHART_TIMEOUT_MS} ms")
+    if page.evaluate("() => document.querySelectorAll('.math').length > 0"):
+        try:
+            page.wait_for_function(
+                "() => window.MathJax && MathJax.startup && MathJax.startup.promise", timeout=MATH_TIMEOUT_MS
+            )
+            page.evaluate("() => MathJax.startup.promise.then(() => true)")
+        except PlaywrightTimeout:
+            late.append(f"MathJax not started within {MATH_TIMEOUT_MS} ms")
+    return late
+
+
+def _hover_tooltips(page, n_figures: int) -> list[str]:
+    """For each chart, the tooltip text shown on hovering its marks ('' when none appeared)."""
+    texts = []
+    for index in range(n_figures):
+        page.evaluate("i => document.querySelectorAll('figure.iscsi-chart')[i].scrollIntoView()", index)
+        shown = ""
+        for x, y in page.evaluate(_HOVER_TARGETS_JS, index)[:MAX_TOOLTIP_TRIES]:
+            page.mouse.move(x, y)
+            page.wait_for_timeout(50)
+            shown = page.evaluate(_TOOLTIP_JS)
+            if shown:
+                break
+        page.mouse.move(0, 0)
+        texts.append(shown)
+    return texts
+
+
+def _read(context, url: str, shots: Path, rel: str) -> ReaderPage:
+    """Open one page at desktop then phone width: screenshots, layout, charts, math, tooltips."""
+    found = ReaderPage()
+    page = context.new_page()
+    page.on("console", lambda m: m.type in ("error", "warning") and found.errors.append(m.text))
+    page.on("pageerror", lambda e: found.errors.append(f"uncaught: {e}"))
+    page.on("requestfailed", lambda r: found.errors.append(f"{r.url}: {r.failure}"))
+    page.on("response", lambda r: r.status >= 400 and found.errors.append(f"{r.url}: {r.status}"))
+    page.set_viewport_size(DESKTOP)
+    page.goto(url, wait_until="networkidle", timeout=PAGE_TIMEOUT_MS)
+    found.errors += _settle(page)
+    page.screenshot(path=str(shots / f"{_slug(rel)}-1400.png"), full_page=True)
+    page.set_viewport_size(PHONE)
+    page.wait_for_timeout(300)  # charts sized to their container redraw on resize
+    page.screenshot(path=str(shots / f"{_slug(rel)}-390.png"), full_page=True)
+    layout = page.evaluate(_LAYOUT_JS)
+    found.scroll_width, found.client_width = layout["scroll_width"], layout["client_width"]
+    found.figures, found.math = layout["figures"], layout["math"]
+    found.term_links, found.glossary_terms = layout["term_links"], layout["glossary_terms"]
+    found.tooltips = _hover_tooltips(page, len(found.figures))
+    page.close()
+    return found
+
+
+def _measure(context, url: str) -> dict:
+    """Weight and first paint of one page loaded with an empty cache, at desktop width."""
+    page = context.new_page()
+    page.set_viewport_size(DESKTOP)
+    cdp = context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
+    page.goto(url, wait_until="load", timeout=PAGE_TIMEOUT_MS)
+    _settle(page)
+    found = page.evaluate(_METRICS_JS)
+    page.close()
+    return found
+
+
+@pytest.fixture(scope="module")
+def reader(html_dir: Path, server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reader]:  # noqa: F811
+    """Read every page in headless Chromium with the network blocked; measure the heaviest page."""
+    from playwright.sync_api import sync_playwright
+
+    shots = Path(os.environ.get(SCREENSHOTS_ENV) or tmp_path_factory.mktemp("screenshots"))
+    shots.mkdir(parents=True, exist_ok=True)
+    blocked: list[str] = []
+
+    def gate(route) -> None:
+        if urlparse(route.request.url).hostname == LOCAL_HOST:
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
+    profile = tmp_path_factory.mktemp("reader-profile")
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            context.route("**/*", gate)
+            pages = {rel: _read(context, server + rel, shots, rel) for rel in _page_files(html_dir)}
+            weights = {rel: (html_dir / rel).stat().st_size for rel in pages}
+            heaviest = max(weights, key=lambda rel: weights[rel])
+            metrics = {"page": heaviest, **_measure(context, server + heaviest)}
+        finally:
+            context.close()
+    (shots / "reader-metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    print(f"\nreader screenshots and metrics in {shots}: {json.dumps(metrics)}")
+    yield Reader(pages, shots, blocked, metrics)
+
+
+# ------------------------------------------------------------------------------ tests
+
+
+def test_every_page_screenshotted_at_desktop_and_phone_width(reader: Reader) -> None:
+    for rel in reader.pages:
+        for width in (DESKTOP["width"], PHONE["width"]):
+            shot = reader.shots / f"{_slug(rel)}-{width}.png"
+            assert shot.is_file() and shot.stat().st_size > 0, shot
+
+
+def test_nothing_leaves_the_machine_and_nothing_fails_to_load(reader: Reader) -> None:
+    assert reader.blocked == []
+    for rel, page in reader.pages.items():
+        assert page.errors == [], rel
+
+
+def test_no_horizontal_scroll_at_phone_width(reader: Reader) -> None:
+    for rel, page in reader.pages.items():
+        assert page.scroll_width <= page.client_width, (rel, page.scroll_width, page.client_width)
+
+
+def test_every_chart_is_a_figure_with_caption_and_sentence_alt_text(reader: Reader) -> None:
+    n_figures = 0
+    for rel, page in reader.pages.items():
+        for figure in page.figures:
+            n_figures += 1
+            assert figure["caption"], (rel, figure)
+            alt = figure["live_label"] if figure["ready"] else figure["alt"]
+            assert alt and len(alt.split()) >= MIN_ALT_WORDS, (rel, figure)
+            assert not PATH_LIKE.search(alt), f"{rel}: alt text looks like a path: {alt!r}"
+    assert n_figures > 0, "no chart on any page: the check would prove nothing"
+
+
+def test_every_chart_is_drawn_live_offline_within_the_page_width(reader: Reader) -> None:
+    for rel, page in reader.pages.items():
+        for figure in page.figures:
+            assert figure["ready"] and not figure["fallback_left"], (rel, figure)
+            assert figure["marks"] > 0, (rel, figure)
+            assert 0 < figure["box_w"] <= page.client_width and figure["box_h"] > 0, (rel, figure)
+
+
+def test_every_chart_shows_a_tooltip_on_hover(reader: Reader) -> None:
+    for rel, page in reader.pages.items():
+        assert len(page.tooltips) == len(page.figures), rel
+        for index, text in enumerate(page.tooltips):
+            assert text, f"{rel}: chart {index + 1} showed no tooltip on any of its marks"
+
+
+def test_mathjax_typesets_every_formula_offline(reader: Reader) -> None:
+    equation = reader.pages["model_equation.html"].math
+    assert equation["nodes"] > 0, "the equation page has no formula"
+    for rel, page in reader.pages.items():
+        assert page.math["typeset"] == page.math["nodes"], (rel, page.math)
+        assert page.math["errors"] == 0, (rel, page.math)
+
+
+def test_glossary_defines_the_protocol_terms_and_the_equation_links_them(reader: Reader) -> None:
+    terms = {text: anchor for anchor, text in reader.pages["glossary.html"].glossary_terms}
+    for term in GLOSSARY_TERMS:
+        assert term in terms, f"glossary lacks {term!r}"
+    defined = set(terms.values())
+    links = reader.pages["model_equation.html"].term_links
+    assert len(links) >= len(REFERENCE_PAGES), links
+    for href in links:
+        assert urlparse(href).path.endswith("/glossary.html"), href
+        assert href.split("#", 1)[1] in defined, href
+
+
+def test_heaviest_page_weight_and_first_render_are_measured_within_budget(reader: Reader) -> None:
+    metrics = reader.metrics
+    assert 0 < metrics["bytes"] <= MAX_PAGE_BYTES, metrics
+    assert metrics["first_contentful_paint_ms"] is not None, metrics
+    assert 0 < metrics["first_contentful_paint_ms"] <= MAX_FIRST_PAINT_MS, metrics
