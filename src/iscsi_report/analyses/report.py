@@ -1,4 +1,4 @@
-"""What a chapter notebook calls to show things: tables saved as CSV, charts as offline SVG, glue.
+"""What a chapter notebook calls to show things: tables saved as CSV, charts as offline figures, glue.
 
 The batch runner injects ``run_name``, ``dataset``, ``project_root`` and ``results_dir`` into each
 notebook; :func:`start` turns them into a :class:`Context` that writes every shown table to
