@@ -13,7 +13,7 @@ bound that sets it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -478,7 +478,7 @@ def dominant_group(terms: pd.DataFrame, setup: QuestionSetup) -> str:
         raise MissingDataError(
             f"no terms for R2T={setup.serial_r2t}, {setup.slow_network}, {setup.slow_device}"
         )
-    return str(base.loc[base["share_pct"].idxmax(), "group"])
+    return str(base.set_index("group")["share_pct"].idxmax())
 
 
 def questions_side_by_side(blog: pd.DataFrame, measured: pd.DataFrame) -> pd.DataFrame:
@@ -493,6 +493,7 @@ def questions_side_by_side(blog: pd.DataFrame, measured: pd.DataFrame) -> pd.Dat
 
 def glue_answers(answers: pd.DataFrame, glue: Callable[[str, Any], Any]) -> None:
     """Glue every answer under ``<key>_blog`` and ``<key>_measured`` for the prose."""
-    for row in answers.itertuples(index=False):
+    rows: Iterable[Any] = answers.itertuples(index=False)  # cells: key (str) and two floats
+    for row in rows:
         glue(f"{row.key}_blog", float(row.blog_inputs))
         glue(f"{row.key}_measured", float(row.measured_inputs))

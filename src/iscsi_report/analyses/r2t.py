@@ -12,7 +12,7 @@ from ping, iperf3, the storage fit and iostat.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -79,7 +79,7 @@ def _integer(where: Path, jp: str, value: Any) -> int:
 
 def parse_parameter_set(
     name: str, values: Mapping[str, Any], manifest: Path
-) -> tuple[IscsiParams, list[dict]]:
+) -> tuple[IscsiParams, list[dict[str, Any]]]:
     """One named set of keys -> IscsiParams, and a (key, value, source) row per key the model uses.
 
     Keys the set does not give take their RFC 7143 default (source says so); other keys
@@ -294,7 +294,7 @@ def network_inputs(
     )
 
 
-def to_network(row: Mapping[str, Any]) -> Network:
+def to_network(row: Mapping[Hashable, Any]) -> Network:
     """A model Network from a :func:`network_inputs` row; ValueError if it lacks a measurement."""
     if row["missing"]:
         raise ValueError(f"network {row['network']}: {row['missing']}")

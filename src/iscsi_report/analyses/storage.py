@@ -296,7 +296,7 @@ def fit_curves(fits: dict[str, DeviceFit], points: int = 40, level: float = CI_L
 
 def device_latency_at(
     fits: dict[str, DeviceFit], device: str, request_bytes: float, level: float = CI_LEVEL
-) -> dict[str, float]:
+) -> dict[str, str | float | bool]:
     """Device ms at a request size from its fit, with the interval; KeyError names the missing fit."""
     if device not in fits:
         raise KeyError(f"no storage fit for device {device!r} (fitted: {sorted(fits)})")
