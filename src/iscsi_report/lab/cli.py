@@ -21,6 +21,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     smoke = subs.add_parser("smoke", help="a short check of the lab (under 90 s)")
     smoke.add_argument("--json", dest="json_out", help="also write the figures to this file")
     subs.add_parser("teardown", help="remove whatever a lab left behind (from its state file)")
+    acc = subs.add_parser("accuracy", help="the delay line's accuracy and rate, from a dataset's ping/iperf3")
+    acc.add_argument("dataset", help="a folder written by `lab run`")
     subs.add_parser("status", help="what the state file records")
 
 
@@ -47,6 +49,11 @@ def run(args: argparse.Namespace) -> int:
         left = st.lab_namespaces()
         _say(f"teardown: {len(done)} actions; lab namespaces left: {left or 'none'}")
         return 1 if left else 0
+    if cmd == "accuracy":
+        from iscsi_report.lab.accuracy import accuracy_table
+
+        print(accuracy_table(Path(args.dataset)))
+        return 0
     if cmd == "status":
         print(json.dumps(st.load_state(), indent=1))
         return 0

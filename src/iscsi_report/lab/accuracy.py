@@ -1,0 +1,43 @@
+"""The delay line's accuracy (set one-way delay vs ping RTT/2) and rate (iperf3), from a dataset."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from iscsi_report.core.ingest import iperf3, ping
+
+
+def accuracy_rows(dataset: Path) -> list[dict[str, float]]:
+    """One row per (one_way_delay_ms, link_mbps) point with ping and iperf3 figures."""
+    doc = yaml.safe_load((dataset / "manifest.yaml").read_text(encoding="utf-8"))
+    points: dict[tuple[float, float], dict[str, float]] = {}
+    for f in doc["files"]:
+        lab = f["labels"]
+        key = (float(lab["one_way_delay_ms"]), float(lab["link_mbps"]))
+        row = points.setdefault(key, {"one_way_delay_ms": key[0], "link_mbps": key[1]})
+        if f["tool"] == "ping":
+            rtt = ping.summary(ping.parse(dataset / f["path"]))["rtt_ms"]
+            row["rtt_half_p50_ms"] = rtt["p50"] / 2
+            row["rtt_half_mean_ms"] = rtt["mean"] / 2
+            row["rtt_half_min_ms"] = rtt["min"] / 2
+        elif f["tool"] == "iperf3":
+            s = iperf3.summary(iperf3.parse(dataset / f["path"]))
+            row["iperf3_received_mbps"] = s["received_bps"] / 1e6
+    return [points[k] for k in sorted(points)]
+
+
+def accuracy_table(dataset: Path) -> str:
+    """A Markdown table of :func:`accuracy_rows`."""
+    head = ("| set D (ms) | link (Mbit/s) | RTT/2 median (ms) | RTT/2 mean (ms) | RTT/2 min (ms) "
+            "| median − D (ms) | iperf3 received (Mbit/s) |")
+    lines = [head, "|" + " --- |" * 7]
+    for r in accuracy_rows(dataset):
+        link = "unlimited" if r["link_mbps"] == 0 else f"{r['link_mbps']:g}"
+        p50 = r.get("rtt_half_p50_ms", float("nan"))
+        lines.append(f"| {r['one_way_delay_ms']:g} | {link} | {p50:.3f} | "
+                     f"{r.get('rtt_half_mean_ms', float('nan')):.3f} | "
+                     f"{r.get('rtt_half_min_ms', float('nan')):.3f} | {p50 - r['one_way_delay_ms']:+.3f} | "
+                     f"{r.get('iperf3_received_mbps', float('nan')):.0f} |")
+    return "\n".join(lines)
