@@ -16,9 +16,10 @@ constrained variants fix the unidentifiable coefficients at their physical value
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -93,9 +94,9 @@ def check_runs(runs: pd.DataFrame) -> None:
     check_inputs(runs, RUN_COLUMNS)
 
 
-def iscsi_params(row: Mapping[str, object]) -> model.IscsiParams:
+def iscsi_params(row: Mapping[Hashable, Any]) -> model.IscsiParams:
     """The session keys of one run: its iSCSI columns (RFC defaults where absent)."""
-    keys = {}
+    keys: dict[str, Any] = {}
     for k, default in ISCSI_COLUMNS.items():
         value = row.get(k, default)
         keys[k] = default if value is None or pd.isna(value) else value
@@ -129,15 +130,16 @@ def _legs_units(b: model.LatencyBreakdown, net: model.Network) -> tuple[float, f
     one_way = sum(terms[t] for t in TERM_GROUPS["one_way_ms"])
     transmit = sum(terms[t] for t in TERM_GROUPS["transmit_ms"])
     legs = one_way / net.one_way_ms if net.one_way_ms > 0 else b.one_way_trips
+    assert net.per_64k_ms is not None  # set by Network.__post_init__
     return float(legs), float(transmit / float(net.per_64k_ms))
 
 
 def run_legs_units(
-    row: Mapping[str, object], assumptions: model.Assumptions = model.DEFAULT_ASSUMPTIONS
+    row: Mapping[Hashable, Any], assumptions: model.Assumptions = model.DEFAULT_ASSUMPTIONS
 ) -> tuple[float, float]:
     """(one-way legs, 64-KiB units) of one run's write at its own measured network inputs."""
-    net = model.Network(one_way_ms=float(row["one_way_ms"]), link_bps=float(row["link_bps"]))  # type: ignore[arg-type]
-    b = model.write_latency(int(row["bs_bytes"]), iscsi_params(row), net, 0.0, 0.0, assumptions=assumptions)  # type: ignore[call-overload]
+    net = model.Network(one_way_ms=float(row["one_way_ms"]), link_bps=float(row["link_bps"]))
+    b = model.write_latency(int(row["bs_bytes"]), iscsi_params(row), net, 0.0, 0.0, assumptions=assumptions)
     return _legs_units(b, net)
 
 
@@ -505,7 +507,7 @@ def rtt_samples_by_network(ds: Dataset, interval_s: float = MODEL_PING_INTERVAL_
     return {k: np.concatenate(v) for k, v in out.items()}
 
 
-def _parameter_set(sets: Mapping[str, model.IscsiParams], run: Mapping[str, object]) -> model.IscsiParams:
+def _parameter_set(sets: Mapping[str, model.IscsiParams], run: Mapping[Hashable, Any]) -> model.IscsiParams:
     """The run's named manifest parameter set (RFC defaults if unnamed), checked against its R2T label."""
     name = run.get("iscsi_parameters")
     if name is None or (isinstance(name, float) and np.isnan(name)):
@@ -589,7 +591,7 @@ def leave_one_out(
     for idx in np.flatnonzero(targets):
         target = runs.iloc[idx]
         train = runs[~same_configuration(runs, target, keys)]
-        held = runs.iloc[[idx]]
+        held = runs.iloc[[int(idx)]]
         rows.append(_loo_row(train, held, variant))
     return pd.DataFrame(rows)
 
@@ -698,7 +700,9 @@ def r2t_saving_per_message(runs: pd.DataFrame) -> pd.DataFrame:
     terms = term_matrix(runs)
     data = runs.assign(legs=terms["legs"])
     rows = []
-    for (net, dev, bs), g in data.groupby(["network", "device", "bs_bytes"], sort=True):
+    # keys: network and device labels and the integer block size (pandas-stubs types them Hashable)
+    groups: Iterable[tuple[Any, pd.DataFrame]] = data.groupby(["network", "device", "bs_bytes"], sort=True)
+    for (net, dev, bs), g in groups:
         by_m = g.groupby("max_outstanding_r2t").agg(
             op_ms=("op_ms", "mean"), legs=("legs", "first"), one_way_ms=("one_way_ms", "first")
         )
