@@ -1472,7 +1472,7 @@ _add(
     "manifest",
     "checksum-mismatch-names-command",
     _manifest({"files": [_entry(sha256="0" * 64)]}, call="verify"),
-    Err(("sha256 is", "update_checksums"), error=IngestError),
+    Err(("sha256 is", "iscsi-report dataset update"), error=IngestError),
 )
 _add(
     "manifest",

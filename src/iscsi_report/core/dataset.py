@@ -37,10 +37,8 @@ MANIFEST = "manifest.yaml"
 TOOLS = ("ping", "iperf3", "fio", "iostat", "tshark")
 SIDES = ("initiator", "target", "local")
 ENTRY_KEYS = {"path", "tool", "side", "sha256", "bytes", "labels", "note"}
-# How to refresh checksums after an intended change (a command that exists: see README).
-UPDATE_HINT = (
-    ".venv/bin/python -c \"from iscsi_report.core.dataset import update_checksums; update_checksums('DIR')\""
-)
+# How to refresh checksums after an intended change (cli/dataset.py implements it).
+UPDATE_HINT = "iscsi-report dataset update DIR"
 
 Scalar = StrictStr | StrictInt | StrictFloat | StrictBool | None
 PositiveNumber = Annotated[StrictFloat | StrictInt, Field(gt=0, allow_inf_nan=False)]
@@ -49,27 +47,178 @@ PositiveInt = Annotated[StrictInt, Field(gt=0)]
 Name = Annotated[StrictStr, Field(min_length=1, max_length=200)]
 
 
+def _label(description: str, *, unit: str = "", set_by: str = "you", effect: str) -> Any:
+    """An optional documented label: book/labels.md is generated from these fields."""
+    extra = {"unit": unit, "set_by": set_by, "effect": effect}
+    return Field(default=None, description=description, json_schema_extra=extra)
+
+
 class Labels(BaseModel):
     """Scenario labels of one raw file: the ones chapters read are typed; others are scalars."""
 
     model_config = ConfigDict(extra="allow", strict=True, frozen=True)
     __pydantic_extra__: dict[str, Scalar]
 
-    network: Name | None = None
-    device: Name | None = None
-    scenario: Name | None = None
-    run: Name | None = None
-    engine: Name | None = None
-    protocol: Name | None = None
-    iscsi_parameters: Name | None = None
-    validation: StrictBool | None = None
-    interval_s: PositiveNumber | None = None
-    duration_s: PositiveNumber | None = None
-    bs_bytes: PositiveInt | None = None
-    iodepth: PositiveInt | None = None
-    link_limit_mbps: PositiveNumber | None = None
-    link_mbps: PositiveNumber | None = None
-    one_way_delay_ms: NonNegativeNumber | None = None
+    network: Name | None = _label(
+        "Name of the network path a ping or iperf3 run crossed (e.g. wired, 10g-lan).",
+        effect="Pings and iperf3 runs pair by it: one network's RTT and bandwidth are one set of model "
+        "inputs. A network with pings but no iperf3 run (or the reverse) gives no model input.",
+    )
+    device: Name | None = _label(
+        "Name of the storage device under test (e.g. nvme0, sata-ssd, ram).",
+        effect="fio runs are fitted per device (fixed ms + size / bandwidth); the model takes that fit.",
+    )
+    scenario: Name | None = _label(
+        "Name of the measurement series a run belongs to (e.g. local-libaio, iscsi-libaio).",
+        set_by="you; dataset init derives local-ENGINE or iscsi-ENGINE from side and engine",
+        effect="Throughput tables group by it. A name starting with 'local' marks fio on the device's "
+        "own machine at queue depth 1: those runs enter the device fit.",
+    )
+    run: Name | None = _label(
+        "Name of one measurement run.",
+        set_by="you; dataset init uses the file name without its extensions",
+        effect="An iostat file belongs to the fio file whose labels it shares: with equal run names, "
+        "its request size and CPU are that run's.",
+    )
+    engine: Name | None = _label(
+        "fio's ioengine (psync, libaio, io_uring, sg, ...).",
+        set_by="fio file (ioengine option)",
+        effect="Runs with different engines are different experiments: dataset check refuses a device "
+        "fit or a throughput group that would pool them.",
+    )
+    protocol: Name | None = _label(
+        "Transport of an iperf3 run: tcp or udp.",
+        set_by="iperf3 file (start.test_start.protocol)",
+        effect="Link capacity comes from TCP runs; a UDP run reports what it offered (-b), so dataset "
+        "check refuses a network whose iperf3 runs mix protocols.",
+    )
+    iscsi_parameters: Name | None = _label(
+        "Key of the manifest's iscsi_parameters mapping: the session parameters the run used.",
+        effect="The model takes MaxOutstandingR2T and the other session parameters of the run from that set.",
+    )
+    validation: StrictBool | None = _label(
+        "True for a run held out to check a projection (not used to fit).",
+        effect="Validation runs are compared with the model's projection instead of being fitted.",
+    )
+    interval_s: PositiveNumber | None = _label(
+        "Time between ping probes (ping -i).",
+        unit="s",
+        set_by="ping file: -D timestamps, else the statistics' elapsed time over the probes, "
+        "snapped to the nearest 1-2-5 value within 15 %",
+        effect="RTTs are summarised per network and interval; the model chapter takes the pings at "
+        "its ping_interval_s parameter (2 ms by default). Required on every ping file.",
+    )
+    duration_s: PositiveNumber | None = _label(
+        "Length of the iperf3 test (-t).",
+        unit="s",
+        set_by="iperf3 file (start.test_start.duration)",
+        effect="Shown with the run; not a model input.",
+    )
+    bs_bytes: PositiveInt | None = _label(
+        "fio block size (bs): bytes per write.",
+        unit="bytes",
+        set_by="fio file (bs option); iostat files take it from their fio run",
+        effect="The x axis of the device fit and of the throughput tables; it must equal fio's bs.",
+    )
+    iodepth: PositiveInt | None = _label(
+        "fio queue depth (iodepth): writes in flight at once.",
+        unit="writes",
+        set_by="fio file (iodepth option); iostat files take it from their fio run",
+        effect="The device fit assumes one write in flight: dataset check refuses a fit or a "
+        "throughput group that would pool different queue depths.",
+    )
+    link_limit_mbps: PositiveNumber | None = _label(
+        "Rate limit set on the link for the capture (e.g. tc tbf).",
+        unit="Mbit/s",
+        effect="Documents the setup beside the iperf3 result; not a model input.",
+    )
+    link_mbps: PositiveNumber | None = _label(
+        "Link rate emulated by the lab's delay line.",
+        unit="Mbit/s",
+        set_by="the lab",
+        effect="Read by the lab's accuracy checks.",
+    )
+    one_way_delay_ms: NonNegativeNumber | None = _label(
+        "One-way delay emulated by the lab's delay line.",
+        unit="ms",
+        set_by="the lab",
+        effect="Read by the lab's accuracy checks.",
+    )
+    max_outstanding_r2t: PositiveInt | None = _label(
+        "iSCSI MaxOutstandingR2T of the session the run used.",
+        unit="R2Ts",
+        effect="Runs are grouped by it; it must equal the value of the run's iscsi_parameters set.",
+    )
+    rw: Name | None = _label(
+        "fio's rw pattern (write, randwrite, read, ...).",
+        set_by="fio file (rw option)",
+        effect="The storage chapter reads write jobs; dataset check refuses pooling different patterns.",
+    )
+    direct: StrictBool | None = _label(
+        "True when fio bypassed the page cache (direct=1, O_DIRECT).",
+        set_by="fio file (direct option; fio's default is 0)",
+        effect="A buffered run measures the page cache, not the device: dataset check refuses pooling "
+        "it with direct runs.",
+    )
+    numjobs: PositiveInt | None = _label(
+        "Number of fio processes running the job (numjobs).",
+        unit="jobs",
+        set_by="fio file (numjobs option)",
+        effect="Several jobs add queue depth: dataset check refuses pooling different numjobs.",
+    )
+    reverse: StrictBool | None = _label(
+        "True for an iperf3 run in reverse mode (-R: the server sends).",
+        set_by="iperf3 file (start.test_start.reverse)",
+        effect="A reverse run measures the other direction: dataset check refuses pooling it with "
+        "forward runs of the same network.",
+    )
+    bidir: StrictBool | None = _label(
+        "True for an iperf3 run sending both ways at once (--bidir).",
+        set_by="iperf3 file",
+        effect="Shown with the run; both directions share the link.",
+    )
+    streams: PositiveInt | None = _label(
+        "Parallel iperf3 streams (-P).",
+        unit="streams",
+        set_by="iperf3 file (start.test_start.num_streams)",
+        effect="iperf3 sums the streams; shown with the run.",
+    )
+    offered_bits_per_s: PositiveNumber | None = _label(
+        "Rate a UDP iperf3 run offered (-b).",
+        unit="bit/s",
+        set_by="iperf3 file (start.test_start.target_bitrate)",
+        effect="A UDP result cannot exceed what was offered, so it is no measure of link capacity.",
+    )
+    ping_format: Name | None = _label(
+        "Which ping wrote the file: iputils, inetutils, busybox or bsd.",
+        set_by="ping file (its reply and statistics lines)",
+        effect="Traceability; every variant is parsed the same way.",
+    )
+    ip_version: Annotated[StrictInt, Field(ge=4, le=6)] | None = _label(
+        "IP version the ping used (4 or 6).",
+        set_by="ping file (the address in its header)",
+        effect="Traceability; IPv6 headers are 20 bytes longer than IPv4 ones.",
+    )
+    quiet: StrictBool | None = _label(
+        "True for ping -q output: only the statistics, no reply lines.",
+        set_by="ping file",
+        effect="A quiet ping adds no RTT samples to the distributions.",
+    )
+    iostat_units: Literal["kB", "MB"] | None = _label(
+        "Unit of iostat's throughput columns (kB/s by default, MB/s with -m).",
+        set_by="iostat file (its column names)",
+        effect="The parser converts both to kB; recorded for traceability.",
+    )
+    block_devices: Name | None = _label(
+        "Comma-separated block devices the iostat file reports.",
+        set_by="iostat file",
+        effect="The busiest of them (most kB written) is taken as the device under test.",
+    )
+    cpu_stats: StrictBool | None = _label(
+        "True when the iostat file holds avg-cpu reports.",
+        set_by="iostat file",
+        effect="The model's CPU term needs avg-cpu from an iostat file with side: target.",
+    )
 
 
 class FileEntry(BaseModel):
@@ -78,8 +227,18 @@ class FileEntry(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     path: Annotated[StrictStr, Field(min_length=1, max_length=4096)]
-    tool: Literal["ping", "iperf3", "fio", "iostat", "tshark"]
-    side: Literal["initiator", "target", "local"]
+    tool: Literal["ping", "iperf3", "fio", "iostat", "tshark"] = Field(
+        description="The program that wrote the file; dataset init detects it from the content."
+    )
+    side: Literal["initiator", "target", "local"] = Field(
+        description="Where the tool ran: initiator, target, or local (fio on the device's own machine).",
+        json_schema_extra={
+            "unit": "",
+            "set_by": "you",
+            "effect": "The model's CPU term uses iostat from side: target; fio on side: local feeds "
+            "the device fit.",
+        },
+    )
     sha256: Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]
     bytes: Annotated[StrictInt, Field(ge=0)] | None = None
     labels: Labels = Field(default_factory=Labels)
