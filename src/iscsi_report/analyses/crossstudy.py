@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -129,7 +129,9 @@ def _resolve_cell(cell: Any, numbers: Mapping[str, PublishedNumber], where: str)
     return cell
 
 
-def _load_tables(path: Path, doc: Mapping[str, Any], numbers: Mapping[str, PublishedNumber]) -> dict:
+def _load_tables(
+    path: Path, doc: Mapping[str, Any], numbers: Mapping[str, PublishedNumber]
+) -> dict[str, pd.DataFrame]:
     """Build each ``tables.<name>.rows`` list into a DataFrame with ids resolved."""
     tables = doc.get("tables") or {}
     if not isinstance(tables, dict):
@@ -331,7 +333,7 @@ class CpuFit:
         return US_PER_S / self.cpu_us(mode, size_bytes, clock_ghz)
 
 
-def _ols_rows(result: Any, model_name: str, mode: str, terms: Mapping[str, str]) -> list[dict]:
+def _ols_rows(result: Any, model_name: str, mode: str, terms: Mapping[str, str]) -> list[dict[str, Any]]:
     """Tidy rows (estimate, 95% CI) for the named terms of a fitted statsmodels OLS."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
@@ -359,7 +361,7 @@ def cpu_regression_table(points: pd.DataFrame) -> pd.DataFrame:
     A mode with two points has no residual degrees of freedom, so its CIs are NaN; the pooled
     model (mode intercepts, one slope) is the one that carries intervals for both intercepts.
     """
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     for mode in MODES:
         sub = points[points["mode"] == mode]
         if len(sub) < 2:
@@ -383,11 +385,11 @@ def fit_cpu_cost(points: pd.DataFrame, clock_ghz: float, method: str = "separate
     sub = table[table["model"] == method]
     if sub.empty:
         raise ReportError(f"cpu fit: unknown method {method!r} (separate or pooled)")
-    intercept = {
+    intercept: dict[str, float] = {
         m: float(sub[(sub["mode"] == m) & (sub["term"] == "intercept_us")]["estimate"].iloc[0]) for m in MODES
     }
     slopes = sub[sub["term"] == "slope_us_per_kib"].set_index("mode")["estimate"]
-    slope = {m: float(slopes.get(m, slopes.get("both"))) for m in MODES}
+    slope: dict[str, float] = {m: float(slopes[m] if m in slopes.index else slopes["both"]) for m in MODES}
     return CpuFit(intercept_us=intercept, slope_us_per_kib=slope, clock_ghz=clock_ghz, method=method)
 
 
@@ -400,8 +402,8 @@ def scst_cpu_fit(scst: Study, method: str = "separate") -> CpuFit:
 
 
 def clock_scaled_fraction(
-    iops_from: float, iops_to: float, clock_from_ghz: float, clock_to_ghz: float
-) -> float:
+    iops_from: float, iops_to: float | pd.Series, clock_from_ghz: float, clock_to_ghz: float
+) -> float | pd.Series:
     """Fraction of per-op time that would have to scale with the clock to explain a measured change."""
     time_ratio = iops_from / iops_to
     clock_ratio = clock_from_ghz / clock_to_ghz
@@ -416,7 +418,7 @@ def clock_scaling_table(scst: Study, fit: CpuFit, model: WireModel | None = None
     ghz_to = scst.value("scst.nagle.reduced_clock_ghz")
     peaks = peak_table(scst).set_index("size_bytes")
     net_iops = network_ceiling_iops(size, model)
-    measured_nodelay_from = float(peaks.loc[size, "nodelay_iops"])
+    measured_nodelay_from = float(peaks["nodelay_iops"].loc[size])
     cases = [
         (
             "nodelay",
@@ -592,7 +594,7 @@ def littles_law_table(cs: CrossStudy) -> pd.DataFrame:
             )
     peaks = peak_table(scst).set_index("size_bytes")
     cap_ms = scst.value("scst.peak.response_time_cap_ms")
-    iops_512 = float(peaks.loc[512, "adaptive_iops"])
+    iops_512 = float(peaks["adaptive_iops"].loc[512])
     rows.append(
         {
             "system": "SCST usermode 2017",
@@ -608,7 +610,7 @@ def littles_law_table(cs: CrossStudy) -> pd.DataFrame:
     for key in sorted((k for k in scst.numbers if k.startswith(prefix)), key=lambda k: int(k[len(prefix) :])):
         size = int(key[len(prefix) :])
         qd = scst.value(key)
-        iops = float(peaks.loc[size, "nodelay_iops"])
+        iops = float(peaks["nodelay_iops"].loc[size])
         rows.append(
             {
                 "system": "SCST usermode 2017",
@@ -787,11 +789,11 @@ def _scst_rows(scst: Study, fit: CpuFit, model: WireModel) -> list[dict[str, Any
     peaks = peak_table(scst).set_index("size_bytes")
     slow_ghz = scst.value("scst.nagle.reduced_clock_ghz")
     cases = [
-        ("512 B reads, TCP_NODELAY, 2.4 GHz", 512, float(peaks.loc[512, "nodelay_iops"]), "nodelay", None),
+        ("512 B reads, TCP_NODELAY, 2.4 GHz", 512, float(peaks["nodelay_iops"].loc[512]), "nodelay", None),
         (
             "512 B reads, Adaptive Nagle, 2.4 GHz",
             512,
-            float(peaks.loc[512, "adaptive_iops"]),
+            float(peaks["adaptive_iops"].loc[512]),
             "adaptive",
             None,
         ),
@@ -802,7 +804,7 @@ def _scst_rows(scst: Study, fit: CpuFit, model: WireModel) -> list[dict[str, Any
             "nodelay",
             slow_ghz,
         ),
-        ("64 KiB reads, 2.4 GHz", 65536, float(peaks.loc[65536, "nodelay_iops"]), "nodelay", None),
+        ("64 KiB reads, 2.4 GHz", 65536, float(peaks["nodelay_iops"].loc[65536]), "nodelay", None),
     ]
     rows = []
     for case, size, iops, mode, ghz in cases:
@@ -912,7 +914,7 @@ def bounds_table(cs: CrossStudy, fit: CpuFit | None = None, model: WireModel | N
     return pd.DataFrame(rows)
 
 
-def _binding_label(rec: Mapping[str, Any]) -> str:
+def _binding_label(rec: Mapping[Hashable, Any]) -> str:
     """Short text naming a row's binding bound and whether it was measured or inferred."""
     label = BOUND_LABELS[rec["binding"]]
     return label if math.isfinite(rec["binding_fraction"]) else f"{label} (by elimination)"
@@ -951,7 +953,8 @@ def _scst_recomputed(scst: Study, model: WireModel) -> dict[str, float]:
     peaks = peak_table(scst).set_index("size_bytes")
     tpt = scst.table("throughput_time")
     cpu_bound = {m: set(tpt.dropna(subset=[f"cpu_us_{m}"])["size_bytes"]) for m in MODES}
-    for size, row in peaks.iterrows():
+    rows_by_size: Iterable[tuple[Any, pd.Series]] = peaks.iterrows()  # index: size_bytes (int)
+    for size, row in rows_by_size:
         best = float(row["adaptive_iops"])
         reply = reply_time_us(size, model)
         rec[f"scst.tpt.net_reply_us.{size}"] = reply
@@ -964,8 +967,8 @@ def _scst_recomputed(scst: Study, model: WireModel) -> dict[str, float]:
         if size in cpu_bound["adaptive"]:
             rec[f"scst.tpt.cpu_us_adaptive.{size}"] = US_PER_S / best
 
-    nodelay_512 = float(peaks.loc[512, "nodelay_iops"])
-    adaptive_512 = float(peaks.loc[512, "adaptive_iops"])
+    nodelay_512 = float(peaks["nodelay_iops"].loc[512])
+    adaptive_512 = float(peaks["adaptive_iops"].loc[512])
     reply_512 = reply_time_us(512, model)
     rec["scst.nagle.nodelay_peak_512_iops"] = nodelay_512
     rec["scst.nagle.adaptive_peak_512_iops"] = adaptive_512
@@ -973,18 +976,18 @@ def _scst_recomputed(scst: Study, model: WireModel) -> dict[str, float]:
     rec["scst.nagle.adaptive_net_pct_512"] = PERCENT * adaptive_512 * reply_512 / US_PER_S
     rec["scst.nagle.nodelay_net_pct_512"] = PERCENT * nodelay_512 * reply_512 / US_PER_S
     rec["scst.nagle.nodelay_fraction_of_link_512"] = nodelay_512 * reply_512 / US_PER_S
-    rec["scst.nagle.adaptive_peak_1024_iops"] = float(peaks.loc[1024, "adaptive_iops"])
-    rec["scst.nagle.nodelay_peak_1024_iops"] = float(peaks.loc[1024, "nodelay_iops"])
+    rec["scst.nagle.adaptive_peak_1024_iops"] = float(peaks["adaptive_iops"].loc[1024])
+    rec["scst.nagle.nodelay_peak_1024_iops"] = float(peaks["nodelay_iops"].loc[1024])
 
     ceiling_1536 = network_ceiling_iops(1536, model)
-    rec["scst.nagle.nodelay_peak_1536_iops"] = float(peaks.loc[1536, "nodelay_iops"])
-    rec["scst.nagle.nodelay_cpu_bound_1536_iops"] = float(peaks.loc[1536, "nodelay_iops"])
-    rec["scst.nagle.adaptive_peak_1536_iops"] = float(peaks.loc[1536, "adaptive_iops"])
-    rec["scst.nagle.threshold96_1536_iops"] = float(peaks.loc[1536, "adaptive_iops"])
+    rec["scst.nagle.nodelay_peak_1536_iops"] = float(peaks["nodelay_iops"].loc[1536])
+    rec["scst.nagle.nodelay_cpu_bound_1536_iops"] = float(peaks["nodelay_iops"].loc[1536])
+    rec["scst.nagle.adaptive_peak_1536_iops"] = float(peaks["adaptive_iops"].loc[1536])
+    rec["scst.nagle.threshold96_1536_iops"] = float(peaks["adaptive_iops"].loc[1536])
     rec["scst.nagle.full_nagle_peak_1536_iops"] = ceiling_1536
     rec["scst.nagle.net_limit_1536_iops"] = ceiling_1536
     rec["scst.nagle.threshold96_1536_pct_of_max"] = (
-        PERCENT * float(peaks.loc[1536, "adaptive_iops"]) / ceiling_1536
+        PERCENT * float(peaks["adaptive_iops"].loc[1536]) / ceiling_1536
     )
 
     ghz_from = scst.value("scst.nagle.standard_clock_ghz")
@@ -994,13 +997,13 @@ def _scst_recomputed(scst: Study, model: WireModel) -> dict[str, float]:
     clock = clock_scaling_table(scst, scst_cpu_fit(scst), model).set_index(["mode", "basis"])
     rec["scst.nagle.clock_reduction_pct"] = PERCENT * (1 - ghz_to / ghz_from)
     rec["scst.nagle.reduced_clock_nodelay_drop_pct"] = -_pct_change(
-        slow_nodelay, float(peaks.loc[2048, "nodelay_iops"])
+        slow_nodelay, float(peaks["nodelay_iops"].loc[2048])
     )
     rec["scst.nagle.reduced_clock_nodelay_iops"] = float(
-        clock.loc[("nodelay", "measured 2.4 GHz peak"), "predicted_iops"]
+        clock["predicted_iops"].loc[("nodelay", "measured 2.4 GHz peak")]
     )
     rec["scst.nagle.reduced_clock_adaptive_iops"] = float(
-        clock.loc[("adaptive", "regression line"), "predicted_iops"]
+        clock["predicted_iops"].loc[("adaptive", "regression line")]
     )
     rec["scst.nagle.reduced_clock_adaptive_net_pct"] = (
         PERCENT * slow_adaptive * reply_time_us(2048, model) / US_PER_S
