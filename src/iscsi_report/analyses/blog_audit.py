@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -96,7 +96,7 @@ def gain_pct(new: float, old: float) -> float:
     return (new / old - 1.0) * PERCENT
 
 
-def _unique(values: pd.Series | list, what: str, where: Path) -> Any:
+def _unique(values: pd.Series | list[Any], what: str, where: Path) -> Any:
     """The single value all files agree on; ReportError naming the disagreement otherwise."""
     distinct = sorted(set(values))
     if len(distinct) != 1:
@@ -150,7 +150,8 @@ def _latency(ds: Dataset) -> tuple[Values, pd.DataFrame]:
         "sstdev_ms": "sstdev",
         "cv_pct": "CV",
     }
-    for row in summary.itertuples(index=False):
+    tuples: Iterable[Any] = summary.itertuples(index=False)  # columns of network.ping_summary
+    for row in tuples:
         key = f"latency.{row.network}_{interval_label(row.interval_s)}"
         src = f"ping files of {row.network} at {row.interval_s:g} s ({row.samples} replies)"
         for col, what in stats.items():
@@ -182,7 +183,8 @@ def _iperf(ds: Dataset) -> tuple[Values, pd.DataFrame]:
     """iperf3 received rates in Mbit/s and MiB/s, and the 2 MiB operations per second they carry."""
     rates = network.iperf_summary(ds)
     out: Values = {}
-    for row in rates.itertuples(index=False):
+    tuples: Iterable[Any] = rates.itertuples(index=False)  # columns of network.iperf_summary
+    for row in tuples:
         mbit = float(row.received_mbit_per_s)
         src = f"{row.file}: end.sum_received"
         out[f"network.iperf3.{row.network}_mbit_per_s"] = Recomputed(mbit, RAW, src)
@@ -197,7 +199,8 @@ def _fio_tables(runs: pd.DataFrame) -> Values:
     """Local and wireless fio tables: MiB/s = bw_bytes / 2^20, IOPS as fio reports it."""
     out: Values = {}
     table_runs = runs[runs["max_outstanding_r2t"].isna() | (runs["max_outstanding_r2t"] == SERIAL_R2T)]
-    for row in table_runs.itertuples(index=False):
+    tuples: Iterable[Any] = table_runs.itertuples(index=False)  # columns of the fio runs table
+    for row in tuples:
         if row.scenario == LOCAL_SCENARIO:
             key = f"fio.local.{row.device}.{size_label(row.bs_bytes)}"
         elif row.scenario in SCENARIO_KIND:
@@ -212,7 +215,8 @@ def _fio_tables(runs: pd.DataFrame) -> Values:
 def _cpu(cpu: pd.DataFrame) -> Values:
     """libiscsi CPU %: target iostat avg-cpu busy (user + nice + system) over the run."""
     out: Values = {}
-    for row in cpu[cpu["scenario"] == CPU_SCENARIO].itertuples(index=False):
+    tuples: Iterable[Any] = cpu[cpu["scenario"] == CPU_SCENARIO].itertuples(index=False)
+    for row in tuples:
         key = f"fio.{row.network}.{SCENARIO_KIND[row.scenario]}_{row.device}.{size_label(row.bs_bytes)}"
         out[f"{key}.cpu_pct"] = Recomputed(row.busy_pct, RAW, f"{row.file}: avg-cpu 100 - %idle - %iowait")
     return out
@@ -313,11 +317,12 @@ def iostat_excerpt(ds: Dataset, published: Mapping[str, PublishedNumber]) -> pd.
 
 def _excerpt(table: pd.DataFrame) -> Values:
     """Recomputed excerpt fields from :func:`iostat_excerpt`."""
+    tuples: Iterable[Any] = table.itertuples(index=False)  # columns of iostat_excerpt
     return {
         f"iostat.excerpt.{r.field}": Recomputed(
             r.excerpt_report, RAW, f"{r.file}: {r.device}, report {r.report} ({r.timestamp})"
         )
-        for r in table.itertuples(index=False)
+        for r in tuples
     }
 
 
@@ -362,7 +367,7 @@ def _model_inputs(
     out["model.cpu_ref_iops"] = Recomputed(ref["fio_iops"], RAW, f"{ref['fio_file']}: iops")
     cpu_2m = model.cpu_ms_from_utilization(ref["busy_pct"] / PERCENT, ref["fio_iops"]) * 2
     out["model.cpu_2m_ms"] = Recomputed(cpu_2m, RAW, "busy / IOPS of the libiscsi 1 MiB run x 2 (2 MiB op)")
-    request_kb = float(excerpt.set_index("field").loc["wareq_sz_kB", "run_mean"])
+    request_kb = float(excerpt.set_index("field")["run_mean"].loc["wareq_sz_kB"])
     factor = request_kb * storage.KIB_BYTES / model.TRANSMIT_REFERENCE_BYTES
     out["model.transfer_1mib_factor"] = Recomputed(factor, RAW, "iostat wareq-sz of the 2 MiB run / 64 KiB")
     out["model.transfer_1mib_ms"] = Recomputed(
@@ -508,7 +513,8 @@ def _formula_values(table: pd.DataFrame) -> Values:
     """Published ids of the worked examples and the projection table's outputs."""
     out: Values = {}
     src = "write_latency with the blog's printed inputs"
-    for r in table.itertuples(index=False):
+    tuples: Iterable[Any] = table.itertuples(index=False)  # columns of the worked-example table
+    for r in tuples:
         err_id = "divergence_pct" if r.where == "worked example" else "error_pct"
         est_id = "mib_per_s" if r.where == "worked example" else "est_mib_per_s"
         out[f"{r.key}.op_ms"] = Recomputed(r.op_ms, MODEL, src)
@@ -694,11 +700,13 @@ def audit_frame(result: BlogAudit) -> pd.DataFrame:
     """The audit table with what each value was recomputed from (``basis``, ``recomputed_from``)."""
     published, recomputed, generated_from = audit_rows("", "", result=result)
     table = audit.audit_table(published, recomputed, generated_from=generated_from)
+    verdict_at = table.columns.get_loc("verdict")
+    assert isinstance(verdict_at, int)  # column names are unique
+    table.insert(verdict_at + 1, "basis", table["id"].map(lambda k: result.values[k].basis))
+    basis_at = table.columns.get_loc("basis")
+    assert isinstance(basis_at, int)  # column names are unique
     table.insert(
-        table.columns.get_loc("verdict") + 1, "basis", table["id"].map(lambda k: result.values[k].basis)
-    )
-    table.insert(
-        table.columns.get_loc("basis") + 1,
+        basis_at + 1,
         "recomputed_from",
         table["id"].map(lambda k: result.values[k].source),
     )
@@ -729,10 +737,10 @@ def glue_rows(table: pd.DataFrame, ids: list[str], glue: Callable[[str, Any], An
     rows = table.set_index("id")
     for key in ids:
         name = glue_key(key)
-        glue(f"{name}_pub", float(rows.loc[key, "published"]))
-        glue(f"{name}_rec", float(rows.loc[key, "recomputed"]))
-        glue(f"{name}_diff_pct", float(rows.loc[key, "difference_pct"]))
-        glue(f"{name}_verdict", str(rows.loc[key, "verdict"]))
+        glue(f"{name}_pub", float(rows["published"].loc[key]))
+        glue(f"{name}_rec", float(rows["recomputed"].loc[key]))
+        glue(f"{name}_diff_pct", float(rows["difference_pct"].loc[key]))
+        glue(f"{name}_verdict", str(rows["verdict"].loc[key]))
         glue(f"{name}_why", str(rows.loc[key, "explanation"]))
 
 
