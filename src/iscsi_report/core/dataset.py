@@ -194,7 +194,7 @@ class Labels(BaseModel):
         set_by="ping file (its reply and statistics lines)",
         effect="Traceability; every variant is parsed the same way.",
     )
-    ip_version: Annotated[StrictInt, Field(ge=4, le=6)] | None = _label(
+    ip_version: Literal[4, 6] | None = _label(
         "IP version the ping used (4 or 6).",
         set_by="ping file (the address in its header)",
         effect="Traceability; IPv6 headers are 20 bytes longer than IPv4 ones.",
@@ -360,6 +360,11 @@ def _raw_file(manifest: Path, doc: yamlio.YamlDoc, i: int, entry: FileEntry) -> 
         raise IngestError(manifest, f"listed file {entry.path} {what}", line=line, json_path=where)
     labels = dict(doc.data["files"][i].get("labels") or {})  # validated as is (strict): file order kept
     return RawFile(path, entry.path, entry.tool, entry.side, entry.sha256, labels)
+
+
+def load_entry(manifest: Path, doc: yamlio.YamlDoc, i: int, entry: FileEntry) -> RawFile:
+    """files[i] resolved and checked (one entry at a time: dataset check reports every entry)."""
+    return _raw_file(manifest, doc, i, entry)
 
 
 def _refuse_twice_listed(manifest: Path, doc: yamlio.YamlDoc, files: list[RawFile]) -> None:
