@@ -18,6 +18,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "book": ("iscsi_report.pipeline.book", "run the batch, then build the book, under one lock"),
     "summarize": ("iscsi_report.cli.summarize", "summarize raw ping/iperf3/fio/iostat files"),
     "project": ("iscsi_report.cli.project", "project iSCSI write latency and throughput"),
+    "dataset": ("iscsi_report.cli.dataset", "init, check or update a raw dataset's manifest; label page"),
+    "capture": ("iscsi_report.cli.capture", "capture ping, iperf3, fio and iostat of your own setup"),
     "lab": ("iscsi_report.lab.cli", "a real iSCSI target and initiator in network namespaces"),
 }
 

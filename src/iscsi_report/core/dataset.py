@@ -18,6 +18,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    JsonValue,
     StrictBool,
     StrictFloat,
     StrictInt,
@@ -49,7 +50,7 @@ Name = Annotated[StrictStr, Field(min_length=1, max_length=200)]
 
 def _label(description: str, *, unit: str = "", set_by: str = "you", effect: str) -> Any:
     """An optional documented label: book/labels.md is generated from these fields."""
-    extra = {"unit": unit, "set_by": set_by, "effect": effect}
+    extra: dict[str, JsonValue] = {"unit": unit, "set_by": set_by, "effect": effect}
     return Field(default=None, description=description, json_schema_extra=extra)
 
 

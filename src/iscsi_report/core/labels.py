@@ -38,8 +38,10 @@ SIGNIFICANT_DIGITS = 2
 # Per-reply timestamps (ping -D): the spacing's 25th percentile estimates the interval; a
 # loaded machine only delays probes, so the low quantile is nearer the -i that was asked for.
 SPACING_QUANTILE = 25
-# A labelled interval_s contradicts the measured spacing when off by more than this factor.
+# A labelled interval_s contradicts the measured spacing when above it by more than this factor,
+# or below it by more than SLOW_FACTOR (a loaded machine sends probes late, never early).
 INTERVAL_FACTOR = 1.5
+SLOW_FACTOR = 3.0
 FIO_DEFAULT_ENGINE = "psync"  # fio's default ioengine on Linux
 FIO_DEFAULT_DIRECT = False
 # Labels the user supplies (flags or a defaults file); `side` is the manifest entry's field.
@@ -135,7 +137,7 @@ def ping_labels(result: ping.PingResult, text: str) -> Inferred:
     spacing, upper = spacing_s(result), elapsed_per_probe_s(result)
     if spacing is not None and spacing > 0:
         labels["interval_s"] = snap_interval(spacing)
-        bounds["interval_s"] = (spacing / INTERVAL_FACTOR, spacing * INTERVAL_FACTOR)
+        bounds["interval_s"] = (spacing / SLOW_FACTOR, spacing * INTERVAL_FACTOR)
         notes.append(
             f"interval_s {labels['interval_s']:g} from the -D timestamps ({spacing * 1e3:.3g} ms apart)"
         )
@@ -550,7 +552,9 @@ def raw_files(root: Path) -> list[str]:
     return unlisted_files(root, [])
 
 
-def _labelled(rel: str, inferred: Inferred, user: Mapping[str, Any], sc: Scaffold) -> tuple[str | None, dict]:
+def _labelled(
+    rel: str, inferred: Inferred, user: Mapping[str, Any], sc: Scaffold
+) -> tuple[str | None, dict[str, Any]]:
     """Side and labels of one file: the file's own labels, then the user's (which must agree)."""
     labels = dict(inferred.labels)
     given = {k: v for k, v in user.items() if k != SIDE_KEY}
