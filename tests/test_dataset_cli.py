@@ -1,0 +1,134 @@
+"""iscsi-report dataset init / check / update on folders of real captured files (tests/fixtures)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from iscsi_report.cli import main
+from iscsi_report.core import dataset
+
+FILES = {
+    "ping/lan-200ms.txt": "ping/iputils_loopback_D.txt",
+    "iperf3/lan-tcp.json": "iperf3/tcp_netns_tbf.json",
+    "fio/w64k.json": "fio/fio-3.33_seqwrite_64k_psync.json",
+    "fio/w2m.json.xz": "fio/fio-3.33_seqwrite_2m_libaio_qd4.jsonplus.json.xz",
+    "iostat/w64k.txt": "iostat/iostat-12.6.1_x.txt",
+}
+
+
+@pytest.fixture
+def raw(tmp_path: Path, fixtures_dir: Path) -> Path:
+    """A fresh folder of real raw files, no manifest."""
+    root = tmp_path / "mine"
+    for rel, src in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(fixtures_dir / src, root / rel)
+    return root
+
+
+def _init(root: Path, *extra: str) -> int:
+    return main(["dataset", "init", str(root), *extra])
+
+
+def test_init_says_what_is_missing_and_writes_nothing(raw: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _init(raw) == 1
+    out = capsys.readouterr().out
+    assert "missing side on 5 file(s)" in out and "--label side=initiator|target|local" in out
+    assert not (raw / "manifest.yaml").exists()
+    assert _init(raw, "--label", "side=local") == 1
+    out = capsys.readouterr().out
+    assert "missing network on 2 file(s) (iperf3/lan-tcp.json, ping/lan-200ms.txt)" in out
+    assert "missing device on 2 file(s) (fio/w2m.json.xz, fio/w64k.json)" in out
+
+
+def test_init_then_check_then_load(raw: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    defaults = tmp_path / "defaults.yaml"
+    defaults.write_text(
+        "all: {side: local}\nping: {network: lan}\niperf3: {network: lan}\nfio/*: {device: vdisk}\n"
+    )
+    assert _init(raw, "--defaults", str(defaults), "--name", "mine") == 0
+    assert "wrote" in capsys.readouterr().out
+    ds = dataset.load(raw)
+    by = {f.rel: f for f in ds.files}
+    assert by["ping/lan-200ms.txt"].labels["interval_s"] == 0.2
+    assert by["fio/w2m.json.xz"].labels["scenario"] == "qd4-local-libaio"
+    assert by["fio/w64k.json"].labels["scenario"] == "local-psync"
+    assert by["iostat/w64k.txt"].labels["run"] == "w64k" and by["iostat/w64k.txt"].labels["bs_bytes"] == 65536
+    assert main(["dataset", "check", str(raw)]) == 0
+    assert "ok, 5 files" in capsys.readouterr().out
+    assert _init(raw) == 2  # a manifest exists: not replaced without --force
+    assert "dataset update" in capsys.readouterr().err
+
+
+def test_unknown_files_refused_unless_skipped(raw: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (raw / "README.txt").write_text("captured on Tuesday\n")
+    flags = ("--label", "side=local", "--label", "network=lan", "--label", "device=vdisk")
+    assert _init(raw, *flags) == 1
+    out = capsys.readouterr().out
+    assert "README.txt" in out and "--skip-unknown" in out
+    assert _init(raw, *flags, "--skip-unknown") == 0
+    assert "README.txt" not in {f.rel for f in dataset.load(raw).files}
+
+
+def test_user_label_contradicting_the_file_is_refused(raw: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _init(raw, "--label", "side=local", "--label", "network=lan", "--label", "bs_bytes=65536") == 1
+    out = capsys.readouterr().out
+    assert "fio/w2m.json.xz: label bs_bytes: the manifest says 65536 but the file says 2097152" in out
+
+
+def _write_ok_manifest(raw: Path) -> None:
+    assert _init(raw, "--label", "side=local", "--label", "network=lan", "--label", "device=vdisk") == 0
+
+
+def test_check_lists_every_problem_at_once(raw: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _write_ok_manifest(raw)
+    doc = yaml.safe_load((raw / "manifest.yaml").read_text())
+    for entry in doc["files"]:
+        if entry["path"] == "fio/w64k.json":
+            entry["labels"]["bs_bytes"] = 1048576
+        if entry["path"] == "iperf3/lan-tcp.json":
+            entry["labels"]["network"] = "wan"
+    (raw / "manifest.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    with (raw / "ping/lan-200ms.txt").open("a") as fh:
+        fh.write("\n")
+    shutil.copy(raw / "fio/w64k.json", raw / "fio/extra.json")
+    capsys.readouterr()
+    assert main(["dataset", "check", str(raw)]) == 1
+    out = capsys.readouterr().out
+    assert "lan-200ms.txt: sha256 differs" in out and "iscsi-report dataset update" in out
+    assert "fio/w64k.json: label bs_bytes: the manifest says 1048576 but the file says 65536" in out
+    assert "network 'lan': ping files" in out and "network 'wan': iperf3 files" in out
+    assert "fio/extra.json: raw output in the folder but not in the manifest" in out
+    assert out.splitlines()[-1].endswith(": 5 problem(s) in 5 listed file(s)")
+
+
+def test_update_says_what_changed(raw: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _write_ok_manifest(raw)
+    old = {f.rel: f.sha256 for f in dataset.load(raw).files}["ping/lan-200ms.txt"]
+    with (raw / "ping/lan-200ms.txt").open("a") as fh:
+        fh.write("\n")
+    (raw / "ping/new.txt").write_text((raw / "ping/lan-200ms.txt").read_text())
+    capsys.readouterr()
+    assert main(["dataset", "update", str(raw)]) == 1  # refreshed, but a file is not listed
+    out = capsys.readouterr().out
+    new = {f.rel: f.sha256 for f in dataset.load(raw).files}["ping/lan-200ms.txt"]
+    assert f"ping/lan-200ms.txt: sha256 {old[:12]}... -> {new[:12]}..." in out
+    assert "ping/new.txt: in the folder, not listed" in out
+    (raw / "ping/new.txt").unlink()
+    (raw / "fio/w64k.json").unlink()
+    before = (raw / "manifest.yaml").read_text()
+    assert main(["dataset", "update", str(raw)]) == 1
+    assert "fio/w64k.json: listed (line" in capsys.readouterr().out
+    assert (raw / "manifest.yaml").read_text() == before
+
+
+def test_checksum_error_names_the_update_command(raw: Path) -> None:
+    _write_ok_manifest(raw)
+    (raw / "fio/w64k.json").write_text((raw / "fio/w64k.json").read_text() + "\n")
+    f = next(f for f in dataset.load(raw).files if f.rel == "fio/w64k.json")
+    with pytest.raises(Exception, match="iscsi-report dataset update"):
+        dataset.verify(f)
