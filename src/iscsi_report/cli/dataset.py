@@ -275,7 +275,7 @@ def label_page() -> str:
         "",
         "Every raw file of a dataset is one entry of its `manifest.yaml`: the tool that wrote it, the "
         "side it ran on, its sha256, and labels. `iscsi-report dataset init DIR` writes the manifest: "
-        "it reads each label marked *file* below from the file itself and asks only for the others "
+        "it reads each label whose *set by* names a file from that file itself and asks only for the others "
         "(`--label KEY=VALUE` for every file, or `--defaults FILE` with entries for `all`, a tool or a "
         "glob). `iscsi-report dataset check DIR` lists every problem at once; `iscsi-report dataset "
         "update DIR` refreshes the checksums after an intended change.",
