@@ -7,6 +7,8 @@ BIN := $(VENV)/bin
 LOCK := requirements.lock.txt
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 UV_VERSION := 0.13.9
+# Debian packages: the tools the fixtures and captures use, and Chromium for the browser test.
+SYSTEM_PACKAGES := chromium datamash fio sysstat iperf3 iputils-ping
 LOCK_EXTRAS := --extra test --extra publish --extra build-backend
 LINT_PATHS := src tests tools benchmarks scripts
 
@@ -64,8 +66,10 @@ publish: book sysdeps
 # Installs missing Debian packages when run as root with apt-get; otherwise says what is missing.
 sysdeps:
 	@missing=""; \
-	command -v chromium >/dev/null || missing="$$missing chromium"; \
-	command -v datamash >/dev/null || missing="$$missing datamash"; \
+	for pkg in $(SYSTEM_PACKAGES); do \
+	  case $$pkg in sysstat) cmd=iostat;; iputils-ping) cmd=ping;; *) cmd=$$pkg;; esac; \
+	  command -v $$cmd >/dev/null || missing="$$missing $$pkg"; \
+	done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
