@@ -17,6 +17,7 @@ import ast
 import json
 import os
 import re
+import shutil
 import threading
 import urllib.error
 import urllib.request
@@ -30,7 +31,7 @@ from urllib.parse import unquote, urldefrag, urlparse
 import nbformat
 import pytest
 import yaml
-from e2e.projects import LAB, cli, make_project
+from e2e.projects import LAB, ROOT, cli, make_project
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.xdist_group("browser")]
 
@@ -112,6 +113,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if os.environ.get(SITE_ROOT_ENV):
         return Path(os.environ[SITE_ROOT_ENV]).resolve()
     root = make_project(tmp_path_factory.mktemp("site"), runs={LAB: (LAB, CHAPTERS)})
+    shutil.copytree(ROOT / "data" / "published", root / "data" / "published")  # the model chapter reads it
     _with_provenance_page(root)
     result = cli(root, "book", "--jobs", "2")
     assert result.returncode == 0, result.stdout + result.stderr
