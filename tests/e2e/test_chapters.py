@@ -357,8 +357,8 @@ def test_cross_study_binding_bound_is_the_tightest(study: Study) -> None:
             assert fracs[k] == pytest.approx(
                 row.achieved_bytes_per_s / getattr(row, f"bound_{k}_bytes_per_s")
             )
-        assert row.binding == max(fracs, key=fracs.__getitem__)
-        assert row.binding_fraction == pytest.approx(max(fracs.values()))
+        assert row.tightest == max(fracs, key=fracs.__getitem__)
+        assert row.tightest_fraction == pytest.approx(max(fracs.values()))
     audit = study.csv("cross-study", "cross_study_audit")
     np.testing.assert_allclose(audit["recomputed"] - audit["published"], audit["difference"], atol=1e-6)
 

@@ -2,9 +2,11 @@
 
 Every system's throughput is capped by the lowest of four ceilings: outstanding commands over
 per-command latency (Little's law), the link's byte rate, the CPU time per command, and the
-device's own rate. The functions here recompute what seeds 001 (usermode SCST, 2017), 003 (100 GbE
-L3 network) and 004 (COMSTAR vs the old target daemon, 2009) print, from first principles where
-possible, and place them with the blog's Helios4 configurations (seed 002) by their binding bound.
+device's own rate. The functions here recompute what Butterfield 2017 (usermode SCST), the L3 iSCSI
+post (100 GbE L3 network) and Bourbonnais 2009 (COMSTAR vs the old target daemon) print, from first
+principles where possible, and place them with the Helios4 configurations of Guerri 2023; each row
+gets one verdict (at a ceiling, above one, queued, or by elimination). Citations and the words
+explaining each row live in the YAML.
 Pure functions over ``data/published/*.yaml``; no raw-file I/O.
 """
 
@@ -25,7 +27,7 @@ import yaml
 from scipy.optimize import brentq
 
 from iscsi_report.analyses import blog as blog_model
-from iscsi_report.analyses.audit import PublishedNumber, load_published
+from iscsi_report.analyses.audit import PublishedNumber, load_published, printed_interval
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest.textio import read_text
 
@@ -40,6 +42,7 @@ BYTES_PER_GB = 1e9
 IOPS_PER_KIOPS = 1e3
 IOPS_PER_MILLION = 1e6
 PERCENT = 100.0
+NAN = float("nan")
 
 # --- Protocol framing (bytes) ---------------------------------------------------------------------
 ISCSI_BHS_BYTES = 48  # basic header segment of every iSCSI PDU (RFC 7143 section 11.2)
@@ -75,6 +78,26 @@ MODE_LABELS = {"nodelay": "TCP_NODELAY", "adaptive": "Adaptive Nagle"}
 
 
 @dataclass(frozen=True)
+class Citation:
+    """How the chapter cites a source: a short key (author surname and year) the references page resolves."""
+
+    key: str
+    ref: str  # label of the entry on the references page
+    title: str
+    author: str | None = None
+    year: int | None = None
+    link: str | None = None
+
+
+@dataclass(frozen=True)
+class CaseText:
+    """The YAML's words on one row of the bounds table: how it was obtained, and why its verdict."""
+
+    note: str = ""
+    explanation: str = ""
+
+
+@dataclass(frozen=True)
 class Study:
     """One seed's published numbers, plus its tables with cell ids resolved to values."""
 
@@ -82,6 +105,24 @@ class Study:
     source: str
     numbers: dict[str, PublishedNumber]
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    citation: Citation | None = None
+    cases: dict[str, CaseText] = field(default_factory=dict)
+
+    def cite(self) -> str:
+        """The short citation key of this study (the file name when the YAML gives no citation)."""
+        return self.citation.key if self.citation else self.source
+
+    def case_text(self, key: str) -> CaseText:
+        """The note and explanation of bounds row ``key``; a clear error naming the file if absent."""
+        if key not in self.cases:
+            raise ReportError(f"{self.path}: at bounds: no entry {key!r} (have {sorted(self.cases)})")
+        return self.cases[key]
+
+    def printed_rel_tol(self, key: str) -> float:
+        """Half the width of the interval the printed number ``key`` stands for, relative to it."""
+        self.value(key)  # a clear error if absent
+        lo, hi = printed_interval(self.numbers[key])
+        return (hi - lo) / 2 / abs(self.numbers[key].value)
 
     def value(self, key: str) -> float:
         """The published value of ``key``; a clear error naming the file if it is absent."""
@@ -103,7 +144,7 @@ class CrossStudy:
     scst: Study
     l3: Study
     comstar: Study
-    blog: Study  # seed 002, transcribed by the blog chapter; used for the four-bound table
+    blog: Study  # Guerri 2023, transcribed by the blog chapter; used for the four-bound table
 
     def studies(self) -> dict[str, Study]:
         """The studies keyed as in :data:`STUDY_FILES`, plus ``blog``."""
@@ -149,6 +190,37 @@ def _load_tables(
     return out
 
 
+def _load_citation(path: Path, doc: Mapping[str, Any]) -> Citation | None:
+    """The ``citation`` mapping of a published YAML (key, ref and title required), or None."""
+    spec = doc.get("citation")
+    if spec is None:
+        return None
+    if not isinstance(spec, dict) or not all(isinstance(spec.get(k), str) for k in ("key", "ref", "title")):
+        raise ReportError(f"{path}: at citation: expected a mapping with string key, ref and title")
+    year = spec.get("year")
+    return Citation(
+        key=spec["key"],
+        ref=spec["ref"],
+        title=spec["title"],
+        author=spec.get("author"),
+        year=int(year) if year is not None else None,
+        link=spec.get("link"),
+    )
+
+
+def _load_cases(path: Path, doc: Mapping[str, Any]) -> dict[str, CaseText]:
+    """The ``bounds`` mapping of a published YAML: per row key, its note and explanation."""
+    spec = doc.get("bounds") or {}
+    if not isinstance(spec, dict):
+        raise ReportError(f"{path}: at bounds: expected a mapping of row key to note/explanation")
+    out: dict[str, CaseText] = {}
+    for key, text in spec.items():
+        if not isinstance(text, dict) or set(text) - {"note", "explanation"}:
+            raise ReportError(f"{path}: at bounds.{key}: expected a mapping with note and/or explanation")
+        out[str(key)] = CaseText(note=str(text.get("note", "")), explanation=str(text.get("explanation", "")))
+    return out
+
+
 def load_study(path: str | Path) -> Study:
     """Read one ``data/published`` YAML into a :class:`Study` (numbers via ``audit.load_published``)."""
     p = Path(path)
@@ -159,7 +231,22 @@ def load_study(path: str | Path) -> Study:
         source=str(doc.get("source", p.name)),
         numbers=numbers,
         tables=_load_tables(p, doc, numbers),
+        citation=_load_citation(p, doc),
+        cases=_load_cases(p, doc),
     )
+
+
+def citations(cs: CrossStudy) -> pd.DataFrame:
+    """One row per source of the chapter: short key, author, year, title, link, references label."""
+    rows = []
+    for study in cs.studies().values():
+        c = study.citation
+        if c is None:
+            raise ReportError(f"{study.path}: no citation (key, ref, title) to cite this source by")
+        rows.append(
+            {"key": c.key, "author": c.author, "year": c.year, "title": c.title, "link": c.link, "ref": c.ref}
+        )
+    return pd.DataFrame(rows)
 
 
 def load_cross_study(published_dir: str | Path) -> CrossStudy:
@@ -242,7 +329,7 @@ def paper_style_reply_time_us(size_bytes: float, model: WireModel) -> float:
     """Our reading of the paper's arithmetic: framing charged per MTU of iSCSI stream, not per MSS.
 
     ``(size + 48) * (MTU + overhead) / MTU`` at the link rate reproduces every printed cell of
-    seed 001's network reply column to its last digit (overhead 90 bytes at MTU 9000).
+    Butterfield 2017's network reply column to its last digit (overhead 90 bytes at MTU 9000).
     """
     stream = size_bytes + ISCSI_BHS_BYTES
     line = stream * (model.mtu_bytes + model.frame_overhead_bytes) / model.mtu_bytes
@@ -394,7 +481,7 @@ def fit_cpu_cost(points: pd.DataFrame, clock_ghz: float, method: str = "separate
 
 
 def scst_cpu_fit(scst: Study, method: str = "separate") -> CpuFit:
-    """The CPU cost fit of seed 001 at its standard clock."""
+    """The CPU cost fit of Butterfield 2017 at its standard clock."""
     return fit_cpu_cost(cpu_points(scst), scst.value("scst.setup.cpu_clock_ghz"), method)
 
 
@@ -402,7 +489,7 @@ def scst_cpu_fit(scst: Study, method: str = "separate") -> CpuFit:
 
 
 def clock_scaled_fraction(
-    iops_from: float, iops_to: float | pd.Series, clock_from_ghz: float, clock_to_ghz: float
+    iops_from: float | pd.Series, iops_to: float | pd.Series, clock_from_ghz: float, clock_to_ghz: float
 ) -> float | pd.Series:
     """Fraction of per-op time that would have to scale with the clock to explain a measured change."""
     time_ratio = iops_from / iops_to
@@ -410,61 +497,62 @@ def clock_scaled_fraction(
     return (time_ratio - 1.0) / (clock_ratio - 1.0)
 
 
-def clock_scaling_table(scst: Study, fit: CpuFit, model: WireModel | None = None) -> pd.DataFrame:
-    """Predict the 2048-byte results at 1.6 GHz by scaling CPU time with 2.4/1.6; compare to seed."""
-    model = model or WireModel()
-    size = REDUCED_CLOCK_SIZE_BYTES
-    ghz_from = scst.value("scst.nagle.standard_clock_ghz")
-    ghz_to = scst.value("scst.nagle.reduced_clock_ghz")
+MEASURED_PEAK, REGRESSION_LINE = "measured peak", "regression line"
+
+
+def _clock_cases(scst: Study, fit: CpuFit, size: int) -> list[tuple[str, str, float, float]]:
+    """(mode, basis, CPU us per read at the standard clock, IOPS measured at the reduced clock)."""
     peaks = peak_table(scst).set_index("size_bytes")
-    net_iops = network_ceiling_iops(size, model)
-    measured_nodelay_from = float(peaks["nodelay_iops"].loc[size])
-    cases = [
-        (
-            "nodelay",
-            "measured 2.4 GHz peak",
-            US_PER_S / measured_nodelay_from,
-            scst.value("scst.nagle.reduced_clock_nodelay_iops"),
-        ),
-        (
-            "nodelay",
-            "regression line",
-            fit.cpu_us("nodelay", size),
-            scst.value("scst.nagle.reduced_clock_nodelay_iops"),
-        ),
+    nodelay = scst.value("scst.nagle.reduced_clock_nodelay_iops")
+    return [
+        ("nodelay", MEASURED_PEAK, US_PER_S / float(peaks["nodelay_iops"].loc[size]), nodelay),
+        ("nodelay", REGRESSION_LINE, fit.cpu_us("nodelay", size), nodelay),
         (
             "adaptive",
-            "regression line",
+            REGRESSION_LINE,
             fit.cpu_us("adaptive", size),
             scst.value("scst.nagle.reduced_clock_adaptive_iops"),
         ),
     ]
-    rows = []
-    for mode, basis, cpu_us_from, measured in cases:
-        cpu_us_to = cpu_us_from * ghz_from / ghz_to
-        cpu_iops = US_PER_S / cpu_us_to
-        predicted = min(cpu_iops, net_iops)
-        rows.append(
-            {
-                "mode": mode,
-                "basis": basis,
-                "size_bytes": size,
-                "clock_from_ghz": ghz_from,
-                "clock_to_ghz": ghz_to,
-                "cpu_us_from": cpu_us_from,
-                "cpu_us_to": cpu_us_to,
-                "cpu_ceiling_iops": cpu_iops,
-                "network_ceiling_iops": net_iops,
-                "predicted_iops": predicted,
-                "predicted_bound": "cpu" if cpu_iops < net_iops else "network",
-                "measured_iops": measured,
-                "gap_pct": PERCENT * (measured - predicted) / predicted,
-            }
-        )
-    out = pd.DataFrame(rows)
+
+
+def _clock_row(
+    case: tuple[str, str, float, float], size: int, ghz: tuple[float, float], net_iops: float
+) -> dict[str, Any]:
+    """One clock-scaling prediction: CPU time stretched by the clock ratio, capped by the network."""
+    mode, basis, cpu_us_from, measured = case
+    ghz_from, ghz_to = ghz
+    cpu_us_to = cpu_us_from * ghz_from / ghz_to
+    cpu_iops = US_PER_S / cpu_us_to
+    predicted = min(cpu_iops, net_iops)
+    return {
+        "mode": mode,
+        "basis": basis,
+        "size_bytes": size,
+        "clock_from_ghz": ghz_from,
+        "clock_to_ghz": ghz_to,
+        "cpu_us_from": cpu_us_from,
+        "cpu_us_to": cpu_us_to,
+        "cpu_ceiling_iops": cpu_iops,
+        "network_ceiling_iops": net_iops,
+        "predicted_iops": predicted,
+        "predicted_bound": "cpu" if cpu_iops < net_iops else "network",
+        "measured_iops": measured,
+        "gap_pct": PERCENT * (measured - predicted) / predicted,
+    }
+
+
+def clock_scaling_table(scst: Study, fit: CpuFit, model: WireModel | None = None) -> pd.DataFrame:
+    """Predict the paper's reduced-clock results by scaling CPU time with the clock ratio; compare."""
+    model = model or WireModel()
+    size = REDUCED_CLOCK_SIZE_BYTES
+    ghz = (scst.value("scst.nagle.standard_clock_ghz"), scst.value("scst.nagle.reduced_clock_ghz"))
+    net_iops = network_ceiling_iops(size, model)
+    out = pd.DataFrame([_clock_row(case, size, ghz, net_iops) for case in _clock_cases(scst, fit, size)])
+    measured_from = US_PER_S / out["cpu_us_from"]
     out["clock_scaled_fraction"] = np.where(
-        out["basis"] == "measured 2.4 GHz peak",
-        clock_scaled_fraction(measured_nodelay_from, out["measured_iops"], ghz_from, ghz_to),
+        out["basis"] == MEASURED_PEAK,
+        clock_scaled_fraction(measured_from, out["measured_iops"], *ghz),
         np.nan,
     )
     return out
@@ -543,87 +631,124 @@ def little_latency_ms(in_flight: float, iops: float) -> float:
     return in_flight / iops * MS_PER_S
 
 
-def littles_law_table(cs: CrossStudy) -> pd.DataFrame:
-    """Latency implied by concurrency and throughput, and CPU per op, for every system with both."""
-    c, l3, scst = cs.comstar, cs.l3, cs.scst
-    outstanding = c.value("comstar.read.clients") * c.value("comstar.read.threads_per_client")
-    rows: list[dict[str, Any]] = []
-    for target, kiops_id, cpus_id in (
-        ("old target daemon", "comstar.read.daemon_kiops", "comstar.read.daemon_cpus"),
-        ("COMSTAR", "comstar.read.comstar_kiops", "comstar.read.comstar_cpus"),
-    ):
+def _little_row(
+    system: str, study: Study, case: str, in_flight: float, iops: float, **extra: Any
+) -> dict[str, Any]:
+    """One Little's-law row: latency from commands in flight and IOPS (CPU per op etc. in ``extra``)."""
+    row: dict[str, Any] = {
+        "system": system,
+        "source": study.cite(),
+        "case": case,
+        "in_flight": in_flight,
+        "iops": iops,
+        "latency_ms": little_latency_ms(in_flight, iops),
+        "cpu_us_per_op": NAN,
+        "derivation": "",
+    }
+    return row | extra
+
+
+COMSTAR_TARGETS = (
+    ("old target daemon", "comstar.read.daemon_kiops", "comstar.read.daemon_cpus"),
+    ("COMSTAR", "comstar.read.comstar_kiops", "comstar.read.comstar_cpus"),
+)
+
+
+def _comstar_little(c: Study) -> list[dict[str, Any]]:
+    """COMSTAR and the daemon: the clients' outstanding reads, and CPUs used per read."""
+    clients, threads = c.value("comstar.read.clients"), c.value("comstar.read.threads_per_client")
+    size = _size_label(c.value("comstar.read.io_kib") * BYTES_PER_KIB)
+    rows = []
+    for target, kiops_id, cpus_id in COMSTAR_TARGETS:
         iops = c.value(kiops_id) * IOPS_PER_KIOPS
-        rows.append(
-            {
-                "system": "COMSTAR 2009",
-                "case": f"{target}, 8 KiB cache-hit reads",
-                "in_flight": outstanding,
-                "iops": iops,
-                "latency_ms": little_latency_ms(outstanding, iops),
-                "cpu_us_per_op": c.value(cpus_id) / iops * US_PER_S,
-                "derivation": "10 clients x 10 threads in flight; latency = in flight / IOPS; "
-                "CPU = CPUs used / IOPS",
-            }
+        derivation = (
+            f"in flight = {clients:g} clients x {threads:g} threads; latency = in flight / IOPS; "
+            "CPU = CPUs used / IOPS"
         )
-    sessions = l3.value("l3.tests.storage_ports") * l3.value("l3.tests.sessions_per_port")
-    session_cap = sessions * l3.value("l3.tldr.cmds_max")
+        rows.append(
+            _little_row(
+                "COMSTAR appliance",
+                c,
+                f"{target}, {size} cache-hit reads",
+                clients * threads,
+                iops,
+                cpu_us_per_op=c.value(cpus_id) / iops * US_PER_S,
+                derivation=derivation,
+            )
+        )
+    return rows
+
+
+def _l3_little(l3: Study) -> list[dict[str, Any]]:
+    """100 GbE fio records: what fio submits, and what the sessions let the initiator send."""
+    ports, per_port = l3.value("l3.tests.storage_ports"), l3.value("l3.tests.sessions_per_port")
+    cmds_max = l3.value("l3.tldr.cmds_max")
+    rows = []
     for rw, prefix, kiops_id in (
         ("write", "record", "l3.record.write_kiops"),
         ("read", "reading", "l3.reading.read_kiops"),
     ):
         iops = l3.value(kiops_id) * IOPS_PER_KIOPS
-        fio_in_flight = l3.value(f"l3.{prefix}.numjobs") * l3.value(f"l3.{prefix}.iodepth")
+        jobs, depth = l3.value(f"l3.{prefix}.numjobs"), l3.value(f"l3.{prefix}.iodepth")
+        size = _size_label(l3.value(f"l3.{prefix}.bs_bytes"))
         for case, in_flight, how in (
-            ("fio jobs x iodepth", fio_in_flight, "136 jobs x iodepth 256 submitted by fio"),
+            ("fio jobs x iodepth", jobs * depth, f"{jobs:g} fio jobs x iodepth {depth:g}"),
             (
                 "iSCSI sessions x cmds_max",
-                session_cap,
-                "4 ports x 8 sessions x cmds_max 256 the initiator can send",
+                ports * per_port * cmds_max,
+                f"{ports:g} ports x {per_port:g} sessions x cmds_max {cmds_max:g}",
             ),
         ):
             rows.append(
-                {
-                    "system": "100 GbE L3",
-                    "case": f"4 KiB {rw}, {case}",
-                    "in_flight": in_flight,
-                    "iops": iops,
-                    "latency_ms": little_latency_ms(in_flight, iops),
-                    "cpu_us_per_op": float("nan"),
-                    "derivation": f"{how}; latency = in flight / IOPS",
-                }
+                _little_row(
+                    _l3_system(l3),
+                    l3,
+                    f"{size} {rw}, {case}",
+                    in_flight,
+                    iops,
+                    derivation=f"in flight = {how}; latency = in flight / IOPS",
+                )
             )
+    return rows
+
+
+def _scst_little(scst: Study) -> list[dict[str, Any]]:
+    """SCST: the response-time cap of the smallest peak, and the queue depths that saturate the link."""
     peaks = peak_table(scst).set_index("size_bytes")
     cap_ms = scst.value("scst.peak.response_time_cap_ms")
-    iops_512 = float(peaks["adaptive_iops"].loc[512])
-    rows.append(
-        {
-            "system": "SCST usermode 2017",
-            "case": "512 B Adaptive Nagle peak, response time < 1.25 ms",
-            "in_flight": iops_512 * cap_ms / MS_PER_S,
-            "iops": iops_512,
-            "latency_ms": cap_ms,
-            "cpu_us_per_op": US_PER_S / iops_512,
-            "derivation": "upper bound on commands in flight = IOPS x 1.25 ms (initiator allows 384)",
-        }
-    )
+    size = int(peaks.index.min())
+    iops = float(peaks["adaptive_iops"].loc[size])
+    allowed = scst.value("scst.initiator.random_queue_depth")
+    rows = [
+        _little_row(
+            "SCST usermode",
+            scst,
+            f"{_size_label(size)} {MODE_LABELS['adaptive']} peak, response time < {cap_ms:g} ms",
+            iops * cap_ms / MS_PER_S,
+            iops,
+            cpu_us_per_op=US_PER_S / iops,
+            derivation=f"upper bound: in flight = IOPS x {cap_ms:g} ms (the initiator allows {allowed:g})",
+        )
+    ]
     prefix = "scst.measure.saturation_qd."
     for key in sorted((k for k in scst.numbers if k.startswith(prefix)), key=lambda k: int(k[len(prefix) :])):
         size = int(key[len(prefix) :])
-        qd = scst.value(key)
-        iops = float(peaks["nodelay_iops"].loc[size])
         rows.append(
-            {
-                "system": "SCST usermode 2017",
-                "case": f"{size} B reads, queue depth where the link saturates",
-                "in_flight": qd,
-                "iops": iops,
-                "latency_ms": little_latency_ms(qd, iops),
-                "cpu_us_per_op": float("nan"),
-                "derivation": "latency = saturating queue depth / peak IOPS "
-                "(the round trip a full pipe hides)",
-            }
+            _little_row(
+                "SCST usermode",
+                scst,
+                f"{size} B reads, queue depth where the link saturates",
+                scst.value(key),
+                float(peaks["nodelay_iops"].loc[size]),
+                derivation="latency = saturating queue depth / peak IOPS",
+            )
         )
-    return pd.DataFrame(rows)
+    return rows
+
+
+def littles_law_table(cs: CrossStudy) -> pd.DataFrame:
+    """Latency implied by concurrency and throughput, and CPU per op, for every system with both."""
+    return pd.DataFrame(_comstar_little(cs.comstar) + _l3_little(cs.l3) + _scst_little(cs.scst))
 
 
 def queue_depth_change_table(l3: Study) -> pd.DataFrame:
@@ -669,7 +794,7 @@ def session_depth_table(l3: Study) -> pd.DataFrame:
 
 
 def writer_thread_queue_depth(size_bytes: float, tcp_wmem_bytes: float) -> float:
-    """Queue depth above which SCST replies can overflow the socket send buffer (seed 001)."""
+    """Queue depth above which SCST replies can overflow the socket send buffer (Butterfield 2017)."""
     return tcp_wmem_bytes / (size_bytes + ISCSI_BHS_BYTES)
 
 
@@ -697,10 +822,29 @@ BOUND_LABELS = {
     "device": "device",
 }
 
+# How a ceiling was obtained decides what a reading above it means (the chapter states the rule).
+CeilingKind = Literal["first principles", "model", "measurement"]
+FIRST_PRINCIPLES: CeilingKind = "first principles"
+MODEL: CeilingKind = "model"
+MEASUREMENT: CeilingKind = "measurement"
+
+# Row verdicts of the bounds table, in the order the chapter defines them.
+AT_CEILING = "at the ceiling"
+CEILING_WRONG = "above the ceiling: the ceiling is wrong"
+READING_WRONG = "above the ceiling: the reading is wrong"
+READINGS_DISAGREE = "above the ceiling: two measurements disagree"
+QUEUED = "queued at a saturated resource"
+BY_ELIMINATION = "latency x queue depth (by elimination)"
+ROW_VERDICTS = (AT_CEILING, CEILING_WRONG, READING_WRONG, READINGS_DISAGREE, QUEUED, BY_ELIMINATION)
+ABOVE_VERDICT = {FIRST_PRINCIPLES: READING_WRONG, MODEL: CEILING_WRONG, MEASUREMENT: READINGS_DISAGREE}
+# A command whose Little's-law latency is at least this multiple of the time it needs with no queue
+# spends longer waiting than being served: something it waits for is saturated.
+QUEUED_LATENCY_FACTOR = 2.0
 
 BLOG_FILE = "blog-2023.yaml"
 BLOG_IO_BYTES = 2 * BYTES_PER_MIB  # bs=2M in the blog's fio job
 FIO_DEFAULT_IODEPTH = 1  # the blog's jobs set no iodepth: one command in flight per job
+OP_MS_DECIMALS = 2  # the blog prints operation times to 0.01 ms
 MBIT = 1e6
 # (projection key, label, iperf3 id, local 2 MiB device IOPS id) of the blog's measured setups
 BLOG_SETUPS = (
@@ -709,215 +853,374 @@ BLOG_SETUPS = (
     ("wired_ssd", "wired, SSD", "network.iperf3.wired_mbit_per_s", "fio.local.ssd.2m.iops"),
 )
 BLOG_R2T_SETTINGS = (1, 16)  # MaxOutstandingR2T of the blog's two projection blocks
+BLOG_CASE_KEY = "projection"  # one YAML entry explains all six blog rows
 COMSTAR_ASSUMED_MTU_BYTES = 1500  # the seed does not give the MTU; standard frames assumed
 
 
-def _bound_row(
-    system: str,
-    case: str,
-    io_bytes: float,
-    achieved_bytes_per_s: float,
-    bounds_bytes_per_s: Mapping[str, float],
-    note: str,
-) -> dict[str, Any]:
-    """One system/case with achieved rate, each bound (bytes/s), fractions and the binding bound."""
-    row: dict[str, Any] = {
-        "system": system,
-        "case": case,
-        "io_bytes": io_bytes,
-        "achieved_bytes_per_s": achieved_bytes_per_s,
-        "achieved_iops": achieved_bytes_per_s / io_bytes if io_bytes else float("nan"),
-    }
-    fractions = {}
-    for b in BOUNDS:
-        bound = bounds_bytes_per_s.get(b, float("nan"))
-        row[f"bound_{b}_bytes_per_s"] = bound
-        row[f"bound_{b}_iops"] = bound / io_bytes if io_bytes else float("nan")
-        fractions[b] = achieved_bytes_per_s / bound if math.isfinite(bound) else float("nan")
-        row[f"frac_{b}"] = fractions[b]
+@dataclass(frozen=True)
+class Ceiling:
+    """One ceiling on a case's rate (bytes/s), how it was obtained, and how closely it is known (relative)."""
+
+    bytes_per_s: float
+    kind: CeilingKind
+    rel_tol: float = 0.0
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Little's-law latency of a case's commands beside the time they need with no queue (the floor)."""
+
+    latency_ms: float = NAN
+    floor_ms: float = NAN
+    floor_basis: str = ""
+    ratio: float = NAN  # given directly when only a ratio is known (a queue-depth change)
+
+    @property
+    def over_floor(self) -> float:
+        """Latency as a multiple of the floor (NaN when neither is known)."""
+        return self.ratio if math.isfinite(self.ratio) else self.latency_ms / self.floor_ms
+
+
+@dataclass(frozen=True)
+class Case:
+    """One measured configuration of one study, placed against its ceilings."""
+
+    study: Study
+    key: str  # entry of the study YAML's ``bounds`` mapping
+    system: str
+    label: str
+    io_bytes: float
+    achieved_bytes_per_s: float
+    reading_rel_tol: float  # half the printed precision of the reading, relative
+    ceilings: Mapping[str, Ceiling]
+    latency: Latency = field(default_factory=Latency)
+
+
+def row_verdict(
+    fractions: Mapping[str, float], ceilings: Mapping[str, Ceiling], reading_rel_tol: float, over_floor: float
+) -> tuple[str, str]:
+    """(verdict, bound it concerns) by the chapter's rule: above a ceiling, at one, queued, elimination."""
     known = {b: f for b, f in fractions.items() if math.isfinite(f)}
+    above = {b: f for b, f in known.items() if f > 1.0 + reading_rel_tol + ceilings[b].rel_tol}
+    if above:
+        worst = max(above, key=above.__getitem__)
+        return ABOVE_VERDICT[ceilings[worst].kind], worst
     top = max(known, key=known.__getitem__)
     if known[top] >= SATURATION_FRACTION:
-        row.update(binding=top, binding_fraction=known[top], basis="at or above 90% of this bound")
-    else:
-        row.update(
-            binding="latency_qd",
-            binding_fraction=fractions["latency_qd"],
-            basis=(
-                f"by elimination: no measured resource above {SATURATION_FRACTION:.0%} "
-                f"(highest {top} {known[top]:.0%})"
-            ),
-        )
-    row["note"] = note
+        return AT_CEILING, top
+    if math.isfinite(over_floor) and over_floor >= QUEUED_LATENCY_FACTOR:
+        return QUEUED, ""
+    return BY_ELIMINATION, "latency_qd"
+
+
+def _bound_columns(case: Case) -> dict[str, float | str]:
+    """Per bound: its rate (bytes/s and IOPS), the achieved fraction, how it was obtained, its tolerance."""
+    row: dict[str, float | str] = {}
+    for b in BOUNDS:
+        ceiling = case.ceilings.get(b)
+        bound = ceiling.bytes_per_s if ceiling else NAN
+        row[f"bound_{b}_bytes_per_s"] = bound
+        row[f"bound_{b}_iops"] = bound / case.io_bytes if case.io_bytes else NAN
+        row[f"frac_{b}"] = case.achieved_bytes_per_s / bound if math.isfinite(bound) else NAN
+        row[f"kind_{b}"] = ceiling.kind if ceiling else ""
+        row[f"tol_{b}"] = case.reading_rel_tol + ceiling.rel_tol if ceiling else NAN
     return row
 
 
-def _blog_rows(blog: Study) -> list[dict[str, Any]]:
-    """The blog's six measured configurations: one command in flight, so IOPS <= 1 / op time."""
+def _bound_row(case: Case) -> dict[str, Any]:
+    """One bounds-table row: rates, fractions, the tightest ceiling, the verdict and the YAML's words."""
+    text = case.study.case_text(case.key)
+    bounds = _bound_columns(case)
+    fractions = {b: float(bounds[f"frac_{b}"]) for b in BOUNDS}
+    known = {b: f for b, f in fractions.items() if math.isfinite(f)}
+    tightest = max(known, key=known.__getitem__)
+    verdict, concerns = row_verdict(fractions, case.ceilings, case.reading_rel_tol, case.latency.over_floor)
+    if verdict != AT_CEILING and not text.explanation:
+        raise ReportError(
+            f"{case.study.path}: at bounds.{case.key}: verdict {verdict!r} needs an explanation"
+        )
+    return {
+        "system": case.system,
+        "source": case.study.cite(),
+        "case_key": case.key,
+        "case": case.label,
+        "io_bytes": case.io_bytes,
+        "achieved_bytes_per_s": case.achieved_bytes_per_s,
+        "achieved_iops": case.achieved_bytes_per_s / case.io_bytes if case.io_bytes else NAN,
+        "reading_rel_tol": case.reading_rel_tol,
+        **bounds,
+        "latency_ms": case.latency.latency_ms,
+        "floor_ms": case.latency.floor_ms,
+        "latency_over_floor": case.latency.over_floor,
+        "floor_basis": case.latency.floor_basis,
+        "tightest": tightest,
+        "tightest_fraction": known[tightest],
+        "verdict": verdict,
+        "verdict_bound": concerns,
+        "note": text.note,
+        "explanation": text.explanation if verdict != AT_CEILING else "",
+    }
+
+
+def _size_label(size_bytes: float) -> str:
+    """Bytes below 4 KiB, KiB below 1 MiB, MiB from there: the way the seeds name their I/O sizes."""
+    if size_bytes >= BYTES_PER_MIB:
+        return f"{size_bytes / BYTES_PER_MIB:g} MiB"
+    return f"{size_bytes / BYTES_PER_KIB:g} KiB" if size_bytes >= 4 * BYTES_PER_KIB else f"{size_bytes:g} B"
+
+
+def _blog_case(blog: Study, r2t: int, setup: tuple[str, str, str, str], op_ms: float) -> Case:
+    """One blog configuration: one command in flight, so IOPS <= 1 / (modelled) op time."""
+    key, label, link_id, device_id = setup
+    prefix = f"projection.r2t{r2t}.{key}"
     queue_depth = blog.value("setup.fio_numjobs") * FIO_DEFAULT_IODEPTH
+    achieved = blog.value(f"{prefix}.actual_mib_per_s") * BYTES_PER_MIB
+    ceilings = {
+        "latency_qd": Ceiling(
+            queue_depth / (op_ms / MS_PER_S) * BLOG_IO_BYTES, MODEL, blog.printed_rel_tol(f"{prefix}.op_ms")
+        ),
+        "link": Ceiling(
+            blog.value(link_id) * MBIT / BITS_PER_BYTE, MEASUREMENT, blog.printed_rel_tol(link_id)
+        ),
+        "cpu": Ceiling(MS_PER_S / blog.value(f"{prefix}.cpu_lat_ms") * BLOG_IO_BYTES, MEASUREMENT),
+        "device": Ceiling(
+            blog.value(device_id) * BLOG_IO_BYTES, MEASUREMENT, blog.printed_rel_tol(device_id)
+        ),
+    }
+    return Case(
+        study=blog,
+        key=BLOG_CASE_KEY,
+        system="Helios4 NAS",
+        label=f"{label}, MaxOutstandingR2T={r2t}, {_size_label(BLOG_IO_BYTES)} writes",
+        io_bytes=BLOG_IO_BYTES,
+        achieved_bytes_per_s=achieved,
+        reading_rel_tol=blog.printed_rel_tol(f"{prefix}.actual_mib_per_s"),
+        ceilings=ceilings,
+        latency=Latency(latency_ms=queue_depth * BLOG_IO_BYTES / achieved * MS_PER_S),
+    )
+
+
+def _blog_rows(blog: Study) -> list[dict[str, Any]]:
+    """The blog's six measured configurations against op time, link, CPU and device ceilings."""
     # op times from the blog's own formula and inputs: two printed wired R2T=1 values do not
     # follow from them (see blog_model.wired_r2t1_discrepancy); the consistent ones are used.
     keys = ["max_outstanding_r2t", "network", "device"]
     formula = blog_model.projection_table(blog.path).set_index(keys)["op_ms"]
     rows = []
     for r2t in BLOG_R2T_SETTINGS:
-        for key, label, link_id, device_id in BLOG_SETUPS:
-            prefix = f"projection.r2t{r2t}.{key}"
-            network_label, device_label = key.split("_")
-            op_ms = round(float(formula[(r2t, network_label, device_label.upper())]), 2)
-            bounds = {
-                "latency_qd": queue_depth / (op_ms / MS_PER_S) * BLOG_IO_BYTES,
-                "link": blog.value(link_id) * MBIT / BITS_PER_BYTE,
-                "cpu": MS_PER_S / blog.value(f"{prefix}.cpu_lat_ms") * BLOG_IO_BYTES,
-                "device": blog.value(device_id) * BLOG_IO_BYTES,
-            }
-            rows.append(
-                _bound_row(
-                    "Helios4 blog (seed 002)",
-                    f"{label}, MaxOutstandingR2T={r2t}, 2 MiB writes",
-                    BLOG_IO_BYTES,
-                    blog.value(f"{prefix}.actual_mib_per_s") * BYTES_PER_MIB,
-                    bounds,
-                    f"modelled op time {op_ms} ms at queue depth {queue_depth:g}; link is iperf3 goodput",
-                )
-            )
+        for setup in BLOG_SETUPS:
+            network_label, device_label = setup[0].split("_")
+            op_ms = round(float(formula[(r2t, network_label, device_label.upper())]), OP_MS_DECIMALS)
+            rows.append(_bound_row(_blog_case(blog, r2t, setup, op_ms)))
     return rows
+
+
+def cpu_fit_rel_residual(points: pd.DataFrame, fit: CpuFit, mode: str) -> float:
+    """Largest distance of a fitted mode's own points from its CPU line, relative to the line."""
+    sub = points[points["mode"] == mode]
+    line = np.array([fit.cpu_us(mode, s) for s in sub["size_bytes"]])
+    return float(np.max(np.abs(sub["cpu_us"].to_numpy() - line) / line))
+
+
+# (row key, mode, size, reading id, clock id or None) of the SCST rows
+SCST_CASES = (
+    ("nodelay_512", "nodelay", 512, "scst.peak.nodelay_iops.512", None),
+    ("adaptive_512", "adaptive", 512, "scst.peak.adaptive_iops.512", None),
+    (
+        "nodelay_reduced_clock",
+        "nodelay",
+        REDUCED_CLOCK_SIZE_BYTES,
+        "scst.nagle.reduced_clock_nodelay_iops",
+        "scst.nagle.reduced_clock_ghz",
+    ),
+    ("both_largest", "nodelay", 65536, "scst.peak.both_iops.65536", None),
+)
 
 
 def _scst_rows(scst: Study, fit: CpuFit, model: WireModel) -> list[dict[str, Any]]:
-    """SCST single session on 1 Gb: CPU and link bounds (no device: /dev/zero)."""
-    peaks = peak_table(scst).set_index("size_bytes")
-    slow_ghz = scst.value("scst.nagle.reduced_clock_ghz")
-    cases = [
-        ("512 B reads, TCP_NODELAY, 2.4 GHz", 512, float(peaks["nodelay_iops"].loc[512]), "nodelay", None),
-        (
-            "512 B reads, Adaptive Nagle, 2.4 GHz",
-            512,
-            float(peaks["adaptive_iops"].loc[512]),
-            "adaptive",
-            None,
-        ),
-        (
-            "2048 B reads, TCP_NODELAY, 1.6 GHz",
-            2048,
-            scst.value("scst.nagle.reduced_clock_nodelay_iops"),
-            "nodelay",
-            slow_ghz,
-        ),
-        ("64 KiB reads, 2.4 GHz", 65536, float(peaks["nodelay_iops"].loc[65536]), "nodelay", None),
-    ]
+    """SCST single session: CPU (regression, clock-scaled) and link ceilings; /dev/zero has no device."""
+    points = cpu_points(scst)
     rows = []
-    for case, size, iops, mode, ghz in cases:
-        bounds = {
-            "link": network_ceiling_iops(size, model) * size,
-            "cpu": fit.ceiling_iops(mode, size, ghz) * size,
-        }
-        rows.append(
-            _bound_row(
-                "SCST usermode (seed 001)",
-                case,
-                size,
-                iops * size,
-                bounds,
-                "CPU bound from the per-op CPU regression (clock-scaled where 1.6 GHz); "
-                "/dev/zero has no device bound",
-            )
+    for key, mode, size, reading_id, clock_id in SCST_CASES:
+        ghz = scst.value(clock_id) if clock_id else fit.clock_ghz
+        modes = MODE_LABELS[mode] if size <= REDUCED_CLOCK_SIZE_BYTES else "both modes"
+        cpu = fit.ceiling_iops(mode, size, ghz) * size
+        case = Case(
+            study=scst,
+            key=key,
+            system="SCST usermode",
+            label=f"{_size_label(size)} reads, {modes}, {ghz:g} GHz",
+            io_bytes=size,
+            achieved_bytes_per_s=scst.value(reading_id) * size,
+            reading_rel_tol=scst.printed_rel_tol(reading_id),
+            ceilings={
+                "link": Ceiling(network_ceiling_iops(size, model) * size, FIRST_PRINCIPLES),
+                "cpu": Ceiling(cpu, MODEL, cpu_fit_rel_residual(points, fit, mode)),
+            },
         )
+        rows.append(_bound_row(case))
     return rows
+
+
+def _l3_system(l3: Study) -> str:
+    """The 100 GbE system's name, its link rate read from the YAML."""
+    return f"{l3.value('l3.tldr.link_gbit_per_s'):g} GbE L3"
+
+
+def _l3_link(l3: Study) -> WireModel:
+    """The L3 system's link: its rate and jumbo MTU."""
+    return WireModel(
+        link_bit_per_s=l3.value("l3.tldr.link_gbit_per_s") * 1e9,
+        mtu_bytes=int(l3.value("l3.tests.mtu_bytes")),
+    )
+
+
+def l3_in_flight_at_target(l3: Study, prefix: str) -> float:
+    """Commands the target can hold: fio's submissions, capped by sessions x cmds_max of the initiator."""
+    sessions = l3.value("l3.tests.storage_ports") * l3.value("l3.tests.sessions_per_port")
+    fio = l3.value(f"l3.{prefix}.numjobs") * l3.value(f"l3.{prefix}.iodepth")
+    return min(fio, sessions * l3.value("l3.tldr.cmds_max"))
+
+
+def _l3_fio_case(l3: Study, key: str, rw: str, prefix: str, kiops_id: str) -> Case:
+    """One fio 4 KiB record: link ceiling, and latency at the target against the wire time per command."""
+    model = _l3_link(l3)
+    size = l3.value(f"l3.{prefix}.bs_bytes")
+    iops = l3.value(kiops_id) * IOPS_PER_KIOPS
+    jobs, depth = l3.value(f"l3.{prefix}.numjobs"), l3.value(f"l3.{prefix}.iodepth")
+    return Case(
+        study=l3,
+        key=key,
+        system=_l3_system(l3),
+        label=f"{_size_label(size)} {rw}s, fio {jobs:g} jobs x iodepth {depth:g}",
+        io_bytes=size,
+        achieved_bytes_per_s=iops * size,
+        reading_rel_tol=l3.printed_rel_tol(kiops_id),
+        ceilings={"link": Ceiling(network_ceiling_iops(size, model) * size, FIRST_PRINCIPLES)},
+        latency=Latency(
+            latency_ms=little_latency_ms(l3_in_flight_at_target(l3, prefix), iops),
+            floor_ms=reply_time_us(size, model) / US_PER_S * MS_PER_S,
+            floor_basis="wire time per command",
+        ),
+    )
+
+
+def _l3_rate_case(
+    l3: Study, key: str, label: str, reading_id: str, bytes_per_unit: float, latency: Latency | None = None
+) -> Case:
+    """One L3 rate without an I/O size: only the link ceiling (goodput of full frames)."""
+    model = _l3_link(l3)
+    goodput = model.link_bit_per_s / BITS_PER_BYTE * model.payload_efficiency
+    return Case(
+        study=l3,
+        key=key,
+        system=_l3_system(l3),
+        label=label,
+        io_bytes=NAN,
+        achieved_bytes_per_s=l3.value(reading_id) * bytes_per_unit,
+        reading_rel_tol=l3.printed_rel_tol(reading_id),
+        ceilings={"link": Ceiling(goodput, FIRST_PRINCIPLES)},
+        latency=latency or Latency(),
+    )
+
+
+def _l3_rate_cases(l3: Study) -> list[Case]:
+    """The L3 rates without an I/O size: medium blocks, the two table validations, NVMe/TCP."""
+    depth = queue_depth_change_table(l3)
+    qd_before, qd_after = (float(q) for q in depth["queue_depth"].iloc[[0, -1]])
+    ratio = float(depth["latency_ratio_if_depth_filled"].iloc[-1])
+    raised = Latency(ratio=ratio, floor_basis=f"latency at queue_depth {qd_before:g}")
+    gbyte, nvme = l3.value("l3.tldr.achieved_gbyte_per_s"), l3.value("l3.bonus.nvme_gbyte_per_s")
+    disks, gbit = l3.value("l3.bonus.nvme_disks"), 1e9 / BITS_PER_BYTE
+    specs: list[tuple[str, str, str, float, Latency | None]] = [
+        ("medium_block", f"medium-block transfers ({gbyte:g} GB/s)", "l3.tldr.achieved_gbyte_per_s",
+         BYTES_PER_GB, None),
+        ("validation_default_depth", f"table validation, queue_depth {qd_before:g}",
+         "l3.analysis.load_gbit_per_s", gbit, None),
+        ("validation_raised_depth", f"table validation, queue_depth {qd_after:g}",
+         "l3.analysis.after_gbit_per_s", gbit, raised),
+        ("nvme_tcp", f"NVMe/TCP comparison ({nvme:g} GB/s, {disks:g} disks)", "l3.bonus.nvme_gbyte_per_s",
+         BYTES_PER_GB, None),
+    ]  # fmt: skip
+    return [_l3_rate_case(l3, *spec) for spec in specs]
 
 
 def _l3_rows(l3: Study) -> list[dict[str, Any]]:
-    """100 GbE: only the link bound is measurable from the seed."""
-    link_bit_per_s = l3.value("l3.tldr.link_gbit_per_s") * 1e9
-    model = WireModel(link_bit_per_s=link_bit_per_s, mtu_bytes=int(l3.value("l3.tests.mtu_bytes")))
-    goodput = link_bit_per_s / BITS_PER_BYTE * model.payload_efficiency
-    rows = []
-    for rw, prefix, kiops_id in (
-        ("read", "reading", "l3.reading.read_kiops"),
-        ("write", "record", "l3.record.write_kiops"),
-    ):
-        size = l3.value(f"l3.{prefix}.bs_bytes")
-        iops = l3.value(kiops_id) * IOPS_PER_KIOPS
-        rows.append(
-            _bound_row(
-                "100 GbE L3 (seed 003)",
-                f"4 KiB {rw}s, fio 136 jobs x iodepth 256",
-                size,
-                iops * size,
-                {"link": network_ceiling_iops(size, model) * size},
-                "CPU and array limits are not reported by the seed",
-            )
-        )
-    for case, gbyte_per_s_bytes, note in (
-        (
-            "medium-block transfers (12.3 GB/s)",
-            l3.value("l3.tldr.achieved_gbyte_per_s") * BYTES_PER_GB,
-            "read as bytes: the conclusions' '12.3Gb/s' would be 12% of the link, "
-            "contradicting 'almost 100%'",
-        ),
-        (
-            "table validation, queue_depth 32",
-            l3.value("l3.analysis.load_gbit_per_s") * 1e9 / BITS_PER_BYTE,
-            "out-of-the-box iscsid settings",
-        ),
-        (
-            "table validation, queue_depth 256",
-            l3.value("l3.analysis.after_gbit_per_s") * 1e9 / BITS_PER_BYTE,
-            "later found: second port of each card underloaded until 4x8 sessions",
-        ),
-        (
-            "NVMe/TCP comparison (9 GB/s, 4 disks)",
-            l3.value("l3.bonus.nvme_gbyte_per_s") * BYTES_PER_GB,
-            "not iSCSI: same fio parameters over NVMe/TCP, for scale",
-        ),
-    ):
-        rows.append(
-            _bound_row(
-                "100 GbE L3 (seed 003)", case, float("nan"), gbyte_per_s_bytes, {"link": goodput}, note
-            )
-        )
-    return rows
+    """100 GbE: the link ceiling, commands queued at the target, and the queue-depth experiment."""
+    cases = [
+        _l3_fio_case(l3, "fio_read", "read", "reading", "l3.reading.read_kiops"),
+        _l3_fio_case(l3, "fio_write", "write", "record", "l3.record.write_kiops"),
+        *_l3_rate_cases(l3),
+    ]
+    return [_bound_row(c) for c in cases]
 
 
-def _comstar_rows(c: Study) -> list[dict[str, Any]]:
-    """COMSTAR and the daemon: link (10 GbE, MTU assumed 1500) and CPU (16 cores) bounds."""
+def _comstar_case(c: Study, key: str, target: str, kiops_id: str, cpus_id: str) -> Case:
+    """One target's cache-hit reads: link and all-cores CPU ceilings, latency against wire + CPU time."""
     size = c.value("comstar.read.io_kib") * BYTES_PER_KIB
-    cores = c.value("comstar.comments.cores")
     model = WireModel(
         link_bit_per_s=c.value("comstar.comments.link_gbit_per_s") * 1e9, mtu_bytes=COMSTAR_ASSUMED_MTU_BYTES
     )
-    rows = []
-    for target, kiops_id, cpus_id in (
-        ("old target daemon", "comstar.read.daemon_kiops", "comstar.read.daemon_cpus"),
-        ("COMSTAR", "comstar.read.comstar_kiops", "comstar.read.comstar_cpus"),
-    ):
-        iops = c.value(kiops_id) * IOPS_PER_KIOPS
-        cpu_s_per_op = c.value(cpus_id) / iops
-        rows.append(
-            _bound_row(
-                "COMSTAR 2009 (seed 004)",
-                f"{target}, 8 KiB cache-hit reads, 100 outstanding",
-                size,
-                iops * size,
-                {"link": network_ceiling_iops(size, model) * size, "cpu": cores / cpu_s_per_op * size},
-                "cache hits: no device bound; CPU bound = all 16 cores at the measured CPU per op",
+    iops = c.value(kiops_id) * IOPS_PER_KIOPS
+    cpu_s_per_op = c.value(cpus_id) / iops
+    outstanding = c.value("comstar.read.clients") * c.value("comstar.read.threads_per_client")
+    return Case(
+        study=c,
+        key=key,
+        system="COMSTAR appliance",
+        label=f"{target}, {_size_label(size)} cache-hit reads, {outstanding:g} outstanding",
+        io_bytes=size,
+        achieved_bytes_per_s=iops * size,
+        reading_rel_tol=c.printed_rel_tol(kiops_id),
+        ceilings={
+            "link": Ceiling(network_ceiling_iops(size, model) * size, FIRST_PRINCIPLES),
+            "cpu": Ceiling(c.value("comstar.comments.cores") / cpu_s_per_op * size, MODEL),
+        },
+        latency=Latency(
+            latency_ms=little_latency_ms(outstanding, iops),
+            floor_ms=(reply_time_us(size, model) / US_PER_S + cpu_s_per_op) * MS_PER_S,
+            floor_basis="wire + CPU time per command",
+        ),
+    )
+
+
+def _comstar_rows(c: Study) -> list[dict[str, Any]]:
+    """COMSTAR and the old daemon: link (10 GbE, MTU assumed 1500) and CPU (all cores) ceilings."""
+    return [
+        _bound_row(
+            _comstar_case(
+                c, "daemon_read", "old target daemon", "comstar.read.daemon_kiops", "comstar.read.daemon_cpus"
             )
-        )
-    return rows
+        ),
+        _bound_row(
+            _comstar_case(
+                c, "comstar_read", "COMSTAR", "comstar.read.comstar_kiops", "comstar.read.comstar_cpus"
+            )
+        ),
+    ]
 
 
 def bounds_table(cs: CrossStudy, fit: CpuFit | None = None, model: WireModel | None = None) -> pd.DataFrame:
-    """Every system's achieved rate as a fraction of each bound, and the bound that binds."""
+    """Every system's achieved rate as a fraction of each ceiling, its tightest ceiling and verdict."""
     model = model or WireModel()
     fit = fit or scst_cpu_fit(cs.scst)
     rows = _blog_rows(cs.blog) + _scst_rows(cs.scst, fit, model) + _l3_rows(cs.l3) + _comstar_rows(cs.comstar)
     return pd.DataFrame(rows)
 
 
-def _binding_label(rec: Mapping[Hashable, Any]) -> str:
-    """Short text naming a row's binding bound and whether it was measured or inferred."""
-    label = BOUND_LABELS[rec["binding"]]
-    return label if math.isfinite(rec["binding_fraction"]) else f"{label} (by elimination)"
+def verdict_counts(bounds: pd.DataFrame) -> pd.Series:
+    """Rows per bounds verdict, every verdict listed (zero included)."""
+    return bounds["verdict"].value_counts().reindex(list(ROW_VERDICTS), fill_value=0)
+
+
+def _verdict_label(rec: Mapping[Hashable, Any]) -> str:
+    """Short text naming a row's verdict and the ceiling it concerns."""
+    bound = rec["verdict_bound"]
+    return (
+        f"{BOUND_LABELS[bound]}: {rec['verdict']}"
+        if bound and rec["verdict"] != BY_ELIMINATION
+        else rec["verdict"]
+    )
 
 
 def bounds_long(bounds: pd.DataFrame) -> pd.DataFrame:
@@ -929,11 +1232,12 @@ def bounds_long(bounds: pd.DataFrame) -> pd.DataFrame:
                 rows.append(
                     {
                         "system": rec["system"],
+                        "source": rec["source"],
                         "case": rec["case"],
                         "bound": BOUND_LABELS[b],
                         "fraction": rec[f"frac_{b}"],
-                        "binding": rec["binding"] == b,
-                        "binding_label": _binding_label(rec),
+                        "binding": rec["verdict_bound"] == b,
+                        "binding_label": _verdict_label(rec),
                     }
                 )
     return pd.DataFrame(rows)
@@ -947,80 +1251,107 @@ def _pct_change(new: float, old: float) -> float:
     return PERCENT * (new / old - 1.0)
 
 
-def _scst_recomputed(scst: Study, model: WireModel) -> dict[str, float]:
-    """Every SCST number the analyses reproduce (why any differs: the published YAML)."""
+def _net_pct(iops: float, reply_us: float) -> float:
+    """Percentage of the link a read rate keeps busy, given one reply's line time."""
+    return PERCENT * iops * reply_us / US_PER_S
+
+
+def _scst_table_cells(scst: Study, model: WireModel) -> dict[str, float]:
+    """The peak and throughput-time table cells that follow from the peak IOPS and the wire model."""
     rec: dict[str, float] = {}
     peaks = peak_table(scst).set_index("size_bytes")
     tpt = scst.table("throughput_time")
     cpu_bound = {m: set(tpt.dropna(subset=[f"cpu_us_{m}"])["size_bytes"]) for m in MODES}
     rows_by_size: Iterable[tuple[Any, pd.Series]] = peaks.iterrows()  # index: size_bytes (int)
     for size, row in rows_by_size:
-        best = float(row["adaptive_iops"])
+        best, nodelay = float(row["adaptive_iops"]), float(row["nodelay_iops"])
         reply = reply_time_us(size, model)
         rec[f"scst.tpt.net_reply_us.{size}"] = reply
         rec[f"scst.tpt.tpt_us.{size}"] = US_PER_S / best
         rec[f"scst.peak.mbps.{size}"] = best * size / BYTES_PER_MB
-        rec[f"scst.peak.net_pct.{size}"] = PERCENT * best * reply / US_PER_S
+        rec[f"scst.peak.net_pct.{size}"] = _net_pct(best, reply)
         if size in cpu_bound["nodelay"]:
-            rec[f"scst.tpt.cpu_us_nodelay.{size}"] = US_PER_S / float(row["nodelay_iops"])
-            rec[f"scst.peak.diff_pct.{size}"] = _pct_change(best, float(row["nodelay_iops"]))
+            rec[f"scst.tpt.cpu_us_nodelay.{size}"] = US_PER_S / nodelay
+            rec[f"scst.peak.diff_pct.{size}"] = _pct_change(best, nodelay)
         if size in cpu_bound["adaptive"]:
             rec[f"scst.tpt.cpu_us_adaptive.{size}"] = US_PER_S / best
+    return rec
 
-    nodelay_512 = float(peaks["nodelay_iops"].loc[512])
-    adaptive_512 = float(peaks["adaptive_iops"].loc[512])
+
+def _scst_nagle_peaks(scst: Study, model: WireModel) -> dict[str, float]:
+    """The Adaptive Nagle section's peaks and link shares at 512, 1024 and 1536 bytes."""
+    peaks = peak_table(scst).set_index("size_bytes")
+    nodelay, adaptive = peaks["nodelay_iops"].astype(float), peaks["adaptive_iops"].astype(float)
     reply_512 = reply_time_us(512, model)
-    rec["scst.nagle.nodelay_peak_512_iops"] = nodelay_512
-    rec["scst.nagle.adaptive_peak_512_iops"] = adaptive_512
-    rec["scst.nagle.gain_512_pct"] = _pct_change(adaptive_512, nodelay_512)
-    rec["scst.nagle.adaptive_net_pct_512"] = PERCENT * adaptive_512 * reply_512 / US_PER_S
-    rec["scst.nagle.nodelay_net_pct_512"] = PERCENT * nodelay_512 * reply_512 / US_PER_S
-    rec["scst.nagle.nodelay_fraction_of_link_512"] = nodelay_512 * reply_512 / US_PER_S
-    rec["scst.nagle.adaptive_peak_1024_iops"] = float(peaks["adaptive_iops"].loc[1024])
-    rec["scst.nagle.nodelay_peak_1024_iops"] = float(peaks["nodelay_iops"].loc[1024])
-
     ceiling_1536 = network_ceiling_iops(1536, model)
-    rec["scst.nagle.nodelay_peak_1536_iops"] = float(peaks["nodelay_iops"].loc[1536])
-    rec["scst.nagle.nodelay_cpu_bound_1536_iops"] = float(peaks["nodelay_iops"].loc[1536])
-    rec["scst.nagle.adaptive_peak_1536_iops"] = float(peaks["adaptive_iops"].loc[1536])
-    rec["scst.nagle.threshold96_1536_iops"] = float(peaks["adaptive_iops"].loc[1536])
-    rec["scst.nagle.full_nagle_peak_1536_iops"] = ceiling_1536
-    rec["scst.nagle.net_limit_1536_iops"] = ceiling_1536
-    rec["scst.nagle.threshold96_1536_pct_of_max"] = (
-        PERCENT * float(peaks["adaptive_iops"].loc[1536]) / ceiling_1536
-    )
+    return {
+        "scst.nagle.nodelay_peak_512_iops": nodelay[512],
+        "scst.nagle.adaptive_peak_512_iops": adaptive[512],
+        "scst.nagle.gain_512_pct": _pct_change(adaptive[512], nodelay[512]),
+        "scst.nagle.adaptive_net_pct_512": _net_pct(adaptive[512], reply_512),
+        "scst.nagle.nodelay_net_pct_512": _net_pct(nodelay[512], reply_512),
+        "scst.nagle.nodelay_fraction_of_link_512": _net_pct(nodelay[512], reply_512) / PERCENT,
+        "scst.nagle.adaptive_peak_1024_iops": adaptive[1024],
+        "scst.nagle.nodelay_peak_1024_iops": nodelay[1024],
+        "scst.nagle.nodelay_peak_1536_iops": nodelay[1536],
+        "scst.nagle.nodelay_cpu_bound_1536_iops": nodelay[1536],
+        "scst.nagle.adaptive_peak_1536_iops": adaptive[1536],
+        "scst.nagle.threshold96_1536_iops": adaptive[1536],
+        "scst.nagle.full_nagle_peak_1536_iops": ceiling_1536,
+        "scst.nagle.net_limit_1536_iops": ceiling_1536,
+        "scst.nagle.threshold96_1536_pct_of_max": PERCENT * adaptive[1536] / ceiling_1536,
+    }
 
+
+def _scst_reduced_clock(scst: Study, model: WireModel) -> dict[str, float]:
+    """The reduced-clock paragraph: clock cut, IOPS drop, predicted IOPS, link share and gain."""
     ghz_from = scst.value("scst.nagle.standard_clock_ghz")
     ghz_to = scst.value("scst.nagle.reduced_clock_ghz")
     slow_nodelay = scst.value("scst.nagle.reduced_clock_nodelay_iops")
     slow_adaptive = scst.value("scst.nagle.reduced_clock_adaptive_iops")
-    clock = clock_scaling_table(scst, scst_cpu_fit(scst), model).set_index(["mode", "basis"])
-    rec["scst.nagle.clock_reduction_pct"] = PERCENT * (1 - ghz_to / ghz_from)
-    rec["scst.nagle.reduced_clock_nodelay_drop_pct"] = -_pct_change(
-        slow_nodelay, float(peaks["nodelay_iops"].loc[2048])
+    fast_nodelay = float(
+        peak_table(scst).set_index("size_bytes")["nodelay_iops"].loc[REDUCED_CLOCK_SIZE_BYTES]
     )
-    rec["scst.nagle.reduced_clock_nodelay_iops"] = float(
-        clock["predicted_iops"].loc[("nodelay", "measured 2.4 GHz peak")]
-    )
-    rec["scst.nagle.reduced_clock_adaptive_iops"] = float(
-        clock["predicted_iops"].loc[("adaptive", "regression line")]
-    )
-    rec["scst.nagle.reduced_clock_adaptive_net_pct"] = (
-        PERCENT * slow_adaptive * reply_time_us(2048, model) / US_PER_S
-    )
-    rec["scst.nagle.reduced_clock_adaptive_gain_pct"] = _pct_change(slow_adaptive, slow_nodelay)
+    clock = clock_scaling_table(scst, scst_cpu_fit(scst), model).set_index(["mode", "basis"])[
+        "predicted_iops"
+    ]
+    return {
+        "scst.nagle.clock_reduction_pct": PERCENT * (1 - ghz_to / ghz_from),
+        "scst.nagle.reduced_clock_nodelay_drop_pct": -_pct_change(slow_nodelay, fast_nodelay),
+        "scst.nagle.reduced_clock_nodelay_iops": float(clock.loc[("nodelay", MEASURED_PEAK)]),
+        "scst.nagle.reduced_clock_adaptive_iops": float(clock.loc[("adaptive", REGRESSION_LINE)]),
+        "scst.nagle.reduced_clock_adaptive_net_pct": _net_pct(
+            slow_adaptive, reply_time_us(REDUCED_CLOCK_SIZE_BYTES, model)
+        ),
+        "scst.nagle.reduced_clock_adaptive_gain_pct": _pct_change(slow_adaptive, slow_nodelay),
+    }
 
-    t_nodelay_512 = US_PER_S / nodelay_512
-    t_adaptive_512 = US_PER_S / adaptive_512
-    rec["scst.nagle.l2_gap_nodelay_us"] = (
-        t_nodelay_512 * scst.value("scst.nagle.l2_gain_nodelay_pct") / PERCENT
-    )
-    rec["scst.nagle.l2_gap_adaptive_us"] = (
-        t_adaptive_512 * scst.value("scst.nagle.l2_gain_adaptive_pct") / PERCENT
-    )
+
+def _scst_l2_and_cpus(scst: Study) -> dict[str, float]:
+    """Per-read time the L2 gains stand for at 512 bytes, and the CPU0 gain of the CPU assignment table."""
+    peaks = peak_table(scst).set_index("size_bytes")
     cpus = scst.table("cpu_assignment").set_index("cpu")["iops"]
-    rec["scst.cpus.cpu0_gain_pct"] = _pct_change(float(cpus[0]), float(cpus[[2, 3]].mean()))
-    return rec
+    return {
+        "scst.nagle.l2_gap_nodelay_us": US_PER_S
+        / float(peaks["nodelay_iops"].loc[512])
+        * scst.value("scst.nagle.l2_gain_nodelay_pct")
+        / PERCENT,
+        "scst.nagle.l2_gap_adaptive_us": US_PER_S
+        / float(peaks["adaptive_iops"].loc[512])
+        * scst.value("scst.nagle.l2_gain_adaptive_pct")
+        / PERCENT,
+        "scst.cpus.cpu0_gain_pct": _pct_change(float(cpus[0]), float(cpus[[2, 3]].mean())),
+    }
+
+
+def _scst_recomputed(scst: Study, model: WireModel) -> dict[str, float]:
+    """Every SCST number the analyses reproduce (why any differs: the published YAML)."""
+    return (
+        _scst_table_cells(scst, model)
+        | _scst_nagle_peaks(scst, model)
+        | _scst_reduced_clock(scst, model)
+        | _scst_l2_and_cpus(scst)
+    )
 
 
 def _l3_recomputed(l3: Study) -> dict[str, float]:

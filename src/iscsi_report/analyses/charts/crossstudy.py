@@ -35,11 +35,14 @@ def _check_rows(df: pd.DataFrame, name: str) -> pd.DataFrame:
     return df
 
 
-def roofline_chart(ceilings: pd.DataFrame, peaks: pd.DataFrame, crossovers: pd.DataFrame) -> ChartType:
-    """IOPS against read size: network and CPU ceilings as lines, measured peaks as points,
-    and a vertical rule at each mode's CPU/network crossover size."""
+def roofline_chart(
+    ceilings: pd.DataFrame, peaks: pd.DataFrame, crossovers: pd.DataFrame, source: str = ""
+) -> ChartType:
+    """IOPS against read size: network and CPU ceilings as lines, measured peaks (cited ``source``) as
+    points, and a vertical rule at each mode's CPU/network crossover size."""
     _check_rows(ceilings, "ceilings")
     y = alt.Y("iops:Q", scale=alt.Scale(type="log"), title="reads per second (IOPS, log)")
+    peak_title = f"measured peak ({source})" if source else "measured peak"
     lines = (
         alt.Chart(ceilings)
         .mark_line(strokeDash=[5, 3])
@@ -48,7 +51,7 @@ def roofline_chart(ceilings: pd.DataFrame, peaks: pd.DataFrame, crossovers: pd.D
     points = (
         alt.Chart(_check_rows(peaks, "peaks"))
         .mark_point(filled=True, size=60, color="black")
-        .encode(x=SIZE_AXIS, y=y, shape=alt.Shape("mode:N", title="measured peak (seed 001)"))
+        .encode(x=SIZE_AXIS, y=y, shape=alt.Shape("mode:N", title=peak_title))
     )
     cross = crossovers.dropna(subset=["crossover_size_bytes"]).assign(
         label=lambda d: (
@@ -84,8 +87,8 @@ def reply_time_chart(reply: pd.DataFrame) -> alt.Chart:
 
 
 def bounds_chart(bounds_long: pd.DataFrame) -> ChartType:
-    """Achieved rate as a fraction of each known bound, one row per system/case; the binding
-    bound is drawn as a filled diamond and named at the right (inferred ones say so)."""
+    """Achieved rate as a fraction of each known bound, one row per system/case; the bound the
+    row's verdict names is drawn as a filled diamond, and the verdict is written at the right."""
     data = _check_rows(bounds_long, "bounds").assign(label=lambda d: d["system"] + ": " + d["case"])
     order = list(dict.fromkeys(data["label"]))
     y = alt.Y("label:N", title=None, sort=order, axis=alt.Axis(labelLimit=420))
@@ -108,7 +111,7 @@ def bounds_chart(bounds_long: pd.DataFrame) -> ChartType:
     )
     one = alt.Chart(pd.DataFrame({"fraction": [1.0]})).mark_rule(color="black").encode(x="fraction:Q")
     return alt.layer(others, binding, one, names).properties(
-        width=WIDTH, title="Which bound limits each system (filled diamond: binding)"
+        width=WIDTH, title="Each system against its ceilings (filled diamond: the ceiling its verdict names)"
     )
 
 
