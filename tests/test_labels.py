@@ -103,9 +103,10 @@ def test_pooling_queue_depths_and_buffered_runs_in_the_device_fit() -> None:
         _fio("c", scenario="local-libaio", iodepth=8, direct=True, bs_bytes=262144),
         _fio("d", scenario="local-libaio", iodepth=1, direct=False, bs_bytes=524288),
     ]
-    problems = labels.pooling_problems(entries)
-    assert any("device fit" in p and "different iodepth" in p and "8: c" in p for p in problems)
-    assert any("device fit" in p and "different direct" in p and "false: d" in p for p in problems)
+    # the chapters fit per device and run kind (DEVICE_FIT_KEYS): a qd8 or buffered run is its own group
+    assert labels.pooling_problems(entries) == []
+    grouped = {tuple(e.labels.get(k) for k in labels.DEVICE_FIT_KEYS) for e in entries}
+    assert len(grouped) == 3
 
 
 def test_derived_scenarios_keep_runs_apart() -> None:
@@ -124,8 +125,9 @@ def test_derived_scenarios_keep_runs_apart() -> None:
 def test_udp_run_pooled_into_link_capacity() -> None:
     tcp = Entry("t.json", "iperf3", "initiator", {"network": "lan", "protocol": "tcp", "reverse": False})
     udp = Entry("u.json", "iperf3", "initiator", {"network": "lan", "protocol": "udp", "reverse": False})
-    problems = labels.pooling_problems([tcp, udp])
-    assert len(problems) == 1 and "link capacity" in problems[0] and "udp: u.json" in problems[0]
+    # link rates are summarised per network, protocol and direction (LINK_KEYS): never averaged
+    assert labels.pooling_problems([tcp, udp]) == []
+    assert labels.LINK_CAPACITY_LABELS["protocol"] == "tcp"
 
 
 def test_pings_and_iperf3_must_pair_by_network() -> None:

@@ -265,6 +265,11 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _yaml(value: object) -> str:
+    """A label value as it is written in a manifest (true, 1, tcp)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def label_page() -> str:
     """The book page documenting every manifest label, generated from the pydantic schema."""
     rows = labels.contract_rows()
@@ -304,17 +309,20 @@ def label_page() -> str:
         lines.append(f"- {tool}: {need}{extra}.")
     lines += [
         "",
-        "## Runs that must not be pooled",
+        "## Runs that are never pooled",
         "",
-        "`dataset check` refuses a dataset whose chapters would average runs made differently:",
+        "The chapters group runs by every label that says how a run was made, and name each group:",
         "",
-        f"- local fio runs (scenario starting with `{labels.LOCAL_PREFIX}`) are fitted per "
-        f"{', '.join(f'`{k}`' for k in labels.DEVICE_FIT_KEYS)}: they must agree on "
-        f"{', '.join(f'`{k}`' for k in labels.FIO_RUN_LABELS)};",
-        f"- fio runs are tabulated per {', '.join(f'`{k}`' for k in labels.THROUGHPUT_KEYS)}: "
-        "the same labels must agree within a row;",
-        f"- iperf3 runs give one link capacity per {', '.join(f'`{k}`' for k in labels.LINK_KEYS)}: "
-        f"they must agree on {', '.join(f'`{k}`' for k in labels.IPERF3_RUN_LABELS)}.",
+        f"- local fio runs (side `local`, or a scenario with a `{labels.LOCAL_PREFIX}` part) are fitted per "
+        f"{', '.join(f'`{k}`' for k in labels.DEVICE_FIT_KEYS)}; the model reads only the fits of "
+        f"{', '.join(f'`{k}: {_yaml(v)}`' for k, v in labels.MODEL_FIT_LABELS.items())} runs;",
+        f"- fio runs are tabulated per {', '.join(f'`{k}`' for k in labels.THROUGHPUT_KEYS)};",
+        f"- iperf3 runs are summarised per {', '.join(f'`{k}`' for k in labels.LINK_KEYS)}; the link "
+        "capacity is that of "
+        f"{', '.join(f'`{k}: {_yaml(v)}`' for k, v in labels.LINK_CAPACITY_LABELS.items())} "
+        "runs (a UDP rate is what was offered, a reverse run measures the other direction);",
+        "- device request sizes from iostat are averaged per "
+        f"{', '.join(f'`{k}`' for k in labels.REQUEST_SIZE_KEYS)}.",
         "",
         "`dataset init` derives a `scenario` that keeps such runs apart: `local-ENGINE` for direct "
         "writes at queue depth 1 on the device's machine, `iscsi-ENGINE` over iSCSI, with `qdN-` "

@@ -54,11 +54,19 @@ USER_LABELS: dict[str, tuple[str, ...]] = {
 # fio labels that describe how a run was made: runs a chapter pools must agree on them.
 FIO_RUN_LABELS = ("rw", "iodepth", "engine", "direct", "numjobs")
 IPERF3_RUN_LABELS = ("protocol", "reverse")
-# How the chapters group runs today (analyses/storage.py): local runs are fitted per device,
-# every run is tabulated per scenario, device, network, R2T and block size; iperf3 per network.
-DEVICE_FIT_KEYS = ("device",)
-THROUGHPUT_KEYS = ("scenario", "device", "network", "max_outstanding_r2t", "bs_bytes")
-LINK_KEYS = ("network",)
+# How the chapters group runs (analyses/storage.py, analyses/r2t.py import these): local runs are
+# fitted per device and run kind, every run is tabulated per scenario, device, network, R2T, run
+# kind and block size; iperf3 rates per network, protocol and direction. A run is never averaged
+# with one made differently, so pooling_problems finds nothing the chapters would pool.
+DEVICE_FIT_KEYS = ("device", *FIO_RUN_LABELS)
+THROUGHPUT_KEYS = ("scenario", "device", "network", "max_outstanding_r2t", *FIO_RUN_LABELS, "bs_bytes")
+LINK_KEYS = ("network", *IPERF3_RUN_LABELS)
+# The runs the model's device term is fitted on: one request at a time, past the page cache.
+MODEL_FIT_LABELS: dict[str, Any] = {"rw": "write", "iodepth": 1, "direct": True, "numjobs": 1}
+# Link capacity is a forward TCP goodput (a UDP -b rate is what was offered, -R the other way).
+LINK_CAPACITY_LABELS: dict[str, Any] = {"protocol": "tcp", "reverse": False}
+# Device request sizes (iostat) are averaged only over runs of one queue depth.
+REQUEST_SIZE_KEYS = ("device", "bs_bytes", "iodepth")
 LOCAL_PREFIX = "local"
 PLACE_BY_SIDE = {"local": "local", "initiator": "iscsi", "target": "target"}
 _SUFFIXES = re.compile(r"(\.(json|txt|log|out|gz|xz|jsonplus))+$", re.IGNORECASE)
