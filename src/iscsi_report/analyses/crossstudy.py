@@ -560,8 +560,6 @@ def clock_scaling_table(scst: Study, fit: CpuFit, model: WireModel | None = None
 
 # === Roofline =====================================================================================
 
-ROOFLINE_NETWORK = "network (1 Gb/s)"
-
 
 def roofline_frame(fit: CpuFit, model: WireModel, sizes_bytes: np.ndarray | None = None) -> pd.DataFrame:
     """IOPS ceilings against I/O size: the network line and one CPU line per mode (long form)."""
@@ -572,7 +570,7 @@ def roofline_frame(fit: CpuFit, model: WireModel, sizes_bytes: np.ndarray | None
         rows.append(
             {
                 "size_bytes": float(size),
-                "ceiling": ROOFLINE_NETWORK,
+                "ceiling": f"network ({model.link_bit_per_s / 1e9:g} Gb/s)",
                 "iops": network_ceiling_iops(size, model),
             }
         )

@@ -68,7 +68,7 @@ def roofline_chart(
         .encode(x="crossover_size_bytes:Q", y="label_iops:Q", text="label:N")
     )
     return alt.layer(lines, points, rules, text).properties(
-        width=WIDTH, height=HEIGHT, title="SCST usermode, one session on 1 Gb/s: ceilings and peaks"
+        width=WIDTH, height=HEIGHT, title="SCST usermode, one session: ceilings and peaks"
     )
 
 
