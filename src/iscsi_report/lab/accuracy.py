@@ -15,7 +15,7 @@ def accuracy_rows(dataset: Path) -> list[dict[str, float]]:
     points: dict[tuple[float, float], dict[str, float]] = {}
     for f in doc["files"]:
         lab = f["labels"]
-        key = (float(lab["one_way_delay_ms"]), float(lab["link_mbps"]))
+        key = (float(lab["one_way_delay_ms"]), float(lab.get("link_mbps", 0.0)))
         row = points.setdefault(key, {"one_way_delay_ms": key[0], "link_mbps": key[1]})
         if f["tool"] == "ping":
             rtt = ping.summary(ping.parse(dataset / f["path"]))["rtt_ms"]

@@ -66,6 +66,7 @@ IPERF3_SECONDS = 3
 FIT_DELAYS_MS = (0.0, 1.0)
 FIT_BS = (64 * KIB, 256 * KIB, 1 * MIB, 4 * MIB)
 FIT_WINDOWS = (1, 8)
+NEGOTIATED_MAX_OUTSTANDING_R2T = 1  # libiscsi proposes 1; the window beyond it is forced at the target
 
 
 @dataclass(frozen=True, order=True)
@@ -99,7 +100,13 @@ class FioRun:
             "r2t_window": self.r2t_window, "immediate_data_bytes": self.immediate_data_bytes,
             "max_recv_data_segment_bytes": self.max_recv_data_segment_bytes,
             "replicate": self.replicate, "captured": self.captured, "n_ios": self.n_ios,
-            "design_role": self.design_role, "network": "tun-delay-line",
+            "design_role": self.design_role, "validation": self.design_role == "holdout",
+            "network": network_name(self.one_way_delay_ms, self.link_mbps),
+            "iscsi_parameters": parameter_set(self.immediate_data_bytes,
+                                              self.max_recv_data_segment_bytes),
+            "max_outstanding_r2t": NEGOTIATED_MAX_OUTSTANDING_R2T,
+            "engine": "libiscsi", "direct": True, "numjobs": 1,
+            "scenario": "iscsi-libiscsi-lab", "device": "tgt-rdwr-dev-shm",
         }
 
     def stem(self) -> str:
@@ -109,6 +116,17 @@ class FioRun:
         return (f"{self.rw}-qd{self.iodepth}-bs{self.bs_bytes // KIB}k-w{self.r2t_window}"
                 f"-imm{self.immediate_data_bytes // KIB}k-seg{self.max_recv_data_segment_bytes // KIB}k"
                 f"-d{d}ms-l{self.link_mbps:g}{cap}")
+
+
+def network_name(one_way_delay_ms: float, link_mbps: float) -> str:
+    """The ``network`` label pairing a point's ping, iperf3 and fio files."""
+    rate = "unlimited" if link_mbps <= 0 else f"{link_mbps:g}mbps"
+    return f"delay-line-d{one_way_delay_ms:g}ms-{rate}"
+
+
+def parameter_set(immediate_data_bytes: int, max_recv_data_segment_bytes: int) -> str:
+    """Key of the manifest's ``iscsi_parameters`` set a run's login negotiated."""
+    return f"tgt-libiscsi-imm{immediate_data_bytes // KIB}k-seg{max_recv_data_segment_bytes // KIB}k"
 
 
 def _ios(bs_bytes: int, iodepth: int) -> int:
@@ -198,6 +216,7 @@ class Runner:
         self.lab, self.out, self.say = lab, out, say
         self.entries: list[dict[str, Any]] = []
         self.login_keys: dict[str, dict[str, str]] = {}
+        self.login_by_set: dict[str, dict[str, str]] = {}
         self.failures: list[str] = []
 
     def _entry(self, path: Path, tool: str, labels: dict[str, Any]) -> None:
@@ -253,6 +272,9 @@ class Runner:
             result = tshark_ingest.parse(path)
             for side, keys in result.login_keys.items():
                 self.login_keys.setdefault(side, keys)
+            if "target" in result.login_keys:
+                key = parameter_set(run.immediate_data_bytes, run.max_recv_data_segment_bytes)
+                self.login_by_set.setdefault(key, result.login_keys["target"])
             self._entry(path, "tshark", {**run.labels(), "capture_point": f"{NS_INI}:lab0"})
             paths.append(path)
         return paths
@@ -262,8 +284,11 @@ class Runner:
         lab = self.lab
         lab.set_link(one_way_delay_ms, link_mbps)
         d = f"{one_way_delay_ms:g}".replace(".", "p")
-        labels = {"one_way_delay_ms": one_way_delay_ms, "link_mbps": link_mbps,
-                  "network": "tun-delay-line", "path_mtu_bytes": PATH_MTU_BYTES}
+        labels: dict[str, Any] = {"one_way_delay_ms": one_way_delay_ms,
+                                  "network": network_name(one_way_delay_ms, link_mbps),
+                                  "path_mtu_bytes": PATH_MTU_BYTES}
+        if link_mbps > 0:  # 0 = no rate limit in the delay line (its own ceiling)
+            labels["link_mbps"] = link_mbps
         ping = self.out / "ping" / f"d{d}ms-l{link_mbps:g}.txt"
         ping.parent.mkdir(parents=True, exist_ok=True)
         lab.run(NS_INI, ["ping", "-n", "-D", "-i", str(PING_INTERVAL_S), "-c", str(PING_COUNT),
@@ -277,7 +302,8 @@ class Runner:
             res = lab.run(NS_INI, ["iperf3", "-J", "-c", ADDR_TGT, "-t", str(IPERF3_SECONDS)],
                           IPERF3_SECONDS + 30, "iperf3", stdout_path=path)
             if res.returncode == 0:
-                self._entry(path, "iperf3", labels)
+                self._entry(path, "iperf3", {**labels, "duration_s": IPERF3_SECONDS,
+                                             "protocol": "tcp"})
             else:
                 self.failures.append(f"iperf3 at {labels}: exit {res.returncode}")
         finally:
@@ -344,7 +370,6 @@ def write_manifest(out: Path, runner: Runner, quick: bool, sweep_s: float,
         files.append({"path": e["path"], "tool": e["tool"], "side": e["side"],
                       "sha256": sha256_file(path), "bytes": path.stat().st_size,
                       "labels": e["labels"]})
-    negotiated = {k: v for k, v in runner.login_keys.get("target", {}).items()}
     doc = {
         "dataset": out.name,
         "title": "Real iSCSI on this machine: tgt and libiscsi across a userspace delay line",
@@ -359,10 +384,11 @@ def write_manifest(out: Path, runner: Runner, quick: bool, sweep_s: float,
             "delay line (TUN devices, fixed one-way delay, serialisation at the link rate, MTU "
             "65000). The delay and the link are emulated; the protocol, its PDUs and the "
             f"software stacks are real. Sweep time {sweep_s:.0f} s."),
-        "iscsi_parameters": {
+        "iscsi_parameters": iscsi_parameter_sets(runner),
+        "lab": {
             "forced_at_target": {
-                "r2t_window": "set per run (label r2t_window) by the patched tgtd; "
-                              "ignores the negotiated MaxOutstandingR2T",
+                "r2t_window": "R2Ts the patched tgtd keeps outstanding per write (label "
+                              "r2t_window), whatever MaxOutstandingR2T was negotiated (1)",
             },
             "offered_by_target": {
                 "InitialR2T": "Yes", "ImmediateData": "Yes", "MaxBurstLength": 262144,
@@ -371,9 +397,6 @@ def write_manifest(out: Path, runner: Runner, quick: bool, sweep_s: float,
                 "MaxOutstandingR2T": 16,
             },
             "proposed_by_initiator": dict(runner.login_keys.get("initiator", {})),
-            "negotiated_login_response": negotiated,
-        },
-        "lab": {
             "fio_source_version": tools.fio_source_version,
             "tgt_source_version": tools.tgt_source_version,
             "tgt_patch_sha256": tools.patch_sha256,
@@ -393,6 +416,25 @@ def write_manifest(out: Path, runner: Runner, quick: bool, sweep_s: float,
     path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100),
                     encoding="utf-8")
     return path
+
+
+def iscsi_parameter_sets(runner: Runner) -> dict[str, dict[str, Any]]:
+    """Negotiated session parameters per set, from the target's login response in the captures."""
+    sets: dict[str, dict[str, Any]] = {}
+    used = {e["labels"].get("iscsi_parameters") for e in runner.entries}
+    for imm, seg in (*IMMEDIATE, (8192, 262144)):
+        key = parameter_set(imm, seg)
+        if key not in used:
+            continue
+        seen = runner.login_by_set.get(key, {})
+        params: dict[str, Any] = {k: (int(v) if v.isdigit() else v) for k, v in seen.items()
+                                  if k != "TargetPortalGroupTag"}
+        params.setdefault("MaxOutstandingR2T", NEGOTIATED_MAX_OUTSTANDING_R2T)
+        params["MaxRecvDataSegmentLength"] = seg  # the target's declared value
+        params["immediate_data_bytes"] = imm  # derived: min(FirstBurstLength, MaxRecvDataSegmentLength)
+        params["Source"] = "login response in the captures" if seen else "not captured"
+        sets[key] = params
+    return sets
 
 
 def clean_out(out: Path) -> None:
