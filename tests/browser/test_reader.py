@@ -1,15 +1,15 @@
 """The site as a reader meets it: headless Chromium at desktop (1400 px) and phone (390 px) width.
 
-A lab copy of the book is built with the chapters of ``test_site.py`` plus the Reference part
-(equation, glossary, references); with ``ISCSI_REPORT_SITE_ROOT`` set the project's own site is
-read instead. The network is blocked as in ``test_site.py``: every chart runtime, MathJax and
-font must come from the site itself. Every page is screenshotted at both widths (into
-``ISCSI_REPORT_SCREENSHOTS`` when set, else a temporary folder) and then the tests assert: no
-horizontal page scroll at 390 px, every chart a figure with a caption and an alt text that is a
-sentence and not a file path, every chart drawn live and showing a tooltip on hover, and every
-formula typeset by MathJax. The heaviest page's weight and time to first render are measured with
-the browser's own performance timeline and written to ``reader-metrics.json`` next to the
-screenshots.
+A lab copy of the book is built with the chapters and provenance page of ``test_site.py`` plus
+the Reference part (equation, glossary, references); with ``ISCSI_REPORT_SITE_ROOT`` set, the
+project's own site is read instead. The network is blocked as in ``test_site.py``: every chart
+runtime, MathJax and font must come from the site itself. Every page is screenshotted at both
+widths (into ``ISCSI_REPORT_SCREENSHOTS`` when set, else a temporary folder), then the tests
+assert: no horizontal page scroll at 390 px, every chart a figure with a caption and an alt text
+that is a sentence and not a file path, every chart drawn live and showing a tooltip on hover,
+every formula typeset by MathJax. The heaviest page's weight and time to first render are
+measured with the browser's own performance timeline and written to ``reader-metrics.json``
+next to the screenshots.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from browser.test_site import (
     SITE_ROOT_ENV,
     _browser_or_skip,
     _page_files,
+    _with_provenance_page,
     html_dir,  # noqa: F401  (fixture, resolved with this module's ``project``)
     server,  # noqa: F401  (fixture)
 )
@@ -48,7 +49,7 @@ REFERENCE_PAGES = ["model_equation", "glossary", "references"]
 SCREENSHOTS_ENV = "ISCSI_REPORT_SCREENSHOTS"
 CHART_TIMEOUT_MS = 20_000
 MATH_TIMEOUT_MS = 20_000
-PATH_LIKE = re.compile(r"\.(svg|png|jpe?g|ipynb|json|html?)\b|(^|\s)(\.\.?/|/|_images/)")
+PATH_LIKE = re.compile(r"\.(svg|png|jpe?g|ipynb|json|html?)\b|(^|\s)(\.\.?/|/(?=\S)|_images/)")
 MIN_ALT_WORDS = 4
 MAX_TOOLTIP_TRIES = 40
 # Budgets for the heaviest page (bytes over the wire, first contentful paint), set well above what
@@ -123,6 +124,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not (root / "data" / "published").is_dir():  # the model chapter reads the published numbers
         shutil.copytree(ROOT / "data" / "published", root / "data" / "published")
     _with_reference_part(root)
+    _with_provenance_page(root)
     result = cli(root, "book", "--jobs", "2")
     assert result.returncode == 0, result.stdout + result.stderr
     return root
@@ -162,6 +164,9 @@ _LAYOUT_JS = """() => {
 # line or rule along its path (a line's bounding-box centre is usually off the line).
 _HOVER_TARGETS_JS = """(index) => {
   const fig = document.querySelectorAll('figure.iscsi-chart')[index];
+  const box = fig.querySelector('.iscsi-chart-live').getBoundingClientRect();
+  const seen = ([x, y]) => x >= Math.max(box.left, 0) && x <= Math.min(box.right, window.innerWidth)
+                           && y >= Math.max(box.top, 0) && y <= Math.min(box.bottom, window.innerHeight);
   const out = [];
   for (const kind of ['symbol', 'rect', 'area', 'line', 'rule']) {
     const sel = `.iscsi-chart-live .mark-${kind} path, .iscsi-chart-live .mark-${kind} line`;
@@ -179,7 +184,7 @@ _HOVER_TARGETS_JS = """(index) => {
       }
     }
   }
-  return out;
+  return out.filter(seen);
 }"""
 
 _TOOLTIP_JS = """() => {
@@ -250,7 +255,7 @@ def _read(context, url: str, shots: Path, rel: str) -> ReaderPage:
     """Open one page at desktop then phone width: screenshots, layout, charts, math, tooltips."""
     found = ReaderPage()
     page = context.new_page()
-    page.on("console", lambda m: m.type in ("error", "warning") and found.errors.append(m.text))
+    page.on("console", lambda m: m.type == "error" and found.errors.append(m.text))
     page.on("pageerror", lambda e: found.errors.append(f"uncaught: {e}"))
     page.on("requestfailed", lambda r: found.errors.append(f"{r.url}: {r.failure}"))
     page.on("response", lambda r: r.status >= 400 and found.errors.append(f"{r.url}: {r.status}"))
@@ -258,6 +263,8 @@ def _read(context, url: str, shots: Path, rel: str) -> ReaderPage:
     page.goto(url, wait_until="networkidle", timeout=PAGE_TIMEOUT_MS)
     found.errors += _settle(page)
     page.screenshot(path=str(shots / f"{_slug(rel)}-1400.png"), full_page=True)
+    n_figures = page.evaluate("() => document.querySelectorAll('figure.iscsi-chart').length")
+    found.tooltips = _hover_tooltips(page, n_figures)  # at desktop width: wide charts scroll on a phone
     page.set_viewport_size(PHONE)
     page.wait_for_timeout(300)  # charts sized to their container redraw on resize
     page.screenshot(path=str(shots / f"{_slug(rel)}-390.png"), full_page=True)
@@ -265,7 +272,6 @@ def _read(context, url: str, shots: Path, rel: str) -> ReaderPage:
     found.scroll_width, found.client_width = layout["scroll_width"], layout["client_width"]
     found.figures, found.math = layout["figures"], layout["math"]
     found.term_links, found.glossary_terms = layout["term_links"], layout["glossary_terms"]
-    found.tooltips = _hover_tooltips(page, len(found.figures))
     page.close()
     return found
 

@@ -69,11 +69,14 @@ figure.iscsi-chart .iscsi-chart-live { display: block; width: 100%; max-width: 1
 figure.iscsi-chart .iscsi-chart-fallback { display: block; max-width: 100%; height: auto; }
 figure.iscsi-chart figcaption { font-size: 0.9em; margin-top: 0.4em; }
 #vg-tooltip-element { max-width: min(90vw, 420px); }
-/* Sphinx's index lays its two columns side by side: stack them on a phone, so no page scrolls sideways. */
+/* On a phone no page scrolls sideways: Sphinx's index stacks its two columns, and a long word or
+   inline code (a path, a digest, a commit) may break anywhere instead of pushing the page wider. */
 @media (max-width: 600px) {
   table.indextable, table.indextable tbody, table.indextable tr, table.indextable td {
     display: block; width: 100%;
   }
+  .bd-article { overflow-wrap: anywhere; }
+  code.literal, code.literal span.pre { white-space: normal; overflow-wrap: anywhere; }
 }
 """
 

@@ -12,7 +12,7 @@ HEIGHT = 160
 
 
 def _group_label(df: pd.DataFrame) -> pd.Series:
-    return df["network"].astype(str) + ", every " + (df["interval_s"] * 1000).round(3).astype(str) + " ms"
+    return df["network"].astype(str) + ", every " + (df["interval_s"] * 1000).map("{:g}".format) + " ms"
 
 
 def rtt_histogram(hist: pd.DataFrame) -> alt.Chart:
