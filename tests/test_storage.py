@@ -75,8 +75,9 @@ def test_fit_needs_three_runs_and_two_sizes() -> None:
 
 def test_fit_devices_reports_unfittable_device_instead_of_failing() -> None:
     op_ms, bs = synthetic_runs(0.1, 100.0, 0.0, seed=0, repeats=1)
-    runs = pd.DataFrame({"scenario": "local-sg", "device": "a", "op_ms": op_ms, "bs_bytes": bs})
-    one = pd.DataFrame({"scenario": ["local-sg"], "device": ["b"], "op_ms": [1.0], "bs_bytes": [MIB]})
+    kind = {"rw": "write", "iodepth": 1, "engine": "sg", "direct": True, "numjobs": 1}
+    runs = pd.DataFrame({"scenario": "local-sg", "device": "a", "op_ms": op_ms, "bs_bytes": bs, **kind})
+    one = pd.DataFrame({"scenario": ["local-sg"], "device": ["b"], "op_ms": [1.0], "bs_bytes": [MIB], **kind})
     remote = runs.assign(scenario="iscsi-blockdev", device="c")
     fits, skipped = storage.fit_devices(pd.concat([runs, one, remote], ignore_index=True))
     assert list(fits) == ["a"]

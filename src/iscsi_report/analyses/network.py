@@ -9,12 +9,41 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from iscsi_report.core import labels as label_contract
 from iscsi_report.core import stats
-from iscsi_report.core.dataset import Dataset, verify
+from iscsi_report.core.dataset import Dataset, RawFile, verify
 from iscsi_report.core.ingest import iperf3, ping
+from iscsi_report.core.ingest.textio import read_text
 
 BITS_PER_MBIT = 1e6
 SUMMARY_KEYS = ("network", "interval_s")
+LINK_CAPACITY_LABELS = label_contract.LINK_CAPACITY_LABELS
+
+
+def interval_s(f: RawFile, result: ping.PingResult) -> float:
+    """The ping's probe interval: its label, else what the file shows (-D spacing); NaN if neither."""
+    if f.labels.get("interval_s") is not None:
+        return float(f.labels["interval_s"])
+    inferred = label_contract.ping_labels(result, read_text(f.path)).labels.get("interval_s")
+    return float(inferred) if inferred is not None else np.nan
+
+
+def rate_kind(protocol: str, reverse: bool) -> str:
+    """What an iperf3 rate measures: link capacity (forward TCP), an offered UDP rate, the reverse way."""
+    if protocol == "udp":
+        return "offered rate (UDP -b): not a capacity"
+    if reverse:
+        return "reverse direction (-R): server to client"
+    return "link capacity (forward TCP)"
+
+
+def capacity_runs(iperf: pd.DataFrame) -> pd.Series:
+    """Rows that measure link capacity (LINK_CAPACITY_LABELS: forward TCP); all when unlabelled."""
+    keep = pd.Series(True, index=iperf.index)
+    for key, wanted in LINK_CAPACITY_LABELS.items():
+        if key in iperf:
+            keep &= iperf[key].astype(object).map(lambda v, w=wanted: str(v).lower() == str(w).lower())
+    return keep
 
 
 def rtt_samples(ds: Dataset) -> pd.DataFrame:
@@ -29,7 +58,7 @@ def rtt_samples(ds: Dataset) -> pd.DataFrame:
                 {
                     "file": f.rel,
                     "network": f.labels.get("network", "unknown"),
-                    "interval_s": float(f.labels.get("interval_s", np.nan)),
+                    "interval_s": interval_s(f, result),
                     "seq": replies["seq"].to_numpy(),
                     "rtt_ms": replies["rtt_ms"].to_numpy(),
                 }
@@ -122,7 +151,7 @@ def iperf_intervals(ds: Dataset) -> pd.DataFrame:
 
 
 def iperf_summary(ds: Dataset) -> pd.DataFrame:
-    """Per iperf3 file: protocol, streams, sent and received Mbit/s from iperf3's end sums."""
+    """Per iperf3 file: protocol, direction, streams, sent and received Mbit/s, what the rate measures."""
     rows = []
     for f in ds.select("iperf3"):
         s = iperf3.summary(iperf3.parse(verify(f)))
@@ -131,9 +160,11 @@ def iperf_summary(ds: Dataset) -> pd.DataFrame:
                 "file": f.rel,
                 "network": f.labels.get("network", "unknown"),
                 "protocol": s["protocol"],
+                "reverse": bool(s["reverse"]),
                 "streams": s["streams"],
                 "sent_mbit_per_s": s["sent_bps"] / BITS_PER_MBIT,
                 "received_mbit_per_s": s["received_bps"] / BITS_PER_MBIT,
+                "rate_kind": rate_kind(str(s["protocol"]), bool(s["reverse"])),
             }
         )
     return pd.DataFrame(rows)

@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from iscsi_report.analyses import network
+from iscsi_report.analyses import network, storage
 from iscsi_report.analyses.storage import KIB_BYTES, DeviceFit
+from iscsi_report.core import labels as label_contract
 from iscsi_report.core import model
 from iscsi_report.core.dataset import Dataset, verify
 from iscsi_report.core.errors import IngestError
@@ -51,6 +52,9 @@ ALL_AT_ONCE = "all at once"
 WINDOWED = "windowed"
 NO_R2T = "no R2T"
 DEFAULT_PING_INTERVAL_S = 0.002  # the blog's choice: close to the gap between iSCSI PDUs
+# The closest ping interval stands for the model's only within this factor (either way).
+PING_INTERVAL_FACTOR = 2.0
+MODEL_IODEPTH = label_contract.MODEL_FIT_LABELS["iodepth"]
 BITS_PER_MBIT = 1e6
 
 
@@ -230,48 +234,80 @@ def rtt_means(ds: Dataset) -> pd.DataFrame:
     return df[cols]
 
 
+IPERF_COLUMNS = ("file", "network", "protocol", "reverse", "streams", "received_mbit_per_s", "rate_kind")
+
+
 def iperf_rates(ds: Dataset) -> pd.DataFrame:
-    """Received Mbit/s of every iperf3 file (iperf3's end sums), with its network label."""
+    """Received Mbit/s of every iperf3 file (iperf3's end sums): network, protocol, direction, kind."""
     rows = []
     for f in ds.select("iperf3"):
         s = iperf3.summary(iperf3.parse(verify(f)))
         if s["received_bps"] is None:
             raise IngestError(f.path, "iperf3 reports no received rate", json_path="end.sum_received")
+        protocol, reverse = str(s["protocol"]), bool(s["reverse"])
         rows.append(
             {
                 "file": f.rel,
                 "network": f.labels.get("network"),
+                "protocol": protocol,
+                "reverse": reverse,
+                "streams": s["streams"],
                 "received_mbit_per_s": s["received_bps"] / BITS_PER_MBIT,
+                "rate_kind": network.rate_kind(protocol, reverse),
             }
         )
-    return pd.DataFrame(rows, columns=["file", "network", "received_mbit_per_s"])
+    return pd.DataFrame(rows, columns=list(IPERF_COLUMNS))
+
+
+def closest_interval(rtt: pd.DataFrame, interval_s: float) -> pd.DataFrame:
+    """The row(s) of the ping interval closest (by ratio) to ``interval_s``; empty if none within 2x."""
+    given = rtt[rtt["interval_s"].notna() & (rtt["interval_s"].astype(float) > 0)]
+    if given.empty:
+        return given
+    ratio = np.abs(np.log(given["interval_s"].astype(float) / interval_s))
+    best = given[np.isclose(ratio, ratio.min())]
+    return best if float(ratio.min()) <= math.log(PING_INTERVAL_FACTOR) + 1e-9 else best.iloc[0:0]
+
+
+def _ping_missing(rtt: pd.DataFrame, interval_s: float) -> str:
+    """Why a network has no usable ping: none at all, or none within 2x of the model's interval."""
+    want = f"{interval_s * 1000:g} ms"
+    known = sorted(rtt["interval_s"].dropna().astype(float))
+    if not known:
+        return f"no ping at {want} (no ping with a known interval)"
+    shown = ", ".join(f"{v * 1000:g} ms" for v in known)
+    return f"no ping at {want} or within {PING_INTERVAL_FACTOR:g}x of it (intervals measured: {shown})"
 
 
 def network_inputs(
     rtt: pd.DataFrame, iperf: pd.DataFrame, interval_s: float = DEFAULT_PING_INTERVAL_S
 ) -> pd.DataFrame:
-    """Per network: one-way ms = mean RTT at ``interval_s`` / 2; per-64-KiB ms from iperf3.
+    """Per network: one-way ms = mean RTT at the closest ping interval / 2; per-64-KiB ms from iperf3.
 
-    ``rtt`` is :func:`rtt_means`, ``iperf`` is :func:`iperf_rates` (several files of one
-    network are averaged). A network missing either keeps NaN there and ``missing`` says why.
+    ``rtt`` is :func:`rtt_means`, ``iperf`` is :func:`iperf_rates`. The ping interval used is
+    the one closest to ``interval_s`` (within 2x), named in ``ping_interval_ms``; the link rate
+    averages forward TCP runs only (UDP and reverse runs are counted in ``iperf3_excluded``). A
+    network missing either keeps NaN there and ``missing`` says why.
     """
-    ping_rows = rtt[np.isclose(rtt["interval_s"].astype(float), interval_s)]
     rows = []
     for net in sorted(set(rtt["network"].dropna()) | set(iperf["network"].dropna())):
-        p = ping_rows[ping_rows["network"] == net]
-        i = iperf[iperf["network"] == net]
+        p = closest_interval(rtt[rtt["network"] == net], interval_s)
+        on_net = iperf[iperf["network"] == net]
+        i = on_net[network.capacity_runs(on_net)]
         mean_rtt = float(p["mean_rtt_ms"].iloc[0]) if len(p) else math.nan
         mbit = float(i["received_mbit_per_s"].mean()) if len(i) else math.nan
-        missing = ([] if len(p) else [f"no ping at {interval_s * 1000:g} ms intervals"]) + (
-            [] if len(i) else ["no iperf3"]
-        )
+        missing = [] if len(p) else [_ping_missing(rtt[rtt["network"] == net], interval_s)]
+        if i.empty:
+            missing.append("no forward TCP iperf3" + (" (only UDP or reverse runs)" if len(on_net) else ""))
         rows.append(
             {
                 "network": net,
-                "ping_interval_ms": interval_s * 1000,
+                "model_interval_ms": interval_s * 1000,
+                "ping_interval_ms": float(p["interval_s"].iloc[0]) * 1000 if len(p) else math.nan,
                 "mean_rtt_ms": mean_rtt,
                 "one_way_ms": mean_rtt / 2,
                 "iperf3_files": len(i),
+                "iperf3_excluded": len(on_net) - len(i),
                 "received_mbit_per_s": mbit,
                 "link_mib_per_s": mbit * BITS_PER_MBIT / model.BITS_PER_BYTE / MIB,
                 "per_64k_ms": model.per_64k_ms_from_link_bps(mbit * BITS_PER_MBIT) if mbit > 0 else math.nan,
@@ -282,10 +318,12 @@ def network_inputs(
         rows,
         columns=[
             "network",
+            "model_interval_ms",
             "ping_interval_ms",
             "mean_rtt_ms",
             "one_way_ms",
             "iperf3_files",
+            "iperf3_excluded",
             "received_mbit_per_s",
             "link_mib_per_s",
             "per_64k_ms",
@@ -306,14 +344,18 @@ def to_network(row: Mapping[Hashable, Any]) -> Network:
 def request_bytes_for(requests: pd.DataFrame, device: str, bs_bytes: int) -> tuple[float, str]:
     """Device request size for ``bs_bytes`` writes on ``device`` as iostat saw it, with its source.
 
-    Target-side iostat is preferred over local; without any, the whole block is assumed (the
-    source says so, as it is then an assumption, not a measurement).
+    Only iostat files of queue-depth-1 runs count (request sizes are never averaged across queue
+    depths; files whose depth is unknown count too). Target-side iostat is preferred over local;
+    without any, the whole block is assumed (the source says so: an assumption, not a measurement).
     """
     rows = requests[
         (requests["device"] == device)
         & (requests["bs_bytes"] == bs_bytes)
         & requests["request_bytes"].notna()
     ]
+    if "iodepth" in rows:
+        depth = pd.to_numeric(rows["iodepth"], errors="coerce")
+        rows = rows[depth.isna() | (depth == MODEL_IODEPTH)]
     if (rows["side"] == "target").any():
         rows = rows[rows["side"] == "target"]
     if rows.empty:
@@ -325,7 +367,7 @@ def device_inputs(fits: Mapping[str, DeviceFit], requests: pd.DataFrame, bs_byte
     """Per fitted device: the request size it serves for ``bs_bytes`` writes and its fitted ms."""
     rows = []
     for name, fit in fits.items():
-        req, source = request_bytes_for(requests, name, bs_bytes)
+        req, source = request_bytes_for(requests, fit.device, bs_bytes)
         lo, hi = fit.predict_ci(req)
         rows.append(
             {
@@ -341,6 +383,36 @@ def device_inputs(fits: Mapping[str, DeviceFit], requests: pd.DataFrame, bs_byte
             }
         )
     return pd.DataFrame(rows)
+
+
+def missing_inputs(
+    networks: pd.DataFrame, runs: pd.DataFrame, fits: Mapping[str, DeviceFit], skipped: Mapping[str, str]
+) -> list[str]:
+    """What the dataset lacks for the model to add up one write (empty when something can be modelled)."""
+    out = []
+    usable = networks[networks["missing"] == ""] if len(networks) else networks
+    if networks.empty:
+        out.append("no ping or iperf3 file with a network label: no network to model")
+    elif usable.empty:
+        out += [f"network {row['network']}: {row['missing']}" for _, row in networks.iterrows()]
+    if not fits:
+        out += _device_gaps(runs, skipped)
+    return out
+
+
+def _device_gaps(runs: pd.DataFrame, skipped: Mapping[str, str]) -> list[str]:
+    """Why no device could be fitted: no local runs, none of the model's kind, or too few of them."""
+    local = runs[storage.is_local(runs)] if len(runs) else runs
+    if local.empty:
+        return ["no local fio run (side local) to fit a device's fixed cost and bandwidth on"]
+    kind = ", ".join(f"{k}={v}" for k, v in label_contract.MODEL_FIT_LABELS.items())
+    model = local[storage.is_model_run(local)]
+    gaps = [
+        f"no fio run at queue depth 1 ({kind}) on device {device}"
+        for device in sorted(set(local["device"].fillna("unlabelled").astype(str)))
+        if device not in set(model["device"].fillna("unlabelled").astype(str))
+    ]
+    return gaps + [f"device {name}: {why}" for name, why in skipped.items()]
 
 
 @dataclass(frozen=True)

@@ -18,15 +18,28 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import stats as sps
 
+from iscsi_report.core import labels as label_contract
 from iscsi_report.core.dataset import Dataset, RawFile, verify
 from iscsi_report.core.errors import DesignError, IngestError
 from iscsi_report.core.ingest import fio, iostat
+from iscsi_report.core.ingest.textio import read_text
 from iscsi_report.core.model import MIB, MS_PER_S
 
 KIB_BYTES = 1024  # sysstat's kB
 CI_LEVEL = 0.95
 MIN_FIT_RUNS = 3  # two coefficients and at least one residual degree of freedom for a CI
-LOCAL_SCENARIO_PREFIX = "local"  # scenario labels "local-sg", "local-psync", ...
+LOCAL_SCENARIO_PART = label_contract.LOCAL_PREFIX  # "local-sg", "qd4-local-libaio", "buffered-local-psync"
+LOCAL_SIDE = "local"
+# How a fio run was made (rw, iodepth, engine, direct, numjobs): from the manifest, else the file.
+RUN_KIND = label_contract.FIO_RUN_LABELS
+MODEL_FIT_LABELS = label_contract.MODEL_FIT_LABELS
+# Why a run kind other than MODEL_FIT_LABELS cannot stand for the model's device term.
+EXCLUSION_WHY = {
+    "rw": "the model writes sequentially",
+    "iodepth": "the model's device term is one request at a time",
+    "direct": "buffered writes time the page cache, not the device",
+    "numjobs": "several jobs share the device",
+}
 # Labels copied from the manifest onto each run row (absent ones become None).
 RUN_LABELS = (
     "scenario",
@@ -40,7 +53,9 @@ RUN_LABELS = (
 )
 RUN_COLUMNS = (
     "file",
+    "side",
     *RUN_LABELS,
+    *(k for k in RUN_KIND if k not in RUN_LABELS),
     "bs_bytes",
     "iops",
     "mib_per_s",
@@ -49,7 +64,8 @@ RUN_COLUMNS = (
     "usr_cpu_pct",
     "sys_cpu_pct",
 )
-GROUP_KEYS = ("scenario", "device", "network", "max_outstanding_r2t", "bs_bytes")
+GROUP_KEYS = label_contract.THROUGHPUT_KEYS
+FIT_KEYS = label_contract.DEVICE_FIT_KEYS
 
 
 # ---- fio runs --------------------------------------------------------------------------------
@@ -81,14 +97,23 @@ def _bs_bytes(f: RawFile, parsed: float) -> int:
     return int(label if label is not None else parsed)
 
 
+def run_kind(f: RawFile, result: fio.FioResult) -> dict[str, Any]:
+    """rw, iodepth, engine, direct, numjobs: the manifest's label, else what the fio file records."""
+    inferred = label_contract.fio_labels(result, read_text(f.path)).labels
+    return {k: f.labels[k] if f.labels.get(k) is not None else inferred.get(k) for k in RUN_KIND}
+
+
 def run_row(f: RawFile) -> dict[str, Any]:
-    """One fio file as a row: labels, block size, IOPS, MiB/s, per-op ms, latency and CPU."""
-    job = _write_row(f, fio.parse(verify(f)).jobs)
+    """One fio file as a row: labels, run kind, block size, IOPS, MiB/s, per-op ms, latency and CPU."""
+    result = fio.parse(verify(f))
+    job = _write_row(f, result.jobs)
     if not job["iops"] > 0:
         raise IngestError(f.path, "the write job reports 0 IOPS", json_path="jobs[0].write.iops")
     return {
         "file": f.rel,
+        "side": f.side,
         **{k: f.labels.get(k) for k in RUN_LABELS},
+        **run_kind(f, result),
         "bs_bytes": _bs_bytes(f, job["bs_bytes"]),
         "iops": float(job["iops"]),
         "mib_per_s": float(job["bw_bytes_per_s"]) / MIB,
@@ -106,8 +131,45 @@ def fio_runs(ds: Dataset, **labels: Any) -> pd.DataFrame:
 
 
 def is_local(runs: pd.DataFrame) -> pd.Series:
-    """Rows whose scenario label starts with ``local`` (fio on the device itself)."""
-    return runs["scenario"].fillna("").astype(str).str.startswith(LOCAL_SCENARIO_PREFIX)
+    """Rows of fio on the device itself: side ``local``, or ``local`` as a part of the scenario."""
+    parts = runs["scenario"].fillna("").astype(str).str.split("-")
+    by_scenario = parts.apply(lambda p: LOCAL_SCENARIO_PART in p).astype(bool)
+    side = runs["side"] if "side" in runs else pd.Series(None, index=runs.index)
+    return by_scenario | (side == LOCAL_SIDE)
+
+
+def exclusion_reason(row: pd.Series | dict[str, Any]) -> str:
+    """Why a local run kind is not what the model's device fit reads ('' when it is)."""
+    reasons = []
+    for key, wanted in MODEL_FIT_LABELS.items():
+        value = row.get(key)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            reasons.append(f"{key} unknown (the model fits {key}={_show(wanted)} runs)")
+        elif not _same(value, wanted):
+            reasons.append(f"{key}={_show(value)}: {EXCLUSION_WHY[key]}")
+    return "; ".join(reasons)
+
+
+def _same(value: Any, wanted: Any) -> bool:
+    """Equal as label values: booleans only with booleans, numbers numerically, text ignoring case."""
+    if isinstance(wanted, bool) or isinstance(value, (bool, np.bool_)):
+        return isinstance(value, (bool, np.bool_)) and bool(value) is wanted
+    if isinstance(wanted, (int, float)):
+        return isinstance(value, (int, float, np.integer, np.floating)) and float(value) == float(wanted)
+    return str(value).lower() == str(wanted).lower()
+
+
+def _show(value: Any) -> str:
+    """A label value as written in a manifest."""
+    return str(value).lower() if isinstance(value, (bool, np.bool_)) else str(value)
+
+
+def is_model_run(runs: pd.DataFrame) -> pd.Series:
+    """Local rows of the run kind the model's device term is fitted on (see MODEL_FIT_LABELS)."""
+    if runs.empty:
+        return pd.Series(False, index=runs.index, dtype=bool)
+    ok = runs.apply(lambda r: exclusion_reason(r) == "", axis=1).astype(bool)
+    return is_local(runs) & ok
 
 
 def is_validation(runs: pd.DataFrame) -> pd.Series:
@@ -116,10 +178,10 @@ def is_validation(runs: pd.DataFrame) -> pd.Series:
 
 
 def throughput_by_bs(runs: pd.DataFrame) -> pd.DataFrame:
-    """Mean MiB/s, IOPS and per-op ms per scenario, device, network, R2T and block size."""
+    """Mean MiB/s, IOPS and per-op ms per scenario, device, network, R2T, run kind and block size."""
     if runs.empty:
         return pd.DataFrame(columns=[*GROUP_KEYS, "bs_kib", "runs", "mib_per_s", "iops", "op_ms"])
-    keyed = runs.assign(**{k: runs[k].astype(object).where(runs[k].notna(), "-") for k in GROUP_KEYS})
+    keyed = _keyed(runs, GROUP_KEYS)
     out = (
         keyed.groupby(list(GROUP_KEYS), sort=True)
         .agg(
@@ -147,10 +209,10 @@ def remote_throughput(runs: pd.DataFrame) -> pd.DataFrame:
     a block-size series), grouped apart by their network and MaxOutstandingR2T labels.
     """
     remote = throughput_by_bs(runs[~is_local(runs)])
-    local = local_throughput(runs)[["device", "bs_bytes", "mib_per_s"]].rename(
-        columns={"mib_per_s": "local_mib_per_s"}
-    )
-    out = remote.merge(local, on=["device", "bs_bytes"], how="left")
+    same = ["device", "rw", "iodepth", "direct", "numjobs", "bs_bytes"]  # engines differ by design
+    local = local_throughput(runs)
+    local = local.groupby(same, sort=True)["mib_per_s"].mean().rename("local_mib_per_s").reset_index()
+    out = remote.merge(local, on=same, how="left")
     out["share_of_local_pct"] = out["mib_per_s"] / out["local_mib_per_s"] * 100.0
     return out
 
@@ -233,19 +295,66 @@ def fit_device(device: str, op_ms: np.ndarray, bs_bytes: np.ndarray) -> DeviceFi
     )
 
 
+def _keyed(runs: pd.DataFrame, keys: tuple[str, ...]) -> pd.DataFrame:
+    """Runs with missing group keys shown as '-' (so groupby keeps them, in their own group)."""
+    missing = pd.Series(None, index=runs.index, dtype=object)
+    columns = {k: runs.get(k, missing) for k in keys}
+    return runs.assign(**{k: c.astype(object).where(c.notna(), "-") for k, c in columns.items()})
+
+
 def fit_devices(runs: pd.DataFrame) -> tuple[dict[str, DeviceFit], dict[str, str]]:
-    """Fit every device of the local runs; returns (fits, reasons for devices that cannot be fitted)."""
+    """Fit each device on its model-kind local runs (one fit per device and engine, never pooled).
+
+    Returns (fits, skipped): a fit is keyed by its device, or ``device (engine)`` when one device
+    has model-kind runs of several engines; ``skipped`` says why a group has no fit.
+    """
     fits: dict[str, DeviceFit] = {}
     skipped: dict[str, str] = {}
-    local = runs[is_local(runs)]
-    for device, group in local.groupby(local["device"].fillna("unknown"), sort=True):
+    chosen = _keyed(runs[is_model_run(runs)], FIT_KEYS)
+    engines = chosen.groupby("device")["engine"].nunique() if len(chosen) else pd.Series(dtype=int)
+    for key, group in chosen.groupby(list(FIT_KEYS), sort=True):
+        device, engine = str(key[0]), str(key[FIT_KEYS.index("engine")])
+        name = device if engines[key[0]] == 1 else f"{device} ({engine})"
         try:
-            fits[str(device)] = fit_device(
-                str(device), group["op_ms"].to_numpy(), group["bs_bytes"].to_numpy()
-            )
+            fits[name] = fit_device(device, group["op_ms"].to_numpy(), group["bs_bytes"].to_numpy())
         except DesignError as exc:
-            skipped[str(device)] = str(exc)
+            skipped[name] = str(exc)
     return fits, skipped
+
+
+GROUPING_COLUMNS = (
+    "place",
+    *FIT_KEYS,
+    "runs",
+    "block_sizes",
+    "used_for",
+    "excluded_because",
+    "files",
+)
+
+
+def grouping_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """Every group of fio runs the chapter keeps apart, what it is used for, and why not otherwise."""
+    if runs.empty:
+        return pd.DataFrame(columns=list(GROUPING_COLUMNS))
+    keyed = _keyed(runs.assign(place=np.where(is_local(runs), "local", "remote")), FIT_KEYS)
+    model = is_model_run(runs)
+    rows = []
+    for key, group in keyed.groupby(["place", *FIT_KEYS], sort=True):
+        local = key[0] == "local"
+        why = exclusion_reason(runs.loc[group.index[0]]) if local else ""
+        in_model = local and bool(model.loc[group.index].all())
+        rows.append(
+            {
+                **dict(zip(["place", *FIT_KEYS], key, strict=True)),
+                "runs": len(group),
+                "block_sizes": int(group["bs_bytes"].nunique()),
+                "used_for": "throughput, device fit for the model" if in_model else "throughput table only",
+                "excluded_because": why if local else "not on the device itself (remote runs are not fitted)",
+                "files": ", ".join(group["file"]),
+            }
+        )
+    return pd.DataFrame(rows, columns=list(GROUPING_COLUMNS))
 
 
 def fit_table(fits: dict[str, DeviceFit], level: float = CI_LEVEL) -> pd.DataFrame:
@@ -319,6 +428,7 @@ IOSTAT_COLUMNS = (
     "side",
     *RUN_LABELS,
     "bs_bytes",
+    "iodepth",
     "block_device",
     "reports",
     "since_boot_only",
@@ -379,6 +489,13 @@ def _iostat_bs(f: RawFile, partner: RawFile | None) -> float | None:
     return float(run_row(partner)["bs_bytes"]) if partner else None
 
 
+def _iostat_iodepth(f: RawFile, partner: RawFile | None) -> Any:
+    """Queue depth of an iostat file: its own label, else that of the fio run beside it (None if neither)."""
+    if f.labels.get("iodepth") is not None:
+        return f.labels["iodepth"]
+    return run_row(partner)["iodepth"] if partner else None
+
+
 def iostat_row(ds: Dataset, f: RawFile) -> dict[str, Any]:
     """Device-side view of one iostat file: request size, writes/s, await of the busiest device."""
     result = iostat.parse(verify(f))
@@ -390,6 +507,7 @@ def iostat_row(ds: Dataset, f: RawFile) -> dict[str, Any]:
         "side": f.side,
         **{k: f.labels.get(k) for k in RUN_LABELS},
         "bs_bytes": float(bs) if bs is not None else math.nan,
+        "iodepth": _iostat_iodepth(f, partner),
         "reports": int(rows["report"].nunique()),
         "since_boot_only": since_boot_only,
         "fio_file": partner.rel if partner else None,
