@@ -1,4 +1,8 @@
-"""``iscsi-report book``: the batch, then the strict build, under one lock; what `make book` runs."""
+"""``iscsi-report book [RUN...]``: the batch, then the strict build, under one lock; what `make book` runs.
+
+Named runs are executed and built alone: the site's toc then holds only their parts (and the
+hand-written pages), so a user sees their own chapters without waiting for the bundled studies.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from iscsi_report.core.errors import ReportError
 from iscsi_report.pipeline.batch import run_batch
 from iscsi_report.pipeline.build import build_book
 from iscsi_report.pipeline.locking import pipeline_lock
+from iscsi_report.pipeline.params import discover
 from iscsi_report.pipeline.paths import Project
 
 INTERRUPTED_STATUS = 130  # the shell's status for a command ended by Ctrl-C (128 + SIGINT)
@@ -17,7 +22,13 @@ INTERRUPTED_STATUS = 130  # the shell's status for a command ended by Ctrl-C (12
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``iscsi-report book``."""
-    parser.add_argument("params", nargs="*", help="params files or run names (default: all)")
+    parser.add_argument(
+        "params",
+        nargs="*",
+        metavar="RUN",
+        help="params files or run names: build only these runs' chapters (default: every params file "
+        "without 'enabled: false')",
+    )
     parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--force", action="store_true", help="re-execute and rebuild everything")
 
@@ -34,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
                     file=sys.stderr,
                 )
                 return status
-            return build_book(project, args.force)
+            chosen = discover(project, args.params) if args.params else None
+            return build_book(project, args.force, runs=chosen)
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

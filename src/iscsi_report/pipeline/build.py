@@ -26,8 +26,9 @@ from typing import TextIO
 import yaml
 
 from iscsi_report.core.errors import ReportError
-from iscsi_report.pipeline import provenance
+from iscsi_report.pipeline import provenance, toc
 from iscsi_report.pipeline.locking import pipeline_lock
+from iscsi_report.pipeline.params import RunSpec, discover
 from iscsi_report.pipeline.paths import Project
 
 KEEP_SITES = 2  # the live site and the one before it
@@ -39,9 +40,10 @@ ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 ERROR_LINE_RE = re.compile(r"\b(WARNING|ERROR|CRITICAL|SEVERE)\b|^\w*(Error|Exception): \S")
 
 
-def toc_files(project: Project) -> set[str]:
-    """Every document named in ``book/_toc.yml`` (paths relative to book/, no suffix)."""
-    doc = yaml.safe_load((project.book_dir / "_toc.yml").read_text(encoding="utf-8"))
+def toc_files(project: Project, toc_path: Path | None = None) -> set[str]:
+    """Every document named in the toc (default ``book/_toc.yml``; paths relative to book/, no suffix)."""
+    path = toc_path or project.book_dir / "_toc.yml"
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     found: set[str] = set()
 
     def walk(node: object) -> None:
@@ -58,11 +60,30 @@ def toc_files(project: Project) -> set[str]:
     return found
 
 
-def check_toc(project: Project) -> None:
-    """Refuse to build when the toc and the executed notebooks disagree, naming the first gap."""
-    listed = toc_files(project)
+def prepare_toc(project: Project, runs: list[RunSpec] | None = None) -> Path:
+    """The toc to build with: generated from ``book/_toc.base.yml`` and the runs when the base exists.
+
+    Over all runs (``runs`` None: every enabled params file) it is written to ``book/_toc.yml``;
+    for chosen runs to ``_build/toc/_toc.yml``, so ``book/_toc.yml`` keeps describing the whole book.
+    Without a base file the hand-written ``book/_toc.yml`` is used as it is.
+    """
+    if not toc.base_path(project).is_file():
+        return project.book_dir / toc.TOC_NAME
+    if runs is None:
+        return toc.write(project, discover(project), project.book_dir / toc.TOC_NAME)
+    return toc.write(project, runs, project.build_dir / "toc" / toc.TOC_NAME)
+
+
+def check_toc(project: Project, toc_path: Path | None = None, runs: set[str] | None = None) -> None:
+    """Refuse to build when the toc and the executed notebooks disagree, naming the first gap.
+
+    With ``runs`` (a build of chosen runs) executed notebooks of other runs are not required.
+    """
+    listed = toc_files(project, toc_path)
     executed = {
-        p.relative_to(project.book_dir).with_suffix("").as_posix() for p in project.runs_dir.glob("*/*.ipynb")
+        p.relative_to(project.book_dir).with_suffix("").as_posix()
+        for p in project.runs_dir.glob("*/*.ipynb")
+        if runs is None or p.parent.name in runs
     }
     for rel in sorted(listed):
         if rel.startswith("runs/") and rel not in executed:
@@ -81,7 +102,7 @@ def check_toc(project: Project) -> None:
         raise ReportError(f"{rel}.ipynb was executed but is not in book/_toc.yml: add it there")
 
 
-def input_key(project: Project) -> str:
+def input_key(project: Project, toc_path: Path | None = None) -> str:
     """Digest of everything the site is built from: book/, _config.yml, results/, data/.
 
     The generated provenance page is left out (its build time changes every build); what it shows
@@ -99,6 +120,8 @@ def input_key(project: Project) -> str:
         h.update(p.relative_to(project.root).as_posix().encode())
         h.update(p.read_bytes())
     h.update(provenance.fingerprint(project).encode())
+    if toc_path is not None and toc_path.is_file():
+        h.update(toc_path.read_bytes())
     return h.hexdigest()
 
 
@@ -175,10 +198,16 @@ def build_env(project: Project) -> dict[str, str]:
     return env
 
 
-def build_book(project: Project, force: bool = False, stream: TextIO = sys.stdout) -> int:
-    """Build strictly into a new folder and swap it in; 0 on success or when up to date."""
-    check_toc(project)
-    key = input_key(project)
+def build_book(
+    project: Project, force: bool = False, stream: TextIO = sys.stdout, runs: list[RunSpec] | None = None
+) -> int:
+    """Build strictly into a new folder and swap it in; 0 on success or when up to date.
+
+    ``runs``: build only these runs' chapters (the toc then holds only their parts).
+    """
+    toc_path = prepare_toc(project, runs)
+    check_toc(project, toc_path, None if runs is None else {r.name for r in runs})
+    key = input_key(project, toc_path)
     link = live_site(project)
     stamp_file = link / STAMP_FILE
     if not force and stamp_file.is_file() and stamp_file.read_text() == key:
@@ -196,7 +225,7 @@ def build_book(project: Project, force: bool = False, stream: TextIO = sys.stdou
         "--config",
         str(project.root / "_config.yml"),
         "--toc",
-        str(project.book_dir / "_toc.yml"),
+        str(toc_path),
         "--path-output",
         str(site_root),
         "--builder",

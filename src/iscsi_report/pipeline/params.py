@@ -16,14 +16,14 @@ from typing import Annotated, Any
 
 import jupytext
 import nbformat
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from iscsi_report.core import yamlio
 from iscsi_report.core.errors import IngestError, ParamsError
 from iscsi_report.pipeline.paths import Project
 
 DEFAULT_TIMEOUT_S = 900
-TOP_LEVEL_KEYS = {"title", "description", "dataset", "timeout_s", "notebooks"}
+TOP_LEVEL_KEYS = {"title", "short_title", "description", "dataset", "timeout_s", "notebooks", "enabled"}
 # Injected by the runner into every notebook; each parameters cell must declare them.
 INJECTED = ("run_name", "dataset", "project_root", "results_dir")
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"  # a dataset or notebook name: never a path
@@ -32,6 +32,8 @@ OPEN_BOUNDS: dict[str, tuple[float, float]] = {"ci_level": (0.0, 1.0)}
 # What each top-level key must hold, in the words of the error message.
 EXPECTED = {
     "title": "a string",
+    "short_title": "a string (the run's name in chapter titles)",
+    "enabled": "true or false (false: left out of a build over all params files)",
     "description": "a string",
     "dataset": "a dataset name (letters, digits, '.', '_', '-'; or null: published numbers only)",
     "timeout_s": "a positive integer of seconds",
@@ -45,6 +47,8 @@ class ParamsSchema(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     title: StrictStr
+    short_title: StrictStr | None = None
+    enabled: StrictBool = True
     description: StrictStr | None = None
     dataset: Annotated[StrictStr, Field(pattern=NAME_PATTERN, max_length=200)] | None = None
     timeout_s: Annotated[StrictInt, Field(gt=0)] = DEFAULT_TIMEOUT_S
@@ -72,6 +76,8 @@ class RunSpec:
     dataset: str
     timeout_s: int
     notebooks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    short_title: str = ""
+    enabled: bool = True
 
 
 def read_notebook(path: Path) -> nbformat.NotebookNode:
@@ -155,6 +161,8 @@ def load_run(path: Path) -> RunSpec:
         dataset=spec.dataset or "",
         timeout_s=spec.timeout_s,
         notebooks=_notebook_overrides(path, spec.notebooks),
+        short_title=spec.short_title or spec.title,
+        enabled=spec.enabled,
     )
 
 
@@ -233,7 +241,7 @@ def jobs_for(project: Project, spec: RunSpec) -> list[NotebookJob]:
 
 
 def discover(project: Project, selected: list[str] | None = None) -> list[RunSpec]:
-    """The params files to run: those named (paths or stems), else every ``params/*.yaml``."""
+    """The params files to run: those named (paths or stems), else every enabled ``params/*.yaml``."""
     if selected:
         paths = [
             Path(s) if s.endswith((".yaml", ".yml")) else project.params_dir / f"{s}.yaml" for s in selected
@@ -245,4 +253,5 @@ def discover(project: Project, selected: list[str] | None = None) -> list[RunSpe
     for p in paths:
         if not p.is_file():
             raise ParamsError(f"{p}: no such params file")
-    return [load_run(p.resolve()) for p in paths]
+    specs = [load_run(p.resolve()) for p in paths]
+    return specs if selected else [s for s in specs if s.enabled]
