@@ -265,7 +265,7 @@ def closest_interval(rtt: pd.DataFrame, interval_s: float) -> pd.DataFrame:
     if given.empty:
         return given
     ratio = np.abs(np.log(given["interval_s"].astype(float) / interval_s))
-    best = given[np.isclose(ratio, ratio.min())]
+    best: pd.DataFrame = given[np.isclose(ratio, ratio.min())]
     return best if float(ratio.min()) <= math.log(PING_INTERVAL_FACTOR) + 1e-9 else best.iloc[0:0]
 
 

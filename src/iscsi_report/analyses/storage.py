@@ -311,10 +311,10 @@ def fit_devices(runs: pd.DataFrame) -> tuple[dict[str, DeviceFit], dict[str, str
     fits: dict[str, DeviceFit] = {}
     skipped: dict[str, str] = {}
     chosen = _keyed(runs[is_model_run(runs)], FIT_KEYS)
-    engines = chosen.groupby("device")["engine"].nunique() if len(chosen) else pd.Series(dtype=int)
+    engines = {str(d): int(n) for d, n in chosen.groupby("device")["engine"].nunique().items()}
     for key, group in chosen.groupby(list(FIT_KEYS), sort=True):
         device, engine = str(key[0]), str(key[FIT_KEYS.index("engine")])
-        name = device if engines[key[0]] == 1 else f"{device} ({engine})"
+        name = device if engines[device] == 1 else f"{device} ({engine})"
         try:
             fits[name] = fit_device(device, group["op_ms"].to_numpy(), group["bs_bytes"].to_numpy())
         except DesignError as exc:
