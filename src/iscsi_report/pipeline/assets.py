@@ -69,6 +69,7 @@ figure.iscsi-chart .iscsi-chart-live { display: block; width: 100%; max-width: 1
 figure.iscsi-chart .iscsi-chart-fallback { display: block; max-width: 100%; height: auto; }
 figure.iscsi-chart figcaption { font-size: 0.9em; margin-top: 0.4em; }
 #vg-tooltip-element { max-width: min(90vw, 420px); }
+div.math { overflow-x: auto; overflow-y: hidden; }  /* a long formula scrolls, never clipped */
 /* On a phone no page scrolls sideways: Sphinx's index stacks its two columns, and a long word or
    inline code (a path, a digest, a commit) may break anywhere instead of pushing the page wider. */
 @media (max-width: 600px) {
@@ -77,6 +78,7 @@ figure.iscsi-chart figcaption { font-size: 0.9em; margin-top: 0.4em; }
   }
   .bd-article { overflow-wrap: anywhere; }
   code.literal, code.literal span.pre { white-space: normal; overflow-wrap: anywhere; }
+  div.math mjx-container[display="true"] { font-size: 85% !important; }
 }
 """
 
