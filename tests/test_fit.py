@@ -158,10 +158,10 @@ def test_near_collinear_design_is_flagged_not_hidden():
 
 def test_fit_variants_keeps_refusals():
     runs = synthetic_runs()
-    runs["cpu_ms"] = 0.0
+    runs["device_ms"] = 0.0
     outcomes = fit.fit_variants(runs)
     status = fit.variant_table(outcomes).set_index("variant")["status"]
-    assert status["all_free"] == "refused"
+    assert status["device_free"] == "refused"
     assert status["blog_as_written"] == "ok"
 
 
@@ -235,3 +235,94 @@ def test_runs_from_the_reconstructed_blog_dataset():
         "immediate_data": True,
         "initial_r2t": False,
     }
+
+
+def test_nested_selection_never_sees_the_held_out_configuration():
+    runs = synthetic_runs()
+    runs["validation"] = (runs["bs_bytes"] == 2048 * KIB).to_numpy()
+    _nested, logs = fit.nested_leave_one_out(runs)
+    assert len(logs) == int(runs["validation"].sum()) == 8
+    for log in logs:
+        assert log.held_out  # the whole configuration, not only the scored run
+        stages = {stage for stage, _ in log.fits}
+        assert any(s.startswith("inner:") for s in stages) and fit.BLOG_FORMULA_SCALED in stages
+        for stage, seen in log.fits:
+            assert seen.isdisjoint(log.held_out), f"{stage} saw {sorted(seen & set(log.held_out))}"
+    # Inner fits also leave out their own inner configuration: each sees fewer runs than the outer.
+    outer = {len(seen) for stage, seen in logs[0].fits if stage.startswith("outer:")}
+    inner = {len(seen) for stage, seen in logs[0].fits if stage.startswith("inner:")}
+    assert max(inner) < min(outer)
+
+
+def test_baselines_are_scored_on_identical_folds():
+    runs = synthetic_runs()
+    runs["validation"] = (runs["bs_bytes"] == 2048 * KIB).to_numpy()
+    nested, _ = fit.nested_leave_one_out(runs)
+    runs_per_method = nested.groupby("method")["run"].apply(frozenset)
+    assert set(runs_per_method.index) == {
+        fit.PRIMARY_VARIANT,
+        fit.NESTED,
+        fit.BLOG_FORMULA,
+        fit.BLOG_FORMULA_SCALED,
+    }
+    assert len(set(runs_per_method)) == 1
+    assert set(nested.groupby("method")["n_train"].apply(tuple)) == {
+        tuple(nested[nested["method"] == fit.NESTED]["n_train"])
+    }
+    summary = fit.method_summary(nested)
+    assert (summary["folds"] == 8).all()
+    wide = fit.per_configuration(nested)
+    assert len(wide) == 8 and fit.BLOG_FORMULA in wide.columns
+
+
+def test_scaled_blog_formula_recovers_a_known_scale():
+    runs = synthetic_runs()
+    runs["op_ms"] = 1.13 * fit.blog_formula_ms(runs)
+    assert fit.scale_factor(runs) == pytest.approx(1.13)
+    runs["validation"] = (runs["bs_bytes"] == 2048 * KIB).to_numpy()
+    nested, _ = fit.nested_leave_one_out(runs)
+    scaled = nested[nested["method"] == fit.BLOG_FORMULA_SCALED]["error_pct"]
+    plain = nested[nested["method"] == fit.BLOG_FORMULA]["error_pct"]
+    assert scaled.abs().max() < 1e-9 and plain.abs().min() > 5
+
+
+def test_invented_inputs_cannot_drive_a_coefficient():
+    runs = synthetic_runs()
+    runs["cpu_ms_invented"] = runs["cpu_ms"]
+    guessed = fit.with_guessed_cpu(runs, list(runs["run"][:4]), 3.0)
+    assert (guessed[fit.INVENTED_COLUMN] == "cpu_ms").sum() == len(runs) - 4
+    with pytest.raises(DesignError, match="invented input"):
+        fit.fit_variant(guessed, fit.Variant("cpu_free", {"transmit_ms": 1.0}))
+    sens = fit.cpu_sensitivity(
+        runs, list(runs["run"][:4]), [2.0, 6.0], fit.Variant("c", {"transmit_ms": 1.0})
+    )
+    assert sens["beta_cpu_ms"].iloc[0] != pytest.approx(sens["beta_cpu_ms"].iloc[1])
+
+
+def _blog_runs():
+    from pathlib import Path
+
+    from iscsi_report.core import dataset
+
+    raw = Path(__file__).resolve().parents[1] / "data" / "raw" / "blog-2023"
+    if not (raw / "manifest.yaml").is_file():
+        pytest.skip("blog-2023 dataset not present")
+    return fit.runs_from_dataset(dataset.load(raw))[0]
+
+
+def test_blog_fit_design_rests_on_published_quantities_only():
+    runs = _blog_runs()
+    assert (runs[fit.INVENTED_COLUMN] == "").all()
+    # CPU per operation is the published 8 ms per 2 MiB, in proportion to the block size, never
+    # the reconstruction's iostat share (which differs for every run).
+    assert runs["cpu_ms"].to_numpy() == pytest.approx(runs["bs_bytes"].to_numpy() / model.MIB * 4.0)
+    assert (runs["cpu_ms"] != runs["cpu_ms_invented"]).all()
+    assert (runs["device_request_bytes"] == runs["bs_bytes"] // 2).all()
+    primary = fit.fit_variant(runs, fit.variant_by_name(fit.PRIMARY_VARIANT))
+    free = primary.coefficients.loc[~primary.coefficients["fixed"], "term"]
+    design_inputs = {c for t in free for c in fit.REGRESSOR_INPUTS[t]}
+    assert design_inputs <= set(fit.PUBLISHED_INPUTS) | {"bs_bytes", "max_outstanding_r2t"}
+    assert "cpu_ms" not in set(free)
+    # Every input a term uses, fixed or free, is published-derived.
+    used = {c for t in fit.REGRESSORS for c in fit.REGRESSOR_INPUTS[t]}
+    assert used - {"bs_bytes", "max_outstanding_r2t"} == set(fit.PUBLISHED_INPUTS) - {"op_ms"}

@@ -12,6 +12,11 @@ network the transmission time and any per-byte device or CPU cost all grow with 
 so they are nearly collinear; only runs across networks and devices separate them. A singular
 design is refused (:class:`~iscsi_report.core.errors.DesignError`); a near-collinear one is flagged;
 constrained variants fix the unidentifiable coefficients at their physical value, 1.
+
+On a *reconstructed* dataset (manifest ``reconstructed: true``) only quantities the source
+published may drive a coefficient: :func:`runs_from_dataset` replaces the target CPU time per
+operation (invented for most runs) by the published figure, and a fit refuses any row whose
+``invented_inputs`` column names an input (:func:`check_published_only`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,7 +32,7 @@ import pandas as pd
 import statsmodels.api as sm
 from statsmodels.stats.outliers_influence import OLSInfluence
 
-from iscsi_report.analyses import blog, r2t, storage
+from iscsi_report.analyses import audit, blog, r2t, storage
 from iscsi_report.core import model
 from iscsi_report.core.dataset import Dataset, verify
 from iscsi_report.core.errors import DesignError
@@ -87,6 +93,40 @@ def check_inputs(frame: pd.DataFrame, columns: Sequence[str] = INPUT_COLUMNS) ->
     if bad.any():
         label = frame["run"] if "run" in frame.columns else frame.index.to_series()
         raise DesignError(f"row(s) {list(label[bad])} have a missing, negative or zero input")
+
+
+INVENTED_COLUMN = "invented_inputs"  # per row: comma-separated input columns a reconstruction invented
+# Which input columns each term group is computed from (the design's provenance).
+REGRESSOR_INPUTS: dict[str, tuple[str, ...]] = {
+    "one_way_ms": ("one_way_ms", "link_bps", "bs_bytes", "max_outstanding_r2t"),
+    "transmit_ms": ("link_bps", "bs_bytes", "max_outstanding_r2t"),
+    "device_ms": ("device_ms",),
+    "cpu_ms": ("cpu_ms",),
+}
+
+
+def invented_in(runs: pd.DataFrame) -> dict[str, list[str]]:
+    """Input column -> runs whose value of it a reconstruction invented (from ``invented_inputs``)."""
+    out: dict[str, list[str]] = {}
+    if INVENTED_COLUMN not in runs.columns:
+        return out
+    labels = runs["run"] if "run" in runs.columns else runs.index.to_series().astype(str)
+    for label, cell in zip(labels, runs[INVENTED_COLUMN], strict=True):
+        for col in str(cell or "").split(","):
+            if col.strip():
+                out.setdefault(col.strip(), []).append(str(label))
+    return out
+
+
+def check_published_only(runs: pd.DataFrame) -> None:
+    """Refuse (DesignError) rows with an invented input: it would drive every coefficient of the fit."""
+    invented = invented_in(runs)
+    if invented:
+        detail = "; ".join(f"{col} of {len(r)} run(s) ({', '.join(r[:3])}...)" for col, r in invented.items())
+        raise DesignError(
+            f"invented input(s) would drive the coefficients: {detail}; fix the term at a published "
+            "value or pass allow_invented=True for a sensitivity fit that is reported as such"
+        )
 
 
 def check_runs(runs: pd.DataFrame) -> None:
@@ -181,30 +221,45 @@ class Variant:
 
 
 def default_variants() -> list[Variant]:
-    """The variants the chapter compares; :data:`PRIMARY_VARIANT` is the declared primary."""
+    """The candidate variants; :data:`PRIMARY_VARIANT` is the one declared before any validation.
+
+    The CPU coefficient is fixed at 1 in every variant: on the blog study the CPU time per
+    operation is a published rule (not a measurement per run), so a coefficient on it would
+    measure nothing; on measured data it stays pinned so that every dataset fits the same model.
+    """
     one = PHYSICAL_COEFFICIENT
     return [
         Variant("blog_as_written", {r: one for r in REGRESSORS}, note="every β fixed at 1: no fit"),
-        Variant("all_free", note="all four β estimated"),
-        Variant("all_free_intercept", intercept=True, note="all four β and a constant"),
         Variant(
-            "network_physical",
-            {"one_way_ms": one, "transmit_ms": one},
-            note="network terms fixed at 1; device and CPU overlap estimated",
+            "device_free",
+            {"one_way_ms": one, "transmit_ms": one, "cpu_ms": one},
+            note="network and CPU terms fixed at 1; device overlap estimated",
         ),
         Variant(
-            "transmit_physical",
-            {"transmit_ms": one},
-            note="transmission fixed at 1; latency, device and CPU estimated",
+            "latency_device_free",
+            {"transmit_ms": one, "cpu_ms": one},
+            note="transmission and CPU fixed at 1; one-way latency and device estimated",
+        ),
+        Variant(
+            "network_device_free",
+            {"cpu_ms": one},
+            note="CPU fixed at 1; one-way latency, transmission and device estimated",
+        ),
+        Variant(
+            "latency_device_free_intercept",
+            {"transmit_ms": one, "cpu_ms": one},
+            intercept=True,
+            note="as latency_device_free, plus a constant per operation",
         ),
     ]
 
 
-# Declared primary, on identifiability grounds: per-byte transmission and per-byte CPU (and device)
-# cost are collinear within a network, so one must be pinned; the transmission time at the iperf3
-# rate is the physically measured one. One-way latency stays free because the latency iSCSI's
-# back-to-back messages see need not be ping's mean (seed 000, "Projections").
-PRIMARY_VARIANT = "transmit_physical"
+# Declared primary, fixed before any held-out error was looked at, on identifiability grounds:
+# per-byte transmission and per-byte CPU (and device) cost are collinear within a network, so
+# transmission is pinned at its iperf3 value and CPU at its published value; one-way latency stays
+# free because the latency iSCSI's back-to-back messages see need not be ping's mean, and device
+# time free because a remote write may overlap part of it.
+PRIMARY_VARIANT = "latency_device_free"
 
 
 def design_diagnostics(x: pd.DataFrame) -> tuple[float, pd.DataFrame]:
@@ -346,9 +401,13 @@ def fit_variant(
     *,
     condition_threshold: float = CONDITION_NUMBER_THRESHOLD,
     vif_threshold: float = VIF_THRESHOLD,
+    allow_invented: bool = False,
 ) -> TermFit:
     """Fit one variant by OLS with HC3 errors; DesignError if singular, flagged if near-collinear
-    (scaled condition number or any VIF above its threshold)."""
+    (scaled condition number or any VIF above its threshold), refused on invented inputs unless
+    ``allow_invented`` (sensitivity fits only)."""
+    if not allow_invented:
+        check_published_only(runs)
     terms = term_matrix(runs)
     if not variant.free:
         return _fixed_only(variant, runs, terms)
@@ -525,13 +584,76 @@ def _parameter_set(sets: Mapping[str, model.IscsiParams], run: Mapping[Hashable,
     return params
 
 
-def runs_from_dataset(ds: Dataset) -> tuple[pd.DataFrame, dict[str, storage.DeviceFit]]:
-    """One row per remote fio run with its measured model inputs (see :data:`RUN_COLUMNS`).
+# Published figures that stand in for what a reconstruction invented (data/published/blog-2023.yaml).
+PUBLISHED_CPU_ID = "model.cpu_2m_ms"  # the blog's 8 ms of target CPU per 2 MiB operation
+PUBLISHED_BLOCK_ID = "model.block_mib"  # ... for a block of this many MiB
+PUBLISHED_REQUEST_ID = "iostat.excerpt.wareq_sz_kB"  # the one published iostat line: request size
+PUBLISHED_REQUEST_BLOCK_ID = "model.block_mib"  # ... during 2 MiB writes
+KIB_PER_MIB = 1024
+
+# Where each model input of a run comes from on the reconstructed blog dataset: the published
+# figures it was generated to reproduce, or the published rule that replaces an invented value.
+PUBLISHED_INPUTS: dict[str, str] = {
+    "op_ms": "published fio MiB/s of each run (fio.*.mib_per_s, projection.*.actual_mib_per_s)",
+    "one_way_ms": "published mean RTT of the 2 ms pings / 2 (latency.*_2ms.mean_ms)",
+    "link_bps": "published iperf3 rate (network.iperf3.*_mbit_per_s)",
+    "device_ms": (
+        "local-device fit on the published local fio table (fio.local.*), at the request size of "
+        f"the published iostat line ({PUBLISHED_REQUEST_ID} per {PUBLISHED_REQUEST_BLOCK_ID})"
+    ),
+    "cpu_ms": f"published rule: {PUBLISHED_CPU_ID} per {PUBLISHED_BLOCK_ID}, in proportion to the block size",
+}
+INVENTED_INSTEAD: dict[str, str] = {
+    "cpu_ms": "the iostat CPU share of the block-device runs (the blog published CPU for libiscsi runs only)",
+    "device_ms": "the iostat request sizes of every run but the published excerpt",
+}
+
+
+def _published_numbers(published: str | Path | None) -> dict[str, audit.PublishedNumber]:
+    """The blog's published numbers by id."""
+    return audit.load_published(blog.published_path(published))
+
+
+def published_cpu_ms(bs_bytes: np.ndarray, published: str | Path | None = None) -> np.ndarray:
+    """Target CPU ms per operation by the blog's published rule, in proportion to the block size."""
+    n = _published_numbers(published)
+    per_mib = n[PUBLISHED_CPU_ID].value / n[PUBLISHED_BLOCK_ID].value
+    out: np.ndarray = np.asarray(bs_bytes, dtype=float) / model.MIB * per_mib
+    return out
+
+
+def published_request_fraction(published: str | Path | None = None) -> float:
+    """Device request size over block size in the blog's published iostat line (1024 kB at 2 MiB)."""
+    n = _published_numbers(published)
+    return float(n[PUBLISHED_REQUEST_ID].value / (n[PUBLISHED_REQUEST_BLOCK_ID].value * KIB_PER_MIB))
+
+
+def input_provenance(reconstructed: bool) -> pd.DataFrame:
+    """Per model input: where its value comes from, and what the reconstruction invented instead."""
+    rows = []
+    for col in ("op_ms", "one_way_ms", "link_bps", "device_ms", "cpu_ms"):
+        if reconstructed:
+            rows.append(
+                {"input": col, "source": PUBLISHED_INPUTS[col], "not used": INVENTED_INSTEAD.get(col, "")}
+            )
+        else:
+            rows.append({"input": col, "source": "measured (raw files of the dataset)", "not used": ""})
+    return pd.DataFrame(rows)
+
+
+def runs_from_dataset(
+    ds: Dataset, published: str | Path | None = None
+) -> tuple[pd.DataFrame, dict[str, storage.DeviceFit]]:
+    """One row per remote fio run with its model inputs (see :data:`RUN_COLUMNS`).
 
     one_way_ms = mean 2 ms-interval RTT / 2 of its network and link_bps from iperf3 (both via
     :mod:`iscsi_report.analyses.r2t`, as the projections chapter reads them); device_ms from
     the local-device fit (:mod:`iscsi_report.analyses.storage`) at the request size iostat saw; cpu_ms from
-    the target's iostat busy share over the run's IOPS.
+    the target's iostat busy share over the run's IOPS. On a reconstructed dataset the two
+    quantities the reconstruction invented for most runs are replaced by published ones: the
+    request size by the published iostat line's share of the block and cpu_ms by the published
+    CPU rule (:data:`PUBLISHED_INPUTS`); the invented iostat CPU is kept as ``cpu_ms_invented``
+    for sensitivity studies only.
     """
     runs = storage.fio_runs(ds)
     fits, _ = storage.fit_devices(runs)
@@ -551,6 +673,12 @@ def runs_from_dataset(ds: Dataset) -> tuple[pd.DataFrame, dict[str, storage.Devi
     missing = remote["device_request_bytes"].isna() | remote["cpu_ms"].isna()
     if missing.any():
         raise DesignError(f"run(s) {list(remote.loc[missing, 'run'])} have no matching iostat file")
+    if ds.reconstructed:
+        bs = remote["bs_bytes"].to_numpy(float)
+        remote["cpu_ms_invented"] = remote["cpu_ms"]
+        remote["cpu_ms"] = published_cpu_ms(bs, published)
+        remote["device_request_bytes"] = np.rint(bs * published_request_fraction(published)).astype(int)
+    remote[INVENTED_COLUMN] = ""
     for device in remote["device"].unique():
         if device not in fits:
             raise DesignError(f"device {device!r} has remote runs but no local fit")
@@ -563,6 +691,39 @@ def runs_from_dataset(ds: Dataset) -> tuple[pd.DataFrame, dict[str, storage.Devi
         remote[col] = [getattr(p, col) for p in params]
     remote["validation"] = storage.is_validation(remote)
     return remote.reset_index(drop=True), fits
+
+
+def with_guessed_cpu(
+    runs: pd.DataFrame, published_runs: Sequence[str], guess_ms_per_mib: float
+) -> pd.DataFrame:
+    """Runs whose CPU is the reconstruction's (``cpu_ms_invented``) where published, a guess elsewhere.
+
+    The guessed rows are marked in ``invented_inputs``, so only a fit with ``allow_invented``
+    accepts them: for the sensitivity table, never for a reported coefficient.
+    """
+    out = runs.copy()
+    known = out["run"].isin(list(published_runs)).to_numpy()
+    guessed = out["bs_bytes"].to_numpy(float) / model.MIB * guess_ms_per_mib
+    out["cpu_ms"] = np.where(known, out["cpu_ms_invented"].to_numpy(float), guessed)
+    out[INVENTED_COLUMN] = np.where(known, "", "cpu_ms")
+    return out
+
+
+def cpu_sensitivity(
+    runs: pd.DataFrame,
+    published_runs: Sequence[str],
+    guesses_ms_per_mib: Sequence[float],
+    variant: Variant,
+) -> pd.DataFrame:
+    """β of ``variant`` (CPU coefficient free) under each guess of the unpublished CPU per MiB.
+
+    A range over guesses, not a finding: shows how far an invented CPU figure would move the fit.
+    """
+    rows = []
+    for guess in guesses_ms_per_mib:
+        f = fit_variant(with_guessed_cpu(runs, published_runs, guess), variant, allow_invented=True)
+        rows.append({"guess_cpu_ms_per_mib": guess, **{f"beta_{k}": v for k, v in f.beta.items()}})
+    return pd.DataFrame(rows)
 
 
 # ---- Leave-one-configuration-out validation ------------------------------------------------
@@ -684,6 +845,140 @@ def loo_by_variant(
             }
         )
     return pd.DataFrame(rows)
+
+
+# ---- Nested leave-one-configuration-out: selection inside each fold, baselines on the same folds ----
+
+BLOG_FORMULA = "blog_formula"  # the blog's own formula (lock-step, no headers) fed the runs' inputs
+BLOG_FORMULA_SCALED = "blog_formula_scaled"  # the same times one scale factor fitted on the training runs
+NESTED = "nested_selection"  # variant chosen by inner leave-one-configuration-out error
+
+
+def blog_formula_ms(runs: pd.DataFrame) -> np.ndarray:
+    """Op time of each run by the blog's formula (:data:`blog.BLOG_ASSUMPTIONS`, every term in full)."""
+    terms = term_matrix(runs, assumptions=blog.BLOG_ASSUMPTIONS)
+    return predict({r: PHYSICAL_COEFFICIENT for r in REGRESSORS}, terms)
+
+
+def scale_factor(train: pd.DataFrame) -> float:
+    """Least-squares factor s (no constant) of op_ms ≈ s · blog formula on the training runs."""
+    f = blog_formula_ms(train)
+    return float(np.dot(f, train["op_ms"].to_numpy(float)) / np.dot(f, f))
+
+
+@dataclass
+class FoldLog:
+    """Which runs every fit of one outer fold saw (for checking that held-out data never leaks)."""
+
+    held_out: tuple[str, ...]
+    fits: list[tuple[str, frozenset[str]]] = field(default_factory=list)
+
+    def saw(self, stage: str, train: pd.DataFrame) -> None:
+        """Record that a fit at ``stage`` was given exactly the runs of ``train``."""
+        self.fits.append((stage, frozenset(train["run"].astype(str))))
+
+
+def _predict_variant(train: pd.DataFrame, held: pd.DataFrame, variant: Variant) -> float:
+    """Fit ``variant`` on ``train`` and predict the op time of the single run ``held`` (NaN if refused)."""
+    try:
+        return float(fit_variant(train, variant).predict(term_matrix(held))[0])
+    except DesignError:
+        return float("nan")
+
+
+def _inner_error(train: pd.DataFrame, variant: Variant, keys: Sequence[str], log: FoldLog) -> float:
+    """Mean absolute leave-one-configuration-out error (%) of ``variant`` over ``train``'s validation runs."""
+    targets = train["validation"].to_numpy(bool) if "validation" in train else np.ones(len(train), bool)
+    errors = []
+    for idx in np.flatnonzero(targets):
+        target = train.iloc[idx]
+        inner = train[~same_configuration(train, target, keys)]
+        log.saw(f"inner:{variant.name}", inner)
+        est = _predict_variant(inner, train.iloc[[int(idx)]], variant)
+        measured = _mib(target)
+        est_mib = model.mib_per_s(int(target["bs_bytes"]), est) if est > 0 else np.nan
+        errors.append(abs(model.error_pct(measured, est_mib)) if np.isfinite(est_mib) else np.inf)
+    return float(np.mean(errors)) if errors else float("inf")
+
+
+def nested_leave_one_out(
+    runs: pd.DataFrame,
+    candidates: Sequence[Variant] | None = None,
+    primary: str = PRIMARY_VARIANT,
+    keys: Sequence[str] = CONFIG_KEYS,
+) -> tuple[pd.DataFrame, list[FoldLog]]:
+    """Held-out error per validation configuration of every method, all on the same outer folds.
+
+    Methods: the declared ``primary`` variant; the variant chosen inside each fold by its inner
+    leave-one-configuration-out error on the training configurations only (:data:`NESTED`); the
+    blog's formula (:data:`BLOG_FORMULA`); and that formula with one fitted scale factor
+    (:data:`BLOG_FORMULA_SCALED`). Returns one row per (configuration, method) and, per fold,
+    the runs each fit saw.
+    """
+    check_runs(runs)
+    cands = list(candidates) if candidates is not None else default_variants()
+    by_name = {v.name: v for v in cands}
+    if primary not in by_name:
+        raise ValueError(f"primary variant {primary!r} is not among the candidates {sorted(by_name)}")
+    rows, logs = [], []
+    for idx in np.flatnonzero(runs["validation"].to_numpy(bool)):
+        target = runs.iloc[idx]
+        held = runs.iloc[[int(idx)]]
+        train = runs[~same_configuration(runs, target, keys)]
+        log = FoldLog(tuple(runs.loc[same_configuration(runs, target, keys), "run"].astype(str)))
+        inner = {v.name: _inner_error(train, v, keys, log) for v in cands}
+        chosen = min(inner, key=lambda n: (inner[n], list(inner).index(n)))
+        log.saw(f"outer:{primary}", train)
+        log.saw(f"outer:{chosen}", train)
+        log.saw(BLOG_FORMULA_SCALED, train)
+        estimates = {
+            primary: _predict_variant(train, held, by_name[primary]),
+            NESTED: _predict_variant(train, held, by_name[chosen]),
+            BLOG_FORMULA: float(blog_formula_ms(held)[0]),
+            BLOG_FORMULA_SCALED: scale_factor(train) * float(blog_formula_ms(held)[0]),
+        }
+        measured = _mib(target)
+        for method, est_ms in estimates.items():
+            est = model.mib_per_s(int(target["bs_bytes"]), est_ms) if est_ms > 0 else np.nan
+            rows.append(
+                {
+                    "configuration": _config_label(target),
+                    "run": target["run"],
+                    "method": method,
+                    "chosen_variant": chosen if method == NESTED else "",
+                    "n_train": len(train),
+                    "op_ms": float(target["op_ms"]),
+                    "est_op_ms": est_ms,
+                    "measured_mib_per_s": measured,
+                    "est_mib_per_s": est,
+                    "error_pct": model.error_pct(measured, est),
+                }
+            )
+        logs.append(log)
+    return pd.DataFrame(rows), logs
+
+
+def _config_label(run: pd.Series) -> str:
+    """'network device R2T m' label of a run's configuration."""
+    return f"{run['network']} {run['device']} R2T {int(run['max_outstanding_r2t'])}"
+
+
+def method_summary(nested: pd.DataFrame) -> pd.DataFrame:
+    """Mean and largest absolute held-out error (%) per method, on identical folds."""
+    g = nested.assign(abs_error_pct=nested["error_pct"].abs()).groupby("method", sort=False)
+    out = g.agg(
+        mean_abs_error_pct=("abs_error_pct", "mean"),
+        max_abs_error_pct=("abs_error_pct", "max"),
+        folds=("run", "count"),
+        unscored=("error_pct", lambda e: int(e.isna().sum())),
+    )
+    return out.reset_index()
+
+
+def per_configuration(nested: pd.DataFrame) -> pd.DataFrame:
+    """Held-out error (%) per configuration (rows) and method (columns)."""
+    wide = nested.pivot(index="configuration", columns="method", values="error_pct")
+    return wide[list(dict.fromkeys(nested["method"]))].reset_index()
 
 
 def variant_by_name(name: str) -> Variant:
