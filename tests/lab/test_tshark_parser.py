@@ -114,3 +114,14 @@ def test_real_captures_from_the_lab(name: str, window: int) -> None:
     assert res.login_keys["initiator"]["MaxOutstandingR2T"] == "1"
     summary = tshark.summary(res)
     assert summary["writes"] == 2 and summary["r2t_per_write"] == [8]
+
+
+def test_frames_with_undefined_opcodes_are_skipped_and_counted() -> None:
+    """After a lost segment tshark may read payload as a header (e.g. opcode 0x3d, no ITT)."""
+    lines = synthetic_window2().splitlines()
+    bogus = row(99, 1.0065, INI, "0x3d", "", dsl="0")
+    text = "\n".join([*lines[:7], bogus, *lines[7:]]) + "\n"
+    res = tshark.parse_text(text, "lossy.tsv")
+    assert res.skipped_lines == [8]
+    assert tshark.summary(res)["skipped_frames"] == 1
+    assert tshark.writes(res)["r2t_count"].tolist() == [4]

@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest import tshark as tshark_ingest
 from iscsi_report.core.ingest.textio import sha256_file
 from iscsi_report.lab import state as st
@@ -269,10 +270,15 @@ class Runner:
             path = self.out / "tshark" / f"{run.stem()}.tsv"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("\n".join([header, *mine]) + "\n", encoding="utf-8")
-            result = tshark_ingest.parse(path)
-            for side, keys in result.login_keys.items():
+            try:
+                result = tshark_ingest.parse(path)
+            except IngestError as exc:  # keep the raw export; say what could not be read
+                self.failures.append(f"capture {path.name}: {exc}")
+                self.say(f"warning: {exc}")
+                result = None
+            for side, keys in (result.login_keys.items() if result else ()):
                 self.login_keys.setdefault(side, keys)
-            if "target" in result.login_keys:
+            if result and "target" in result.login_keys:
                 key = parameter_set(run.immediate_data_bytes, run.max_recv_data_segment_bytes)
                 self.login_by_set.setdefault(key, result.login_keys["target"])
             self._entry(path, "tshark", {**run.labels(), "capture_point": f"{NS_INI}:lab0"})

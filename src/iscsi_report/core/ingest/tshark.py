@@ -71,6 +71,9 @@ class TsharkResult:
     path: str
     pdus: pd.DataFrame
     login_keys: dict[str, dict[str, str]] = field(default_factory=dict)  # side -> key -> value
+    # lines whose frame tshark decoded as an opcode iSCSI does not define (its heuristics after
+    # a lost segment read payload as a header): skipped, and counted here
+    skipped_lines: list[int] = field(default_factory=list)
 
 
 def sniff(text: str) -> str | None:
@@ -96,11 +99,13 @@ def _split(raw: str) -> list[str]:
     return [] if raw == "" else raw.split(";")
 
 
-def _frame_pdus(cols: dict[str, str], path: str, line: int) -> list[dict[str, Any]]:
-    """Deal one frame's aggregated field values back to its PDUs."""
+def _frame_pdus(cols: dict[str, str], path: str, line: int) -> list[dict[str, Any]] | None:
+    """Deal one frame's aggregated field values back to its PDUs (None: not a valid iSCSI frame)."""
     opcodes = [_int(v, path, line, "iscsi.opcode") & 0x3F for v in _split(cols["iscsi.opcode"])]
     if not opcodes:
         return []
+    if any(op not in OPCODE_NAMES for op in opcodes):
+        return None
     values = {name: _split(cols.get(name, "")) for name in cols if name.startswith("iscsi.")}
     for name in UNIVERSAL_FIELDS:
         if len(values.get(name, [])) != len(opcodes):
@@ -169,6 +174,7 @@ def parse_text(text: str, path: str | Path = "<text>") -> TsharkResult:
                           f"{', '.join(REQUIRED_FIELDS)}", line=1)
     header = lines[0].split("\t")
     rows: list[dict[str, Any]] = []
+    skipped: list[int] = []
     for lineno, raw in enumerate(lines[1:], start=2):
         if not raw.strip():
             continue
@@ -184,7 +190,11 @@ def parse_text(text: str, path: str | Path = "<text>") -> TsharkResult:
                               line=lineno) from None
         frame = _int(cols["frame.number"], path, lineno, "frame.number")
         stream = _int(cols["tcp.stream"].split(";")[0], path, lineno, "tcp.stream")
-        for pdu in _frame_pdus(cols, path, lineno):
+        pdus_here = _frame_pdus(cols, path, lineno)
+        if pdus_here is None:
+            skipped.append(lineno)
+            continue
+        for pdu in pdus_here:
             rows.append({"frame": frame, "time_epoch_s": t, "src": cols.get("ip.src", ""),
                          "dst": cols.get("ip.dst", ""), "stream": stream, **pdu})
     pdus = pd.DataFrame(rows, columns=PDU_COLUMNS)
@@ -195,7 +205,7 @@ def parse_text(text: str, path: str | Path = "<text>") -> TsharkResult:
             if "=" in kv:
                 key, value = kv.split("=", 1)
                 login.setdefault(side, {})[key] = value
-    return TsharkResult(path, pdus, login)
+    return TsharkResult(path, pdus, login, skipped)
 
 
 def parse(path: str | Path) -> TsharkResult:
@@ -278,4 +288,5 @@ def summary(result: TsharkResult) -> dict[str, Any]:
         "r2t_per_write": sorted({int(x) for x in w["r2t_count"]}) if len(w) else [],
         "max_outstanding_r2t": int(w["max_outstanding_r2t"].max()) if len(w) else 0,
         "login_keys": result.login_keys,
+        "skipped_frames": len(result.skipped_lines),
     }
