@@ -11,8 +11,8 @@ import statistics
 import time
 from collections.abc import Callable
 
-from iscsi_report.core import dataset, model
 from iscsi_report.analyses import fit, uncertainty, whatif
+from iscsi_report.core import dataset, model
 
 ONE_WAY_MS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0]
 LINK_MBIT = [100.0, 1000.0, 2500.0, 10000.0, 25000.0, 40000.0, 100000.0]
