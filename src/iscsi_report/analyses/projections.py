@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from iscsi_report.analyses import blog, r2t, storage
+from iscsi_report.analyses import network as network_analysis
 from iscsi_report.core import model
 from iscsi_report.core.dataset import Dataset
 from iscsi_report.core.errors import IngestError, ReportError
@@ -497,3 +498,229 @@ def glue_answers(answers: pd.DataFrame, glue: Callable[[str, Any], Any]) -> None
     for row in rows:
         glue(f"{row.key}_blog", float(row.blog_inputs))
         glue(f"{row.key}_measured", float(row.measured_inputs))
+
+
+# ---- one configuration from a dataset's measured inputs (``iscsi-report project --dataset``) ----
+
+# iSCSI keys of a parameter set -> the name of the matching model input (the project flag's dest).
+PARAMETER_INPUTS = {
+    "FirstBurstLength": ("first_burst", "bytes"),
+    "MaxBurstLength": ("max_burst", "bytes"),
+    "MaxRecvDataSegmentLength": ("max_recv_data_segment", "bytes"),
+    "ImmediateData": ("immediate_data", "yes/no"),
+    "InitialR2T": ("initial_r2t", "yes/no"),
+    "MaxOutstandingR2T": ("max_outstanding_r2t", "R2Ts"),
+}
+SELECTIONS = ("network", "device", "parameter_set")  # what a dataset projection is made for
+
+
+@dataclass(frozen=True)
+class ModelInput:
+    """One input of a projection: its value, unit and where it came from (files or a rule)."""
+
+    name: str
+    value: float | int | bool | str
+    unit: str
+    source: str
+
+
+@dataclass(frozen=True)
+class DatasetSources:
+    """A dataset read once for projections: networks, device fits, iostat requests, CPU, key sets."""
+
+    dataset: str
+    networks: pd.DataFrame
+    ping_files: dict[tuple[str, float], list[str]]
+    link_files: dict[str, list[str]]
+    fits: dict[str, storage.DeviceFit]
+    fit_files: dict[str, list[str]]
+    skipped: dict[str, str]
+    requests: pd.DataFrame
+    cpu_table: pd.DataFrame
+    parameter_sets: r2t.ParameterSets
+    cpu_scenario: str
+    cpu_reference_bs_bytes: int
+
+    def choices(self) -> dict[str, list[str]]:
+        """What a projection can be made for: measured networks, fitted devices, parameter sets."""
+        usable = self.networks[self.networks["missing"] == ""]
+        return {
+            "network": sorted(str(n) for n in usable["network"]),
+            "device": sorted(self.fits),
+            "parameter_set": list(self.parameter_sets.sets),
+        }
+
+
+def read_sources(
+    ds: Dataset,
+    *,
+    ping_interval_s: float = r2t.DEFAULT_PING_INTERVAL_S,
+    cpu_scenario: str = DEFAULT_CPU_SCENARIO,
+    cpu_reference_bs_bytes: int = DEFAULT_CPU_REFERENCE_BS_BYTES,
+    cpu_cores: int = 1,
+) -> DatasetSources:
+    """Read every raw file a dataset projection draws on, once (the model chapter's selections)."""
+    iperf = r2t.iperf_rates(ds)
+    capacity = iperf[network_analysis.capacity_runs(iperf)] if len(iperf) else iperf
+    no_pings = pd.DataFrame(columns=["network", "interval_s", "file"])
+    samples = network_analysis.rtt_samples(ds) if ds.select("ping") else no_pings
+    runs = storage.fio_runs(ds)
+    fits, skipped = storage.fit_devices(runs)
+    model_runs = runs[storage.is_model_run(runs)]
+    return DatasetSources(
+        dataset=ds.name,
+        networks=r2t.network_inputs(r2t.rtt_means(ds), iperf, ping_interval_s),
+        ping_files=_files_by_interval(samples),
+        link_files={str(k): sorted(g["file"]) for k, g in capacity.groupby("network", sort=True)},
+        fits=fits,
+        fit_files={
+            name: sorted(model_runs.loc[model_runs["device"] == fit.device, "file"])
+            for name, fit in fits.items()
+        },
+        skipped=skipped,
+        requests=storage.iostat_requests(ds),
+        cpu_table=storage.cpu_ms_per_op(storage.iostat_cpu(ds), cores=cpu_cores),
+        parameter_sets=r2t.parameter_sets(ds.iscsi_parameters, ds.root / "manifest.yaml"),
+        cpu_scenario=cpu_scenario,
+        cpu_reference_bs_bytes=cpu_reference_bs_bytes,
+    )
+
+
+def _files_by_interval(samples: pd.DataFrame) -> dict[tuple[str, float], list[str]]:
+    """Ping files per (network, interval_s), from :func:`network.rtt_samples`."""
+    out: dict[tuple[str, float], list[str]] = {}
+    for net, interval, file in (
+        samples[["network", "interval_s", "file"]].drop_duplicates().itertuples(index=False)
+    ):
+        out.setdefault((str(net), float(interval)), []).append(str(file))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def _choose(src: DatasetSources, what: str, given: str | None) -> str:
+    """The named network/device/parameter set, or the only one; MissingDataError listing the choices."""
+    options = src.choices()[what]
+    if given is not None and given in options:
+        return given
+    shown = ", ".join(options) or "none"
+    if given is not None:
+        raise MissingDataError(f"dataset {src.dataset}: no {what} {given!r} to project (usable: {shown})")
+    if len(options) == 1:
+        return options[0]
+    if not options:
+        raise MissingDataError(f"dataset {src.dataset}: no usable {what}: {_why_none(src, what)}")
+    flag = "--" + what.replace("_set", "s").replace("parameters", "iscsi-parameters").replace("_", "-")
+    raise MissingDataError(f"dataset {src.dataset} has several {what}s ({shown}): choose with {flag}")
+
+
+def _why_none(src: DatasetSources, what: str) -> str:
+    """Why a dataset offers no network or no device to project."""
+    if what == "network":
+        nets = src.networks
+        return "; ".join(f"{r['network']}: {r['missing']}" for _, r in nets.iterrows()) or "no ping or iperf3"
+    reasons = [f"{k}: {v}" for k, v in src.skipped.items()]
+    return "; ".join(reasons) or "no local sequential direct queue-depth-1 fio runs to fit"
+
+
+def _network_inputs(src: DatasetSources, name: str) -> list[ModelInput]:
+    """One-way ms from the closest-interval ping and link Mbit/s from forward TCP iperf3, with files."""
+    row = src.networks.set_index("network").loc[name].to_dict()
+    interval_s = float(row["ping_interval_ms"]) / 1000
+    pings = ", ".join(src.ping_files.get((name, interval_s), []))
+    links = src.link_files.get(name, [])
+    left_out = int(row["iperf3_excluded"])
+    return [
+        ModelInput(
+            "one_way_ms",
+            float(row["one_way_ms"]),
+            "ms",
+            f"mean RTT {float(row['mean_rtt_ms']):.4g} ms / 2 of the ping at {interval_s * 1000:g} ms "
+            f"intervals (the closest to the model's {float(row['model_interval_ms']):g} ms): {pings}",
+        ),
+        ModelInput(
+            "link_mbps",
+            float(row["received_mbit_per_s"]),
+            "Mbit/s",
+            f"mean received rate of {len(links)} forward TCP iperf3 run(s): {', '.join(links)}"
+            + (f" ({left_out} UDP or reverse run(s) left out)" if left_out else ""),
+        ),
+    ]
+
+
+def _device_inputs(src: DatasetSources, name: str, bs_bytes: int) -> list[ModelInput]:
+    """Device ms at the request size iostat shows, the fit's coefficients and the local throughput."""
+    fit = src.fits[name]
+    rows = r2t.request_rows(src.requests, fit.device, bs_bytes)
+    request, req_source = r2t.request_bytes_for(src.requests, fit.device, bs_bytes)
+    if len(rows):
+        req_source += ": " + ", ".join(rows["file"])
+    fitted = f"queue-depth-1 local fio fit of {name}: " + ", ".join(src.fit_files.get(name, []))
+    block_ms = fit.predict_ms(bs_bytes)
+    if block_ms <= 0:
+        raise MissingDataError(
+            f"device {name}: the fit predicts {block_ms:.4g} ms at {bs_bytes} bytes, no local throughput; "
+            "give --device-mib-s"
+        )
+    return [
+        ModelInput("device_fixed_ms", fit.fixed_ms, "ms", fitted),
+        ModelInput("device_streaming_mib_s", fit.streaming_mib_per_s, "MiB/s", "slope of the same fit"),
+        ModelInput("device_request_bytes", round(request), "bytes", req_source),
+        ModelInput(
+            "device_ms",
+            fit.predict_ms(request),
+            "ms",
+            "device_fixed_ms + device_request_bytes at the fit's slope",
+        ),
+        ModelInput(
+            "device_mib_s",
+            bs_bytes / (block_ms / model.MS_PER_S) / MIB,
+            "MiB/s",
+            "local throughput at the whole block from the same fit (the device ceiling)",
+        ),
+    ]
+
+
+def _parameter_inputs(src: DatasetSources, name: str) -> list[ModelInput]:
+    """The named set's keys the model uses, each with manifest or RFC 7143 default as its source."""
+    params = src.parameter_sets.sets[name]
+    table = src.parameter_sets.table
+    rows = table[table["parameter_set"] == name].set_index("key")
+    out = []
+    for key, (field_name, unit) in PARAMETER_INPUTS.items():
+        attr = r2t.BOOLEAN_KEYS.get(key) or r2t.INTEGER_KEYS[key]
+        given = rows.loc[key, "source"] == "manifest"
+        where = f"manifest iscsi_parameters.{name}.{key}" if given else f"{r2t.RFC7143_DEFAULTS_NAME}"
+        if src.parameter_sets.what_if:
+            where += " (the manifest has no iscsi_parameters)"
+        out.append(ModelInput(field_name, getattr(params, attr), unit, where))
+    return out
+
+
+def dataset_inputs(
+    src: DatasetSources,
+    bs_bytes: int,
+    *,
+    network_name: str | None = None,
+    device: str | None = None,
+    parameter_set: str | None = None,
+) -> dict[str, ModelInput]:
+    """Every measured input of one configuration with its source; MissingDataError if one is lacking."""
+    net = _choose(src, "network", network_name)
+    dev = _choose(src, "device", device)
+    keys = _choose(src, "parameter_set", parameter_set)
+    cpu = r2t.cpu_input(
+        src.cpu_table, bs_bytes, scenario=src.cpu_scenario, reference_bs_bytes=src.cpu_reference_bs_bytes
+    )
+    cpu_source = cpu.source + (f": {cpu.file}" if cpu.file else "")
+    chosen = [
+        ModelInput("network", net, "", "ping and iperf3 files labelled network"),
+        ModelInput("device", dev, "", "local fio runs labelled device"),
+        ModelInput("parameter_set", keys, "", "manifest iscsi_parameters"),
+    ]
+    found = [
+        *chosen,
+        *_network_inputs(src, net),
+        *_device_inputs(src, dev, bs_bytes),
+        ModelInput("cpu_ms", cpu.cpu_ms, "ms", cpu_source),
+        *_parameter_inputs(src, keys),
+    ]
+    return {i.name: i for i in found}

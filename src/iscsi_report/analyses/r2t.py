@@ -348,6 +348,14 @@ def request_bytes_for(requests: pd.DataFrame, device: str, bs_bytes: int) -> tup
     depths; files whose depth is unknown count too). Target-side iostat is preferred over local;
     without any, the whole block is assumed (the source says so: an assumption, not a measurement).
     """
+    rows = request_rows(requests, device, bs_bytes)
+    if rows.empty:
+        return float(bs_bytes), "no iostat at this size: whole block assumed"
+    return float(rows["request_bytes"].mean()), f"iostat wareq-sz ({len(rows)} file(s))"
+
+
+def request_rows(requests: pd.DataFrame, device: str, bs_bytes: int) -> pd.DataFrame:
+    """The iostat rows :func:`request_bytes_for` averages (queue depth 1, target side preferred)."""
     rows = requests[
         (requests["device"] == device)
         & (requests["bs_bytes"] == bs_bytes)
@@ -358,9 +366,7 @@ def request_bytes_for(requests: pd.DataFrame, device: str, bs_bytes: int) -> tup
         rows = rows[depth.isna() | (depth == MODEL_IODEPTH)]
     if (rows["side"] == "target").any():
         rows = rows[rows["side"] == "target"]
-    if rows.empty:
-        return float(bs_bytes), "no iostat at this size: whole block assumed"
-    return float(rows["request_bytes"].mean()), f"iostat wareq-sz ({len(rows)} file(s))"
+    return rows
 
 
 def device_inputs(fits: Mapping[str, DeviceFit], requests: pd.DataFrame, bs_bytes: int) -> pd.DataFrame:
