@@ -90,3 +90,30 @@ def test_fixed_only_fit_has_no_coefficient_spread():
 def test_unknown_network_is_named(result):
     with pytest.raises(KeyError, match="net"):
         uncertainty.project(config(), result, {"other": rtt(1.0)})
+
+
+def test_run_interval_depends_only_on_published_moments(result):
+    """Two sample sets with the same mean, sd and count but different shapes give the same run interval."""
+    rng = np.random.default_rng(3)
+    a = rng.lognormal(0.0, 0.8, 4000)
+    b = rng.normal(0.0, 1.0, 4000)
+    b = (b - b.mean()) / b.std(ddof=1) * a.std(ddof=1) + a.mean()  # same moments, other shape
+    run_a = uncertainty.project(config(), result, {"net": a}, kind="run", n_draws=2000, seed=5)
+    run_b = uncertainty.project(config(), result, {"net": b}, kind="run", n_draws=2000, seed=5)
+    assert run_a.loc[0, "op_ms_lo"] == pytest.approx(run_b.loc[0, "op_ms_lo"], rel=1e-9)
+    op_a = uncertainty.project(config(), result, {"net": a}, kind="operation", n_draws=2000, seed=5)
+    op_b = uncertainty.project(config(), result, {"net": b}, kind="operation", n_draws=2000, seed=5)
+    assert op_a.loc[0, "op_ms_hi"] != pytest.approx(op_b.loc[0, "op_ms_hi"], rel=1e-3)
+
+
+def test_interval_basis_labels_reconstructed_shapes(result):
+    op = uncertainty.project(
+        config(), result, {"net": rtt(1.0)}, kind="operation", n_draws=200, reconstructed=True
+    )
+    run = uncertainty.project(
+        config(), result, {"net": rtt(1.0)}, kind="run", n_draws=200, reconstructed=True
+    )
+    assert "conditional on the reconstruction" in op.loc[0, "interval_basis"]
+    assert run.loc[0, "interval_basis"].startswith("published ping mean")
+    measured = uncertainty.project(config(), result, {"net": rtt(1.0)}, kind="operation", n_draws=200)
+    assert "reconstruct" not in measured.loc[0, "interval_basis"]
