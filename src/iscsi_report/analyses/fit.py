@@ -622,6 +622,12 @@ def published_cpu_ms(bs_bytes: np.ndarray, published: str | Path | None = None) 
     return out
 
 
+def published_cpu_rule(published: str | Path | None = None) -> tuple[float, float]:
+    """(CPU ms per operation, block MiB) as the blog published them: its 8 ms per 2 MiB."""
+    n = _published_numbers(published)
+    return float(n[PUBLISHED_CPU_ID].value), float(n[PUBLISHED_BLOCK_ID].value)
+
+
 def published_request_fraction(published: str | Path | None = None) -> float:
     """Device request size over block size in the blog's published iostat line (1024 kB at 2 MiB)."""
     n = _published_numbers(published)

@@ -111,6 +111,22 @@ def validation(loo: pd.DataFrame) -> alt.Chart:
     )
 
 
+def held_out_errors(nested: pd.DataFrame) -> alt.Chart:
+    """Held-out error per validation configuration, one bar per method (identical folds)."""
+    return (
+        alt.Chart(nested[["configuration", "method", "error_pct"]])
+        .mark_bar()
+        .encode(
+            y=alt.Y("configuration:N", title=None),
+            x=alt.X("error_pct:Q", title="(measured − estimated) / measured (%)"),
+            color=alt.Color("method:N", title="method"),
+            yOffset="method:N",
+            tooltip=["configuration:N", "method:N", alt.Tooltip("error_pct:Q", format=".2f")],
+        )
+        .properties(width=2 * WIDTH, height=2 * HEIGHT)
+    )
+
+
 HEAT_FIELDS = [
     "one_way_ms",
     "link_mbit_per_s",
