@@ -628,3 +628,204 @@ def headline(local: pd.DataFrame, fit: pd.DataFrame, requests: pd.DataFrame) -> 
         "largest_bs_min_request_kib": stat(largest, "wareq_sz_kb", "min"),
         "largest_bs_max_request_kib": stat(largest, "wareq_sz_kb", "max"),
     }
+
+
+# ---- latency percentiles from fio json+ bins ---------------------------------------------------
+
+NS_PER_MS = 1e6
+# Percentile name -> level (per cent); fio prints p50, p99 and p99.9 too (core.ingest.fio.PERCENTILES).
+PERCENTILE_LEVELS = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99_9": 99.9}
+FIO_PERCENTILE_COLUMNS = {"p50": "clat_p50_ms", "p99": "clat_p99_ms", "p99_9": "clat_p999_ms"}
+MAX_CDF_POINTS = 120  # per run: the CDF chart thins a histogram to this many points
+
+
+def bin_percentiles(bins: pd.DataFrame, levels: dict[str, float] = PERCENTILE_LEVELS) -> dict[str, float]:
+    """Completion-latency percentiles (ms) from json+ bins, by fio's own rule.
+
+    fio reports, for level p, the value of the first bin at which the running count of
+    completions reaches p/100 of all of them; the json+ keys are those bin values (ns).
+    """
+    counts = bins.groupby("lat_ns", sort=True)["count"].sum()
+    total = int(counts.sum())
+    if total == 0:
+        return dict.fromkeys(levels, math.nan)
+    cumulative = counts.cumsum().to_numpy()
+    values = counts.index.to_numpy()
+    return {
+        name: float(values[int(np.searchsorted(cumulative, level / 100.0 * total, side="left"))]) / NS_PER_MS
+        for name, level in levels.items()
+    }
+
+
+def _write_bins(f: RawFile, result: fio.FioResult) -> tuple[pd.Series, pd.DataFrame]:
+    """The write job of a fio file and its json+ bins (empty without json+)."""
+    job = _write_row(f, result.jobs)
+    h = result.histogram
+    return job, h[(h["job"] == job["job"]) & (h["direction"] == "write")] if len(h) else h
+
+
+PERCENTILE_COLUMNS = (
+    "file",
+    "side",
+    "scenario",
+    "device",
+    "bs_bytes",
+    "iodepth",
+    "completions",
+    *(f"bins_{p}_ms" for p in PERCENTILE_LEVELS),
+    *(f"fio_{p}_ms" for p in FIO_PERCENTILE_COLUMNS),
+    "source",
+)
+
+
+def latency_percentiles(ds: Dataset) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per fio run: p50/p90/p99/p99.9 from json+ bins beside fio's own percentiles; and a thinned CDF.
+
+    Runs without bins keep NaN there and ``source`` says whether fio's own percentiles are all
+    there is. The CDF frame (file, lat_ms, cumulative_pct) is for charts, at most
+    :data:`MAX_CDF_POINTS` points per run.
+    """
+    rows, cdfs = [], []
+    for f in ds.select("fio"):
+        result = fio.parse(verify(f))
+        job, bins = _write_bins(f, result)
+        fio_own = {f"fio_{p}_ms": float(job[c]) for p, c in FIO_PERCENTILE_COLUMNS.items()}
+        from_bins = {f"bins_{p}_ms": v for p, v in bin_percentiles(bins).items()} if len(bins) else {}
+        kind = run_kind(f, result)
+        rows.append(
+            {
+                "file": f.rel,
+                "side": f.side,
+                "scenario": f.labels.get("scenario"),
+                "device": f.labels.get("device"),
+                "bs_bytes": _bs_bytes(f, job["bs_bytes"]),
+                "iodepth": kind.get("iodepth"),
+                "completions": int(bins["count"].sum()) if len(bins) else None,
+                **from_bins,
+                **fio_own,
+                "source": _percentile_source(bool(len(bins)), fio_own),
+            }
+        )
+        if len(bins):
+            cdfs.append(_thinned_cdf(bins).assign(file=f.rel, device=f.labels.get("device")))
+    table = pd.DataFrame(rows, columns=list(PERCENTILE_COLUMNS))
+    cdf_cols = ["file", "device", "lat_ms", "cumulative_pct"]
+    return table, (pd.concat(cdfs, ignore_index=True)[cdf_cols] if cdfs else pd.DataFrame(columns=cdf_cols))
+
+
+def _percentile_source(has_bins: bool, fio_own: dict[str, float]) -> str:
+    """Which percentiles a run has: from bins, fio's printed ones, both or neither."""
+    printed = any(not math.isnan(v) for v in fio_own.values())
+    if has_bins:
+        return "json+ bins and fio's percentiles" if printed else "json+ bins"
+    return "fio's percentiles only (no json+ bins)" if printed else "none (no percentiles in the file)"
+
+
+def _thinned_cdf(bins: pd.DataFrame, points: int = MAX_CDF_POINTS) -> pd.DataFrame:
+    """Cumulative share of completions at each bin value, thinned to about ``points`` rows."""
+    counts = bins.groupby("lat_ns", sort=True)["count"].sum()
+    cumulative = counts.cumsum() / counts.sum() * 100.0
+    frame = pd.DataFrame(
+        {"lat_ms": counts.index.to_numpy() / NS_PER_MS, "cumulative_pct": cumulative.to_numpy()}
+    )
+    if len(frame) <= points:
+        return frame
+    keep = np.unique(np.searchsorted(frame["cumulative_pct"].to_numpy(), np.linspace(0, 100, points)))
+    keep = np.union1d(keep[keep < len(frame)], [0, len(frame) - 1])  # the fastest and slowest bins stay
+    return frame.iloc[keep].reset_index(drop=True)
+
+
+# ---- iostat over time --------------------------------------------------------------------------
+
+MAX_TIME_POINTS = 300  # per chart: a file's reports are averaged in consecutive groups to fit
+OVER_TIME_COLUMNS = (
+    "file",
+    "scenario",
+    "device",
+    "bs_kib",
+    "block_device",
+    "elapsed_s",
+    "reports_averaged",
+    "w_mib_per_s",
+    "w_await_ms",
+    "util_pct",
+)
+
+
+def _elapsed_s(dev: pd.DataFrame) -> np.ndarray:
+    """Seconds since the file's first interval report (iostat -t), else the report count from 0."""
+    if "timestamp" in dev and dev["timestamp"].notna().all():
+        return np.asarray((dev["timestamp"] - dev["timestamp"].iloc[0]).dt.total_seconds(), dtype=float)
+    return np.asarray(dev["report"] - dev["report"].iloc[0], dtype=float)
+
+
+def _over_time_rows(ds: Dataset, f: RawFile, per_file: int) -> pd.DataFrame:
+    """One iostat file's busiest device per interval, averaged in groups to at most ``per_file`` rows."""
+    result = iostat.parse(verify(f))
+    rows, _ = _interval_rows(result.devices)
+    name = _busiest_device(str(f.path), rows) if not rows.empty else None
+    if name is None:
+        return pd.DataFrame(columns=list(OVER_TIME_COLUMNS))
+    dev = rows[rows["device"] == name].sort_values("report").reset_index(drop=True)
+    frame = pd.DataFrame(
+        {
+            "elapsed_s": _elapsed_s(dev),
+            "w_mib_per_s": dev["wkb_per_s"].to_numpy(float) * KIB_BYTES / MIB,
+            "w_await_ms": dev.get("w_await_ms", pd.Series(np.nan, index=dev.index)).to_numpy(float),
+            "util_pct": dev.get("util_pct", pd.Series(np.nan, index=dev.index)).to_numpy(float),
+        }
+    )
+    group = np.arange(len(frame)) * per_file // max(len(frame), 1)
+    out = frame.groupby(group).mean().assign(reports_averaged=frame.groupby(group).size().to_numpy())
+    bs = _iostat_bs(f, matching_fio(ds, f))
+    return out.assign(
+        file=f.rel,
+        scenario=f.labels.get("scenario"),
+        device=f.labels.get("device"),
+        bs_kib=bs / KIB_BYTES if bs else math.nan,
+        block_device=name,
+    )[list(OVER_TIME_COLUMNS)]
+
+
+def iostat_over_time(ds: Dataset, max_points: int = MAX_TIME_POINTS) -> pd.DataFrame:
+    """Write MiB/s, w_await and %util of each iostat file's busiest device per interval report.
+
+    Reports are averaged in consecutive groups so the whole dataset stays within ``max_points``
+    rows (``reports_averaged`` says how many each row holds); the since-boot report is dropped.
+    """
+    files = ds.select("iostat")
+    if not files:
+        return pd.DataFrame(columns=list(OVER_TIME_COLUMNS))
+    per_file = max(2, max_points // len(files))
+    frames = [_over_time_rows(ds, f, per_file) for f in files]
+    return pd.concat(frames, ignore_index=True)
+
+
+def percentile_points(table: pd.DataFrame) -> pd.DataFrame:
+    """Local runs' percentiles, tidy (device, bs_kib, percentile, ms, source): from bins, else fio's."""
+    local = table[is_local(table)] if len(table) else table
+    rows = []
+    for _, r in local.iterrows():
+        for name in PERCENTILE_LEVELS:
+            from_bins = r.get(f"bins_{name}_ms")
+            if from_bins is not None and not pd.isna(from_bins):
+                rows.append((r["device"], r["bs_bytes"] / KIB_BYTES, name, float(from_bins), "json+ bins"))
+            elif name in FIO_PERCENTILE_COLUMNS and not pd.isna(r[f"fio_{name}_ms"]):
+                rows.append((r["device"], r["bs_bytes"] / KIB_BYTES, name, float(r[f"fio_{name}_ms"]), "fio"))
+    return pd.DataFrame(rows, columns=["device", "bs_kib", "percentile", "ms", "source"])
+
+
+def percentile_summary(table: pd.DataFrame, tolerance_ms: float = 1e-9) -> dict[str, float]:
+    """Counts the page quotes: runs, runs with bins, runs with both, runs where both agree."""
+    both = table.dropna(subset=[f"bins_{p}_ms" for p in FIO_PERCENTILE_COLUMNS]) if len(table) else table
+    both = both.dropna(subset=list(f"fio_{p}_ms" for p in FIO_PERCENTILE_COLUMNS)) if len(both) else both
+    agree = [
+        all(abs(r[f"bins_{p}_ms"] - r[f"fio_{p}_ms"]) <= tolerance_ms for p in FIO_PERCENTILE_COLUMNS)
+        for _, r in both.iterrows()
+    ]
+    return {
+        "percentile_runs": float(len(table)),
+        "percentile_runs_bins": float(table["completions"].notna().sum()) if len(table) else 0.0,
+        "percentile_runs_both": float(len(both)),
+        "percentile_runs_agree": float(sum(agree)),
+    }

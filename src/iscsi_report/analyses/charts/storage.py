@@ -97,3 +97,52 @@ def remote_vs_local(remote: pd.DataFrame, local: pd.DataFrame) -> alt.Chart:
         )
         .properties(width=2 * WIDTH, height=HEIGHT + 40)
     )
+
+
+PERCENTILE_ORDER = ["p50", "p90", "p99", "p99_9"]
+
+
+def latency_percentiles(points: pd.DataFrame) -> alt.Chart:
+    """Completion-latency percentiles of the local runs against block size, one panel per device."""
+    return (
+        alt.Chart(points)
+        .mark_line(point=True)
+        .encode(
+            x=BS_AXIS,
+            y=alt.Y("ms:Q", title="completion latency (ms, log)", scale=alt.Scale(type="log")),
+            color=alt.Color("percentile:N", sort=PERCENTILE_ORDER, title="percentile"),
+            shape=alt.Shape("source:N", title="computed from"),
+        )
+        .properties(width=WIDTH, height=HEIGHT)
+        .facet(facet=alt.Facet("device:N", title=None), columns=2)
+        .resolve_scale(y="independent")
+    )
+
+
+def latency_cdf(cdf: pd.DataFrame) -> alt.Chart:
+    """Share of writes completed within each latency (json+ bins), one line per fio run."""
+    return (
+        alt.Chart(cdf)
+        .mark_line(interpolate="step-after")
+        .encode(
+            x=alt.X("lat_ms:Q", title="completion latency (ms, log)", scale=alt.Scale(type="log")),
+            y=alt.Y("cumulative_pct:Q", title="writes completed (%)", scale=alt.Scale(domain=[0, 100])),
+            color=theme.color("device", "device", cdf["device"]),
+            detail="file:N",
+        )
+        .properties(width=2 * WIDTH, height=HEIGHT)
+    )
+
+
+def iostat_over_time(table: pd.DataFrame) -> alt.VConcatChart:
+    """Write MiB/s and w_await of each iostat file's busiest device against time, one line per file."""
+    base = alt.Chart(table).encode(
+        x=alt.X("elapsed_s:Q", title="seconds since the first interval report"),
+        color=theme.color("device", "device", table["device"]),
+        detail="file:N",
+    )
+    mib = base.mark_line(point=True).encode(y=alt.Y("w_mib_per_s:Q", title="written (MiB/s)"))
+    wait = base.mark_line(point=True).encode(y=alt.Y("w_await_ms:Q", title="w_await (ms)"))
+    return alt.vconcat(
+        mib.properties(width=2 * WIDTH, height=HEIGHT), wait.properties(width=2 * WIDTH, height=HEIGHT)
+    )
