@@ -22,7 +22,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     smoke.add_argument("--json", dest="json_out", help="also write the figures to this file")
     subs.add_parser("teardown", help="remove whatever a lab left behind (from its state file)")
     acc = subs.add_parser("accuracy", help="the delay line's accuracy and rate, from a dataset's ping/iperf3")
-    acc.add_argument("dataset", help="a folder written by `lab run`")
+    acc.add_argument("dataset", help="a folder written by `lab run` (or to write, with --measure)")
+    acc.add_argument("--measure", action="store_true",
+                     help="bring the lab up and measure ping/iperf3 at a few points into DATASET first")
     subs.add_parser("status", help="what the state file records")
 
 
@@ -50,9 +52,12 @@ def run(args: argparse.Namespace) -> int:
         _say(f"teardown: {len(done)} actions; lab namespaces left: {left or 'none'}")
         return 1 if left else 0
     if cmd == "accuracy":
-        from iscsi_report.lab.accuracy import accuracy_table
+        from iscsi_report.lab.accuracy import accuracy_table, measure
 
-        print(accuracy_table(Path(args.dataset)))
+        if args.measure:
+            print(measure(_tools(root), Path(args.dataset), _say))
+        else:
+            print(accuracy_table(Path(args.dataset)))
         return 0
     if cmd == "status":
         print(json.dumps(st.load_state(), indent=1))
