@@ -170,3 +170,12 @@ def test_safety_constants() -> None:
     assert topology.ADDR_INI.startswith("198.18.") and topology.ADDR_TGT.startswith("198.18.")
     assert topology.NS_INI.startswith(state.NS_PREFIX) and topology.NS_TGT.startswith(state.NS_PREFIX)
     assert topology.LUN_FILE.startswith("/dev/shm/iscsilab-")
+
+
+def test_visit_order_rotates_delays_per_replicate() -> None:
+    pts = [1, 2, 3, 4]
+    orders = [sweep.visit_order(pts, rep) for rep in (1, 2, 3)]
+    assert all(sorted(o) == pts for o in orders)
+    assert len({tuple(o) for o in orders}) == 3
+    assert [o[0] for o in orders] != [orders[0][0]] * 3
+    assert sweep.visit_order([], 1) == []

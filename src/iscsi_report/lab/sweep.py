@@ -13,8 +13,10 @@ for held-out validation:
   256 KiB segments at bs 1/4 MiB, windows 1/8, D ∈ {0, 2} ms separates the two;
 * reads (Data-In, no R2T) at every bs and D; iodepth 4 writes (bs 256 KiB/1 MiB/4 MiB,
   windows 1/8) and reads (1 MiB) at every D;
-* 3 replicates (separate fio processes and logins, interleaved across configurations), plus
-  one captured run (tshark) of 2 I/Os per write configuration at 1000 Mbit/s.
+* 3 replicates (separate fio processes and logins); each replicate visits every delay and rate
+  of a target setting in its own order (rotated, every other one reversed), so load on the
+  shared machine spreads over the delays; plus one captured run (tshark) of 2 I/Os per write
+  configuration at 1000 Mbit/s.
 
 ``design_role`` labels the suggested split: ``fit`` for D ∈ {0, 1} ms, bs ∈ {64 KiB, 256 KiB,
 1 MiB, 4 MiB} and window ∈ {1, 8}; everything else (D = 0.5, 2, 4 ms; bs 128/512 KiB, 2 MiB;
@@ -323,32 +325,49 @@ def execute(lab: Lab, out: Path, quick: bool, say=print) -> dict[str, Any]:
     runner = Runner(lab, out, say)
     t_start = time.monotonic()
     done_points: set[tuple[float, float]] = set()
-    # blocks: runs sharing window, link, delay and target keys; replicates interleaved
-    blocks: dict[tuple, list[FioRun]] = {}
+    # groups: runs sharing the target's settings (a window change restarts tgtd). Within a
+    # group, each replicate visits every (rate, delay) point, in an order rotated per
+    # replicate, so a burst of load on the shared machine spreads over delays instead of
+    # biasing one; the captured runs follow, one dumpcap per point.
+    groups: dict[tuple, list[FioRun]] = {}
     for run in runs:
-        key = (run.r2t_window, run.link_mbps, run.one_way_delay_ms, run.immediate_data_bytes,
-               run.max_recv_data_segment_bytes)
-        blocks.setdefault(key, []).append(run)
+        key = (run.r2t_window, run.immediate_data_bytes, run.max_recv_data_segment_bytes)
+        groups.setdefault(key, []).append(run)
     lab.start_target(target_params(1, *IMMEDIATE[0]))
     for point in points:  # network first, with the target idle
         runner.network(*point)
         done_points.add(point)
-    for i, (key, block) in enumerate(blocks.items(), start=1):
-        say(f"[{i}/{len(blocks)}] window {key[0]}, {key[1]:g} Mbit/s, D = {key[2]:g} ms, "
-            f"immediate {key[3]}, segment {key[4]}: {len(block)} runs "
-            f"({time.monotonic() - t_start:.0f} s)")
-        plain = sorted((r for r in block if not r.captured),
-                       key=lambda r: (r.replicate, r.rw, r.iodepth, r.bs_bytes))
-        for run in plain:
-            runner.fio(run)
-        caps = [r for r in block if r.captured]
-        if caps:
-            runner.captured(caps)
+    for i, (key, group) in enumerate(groups.items(), start=1):
+        say(f"[{i}/{len(groups)}] window {key[0]}, immediate {key[1]}, segment {key[2]}: "
+            f"{len(group)} runs ({time.monotonic() - t_start:.0f} s)")
+        by_point: dict[tuple[float, float], list[FioRun]] = {}
+        for run in group:
+            by_point.setdefault((run.link_mbps, run.one_way_delay_ms), []).append(run)
+        group_points = sorted(by_point)
+        for rep in sorted({r.replicate for r in group if not r.captured}):
+            for point in visit_order(group_points, rep):
+                for run in sorted((r for r in by_point[point] if not r.captured and r.replicate == rep),
+                                  key=lambda r: (r.rw, r.iodepth, r.bs_bytes)):
+                    runner.fio(run)
+        for point in group_points:
+            caps = [r for r in by_point[point] if r.captured]
+            if caps:
+                runner.configure(caps[0])
+                runner.captured(caps)
     sweep_s = time.monotonic() - t_start
     verify = verify_check(runner)
     manifest = write_manifest(out, runner, quick, sweep_s, verify)
     return {"runs": len(runs), "files": len(runner.entries), "sweep_s": round(sweep_s, 1),
             "failures": runner.failures, "manifest": str(manifest), "verify": verify}
+
+
+def visit_order(points: list, replicate: int) -> list:
+    """The points rotated by the replicate number, every other replicate reversed."""
+    if not points:
+        return []
+    k = replicate % len(points)
+    order = points[k:] + points[:k]
+    return order[::-1] if replicate % 2 == 0 else order
 
 
 def verify_check(runner: Runner) -> dict[str, Any]:
