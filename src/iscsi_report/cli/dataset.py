@@ -9,7 +9,6 @@ book page documenting every label, generated from the manifest schema.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -19,6 +18,7 @@ from typing import Any
 import yaml
 
 from iscsi_report.core import dataset, labels, yamlio
+from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.errors import IngestError
 
 EXIT_OK = 0
@@ -158,21 +158,11 @@ def write_manifest(
         sc.doc["title"] = title
     target = root / dataset.MANIFEST
     labels.validate_doc(sc.doc, target)
-    _write_atomic(target, yaml.safe_dump(sc.doc, sort_keys=False, allow_unicode=True))
+    write_atomic(target, yaml.safe_dump(sc.doc, sort_keys=False, allow_unicode=True))
     tools = Counter(e["tool"] for e in sc.doc["files"])
     counts = ", ".join(f"{tool} {n}" for tool, n in sorted(tools.items()))
     print(f"wrote {target}: {len(sc.doc['files'])} files ({counts})", file=out)
     return EXIT_OK
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Replace path's content in one rename."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def run_init(args: argparse.Namespace) -> int:
@@ -252,7 +242,7 @@ def run_update(args: argparse.Namespace) -> int:
         return EXIT_PROBLEMS
     if changed:
         labels.validate_doc(doc, root / dataset.MANIFEST)
-        _write_atomic(root / dataset.MANIFEST, yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+        write_atomic(root / dataset.MANIFEST, yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
     print(f"{root / dataset.MANIFEST}: {len(changes)} file(s) changed, {len(doc['files'])} listed")
     return EXIT_PROBLEMS if problems else EXIT_OK
 

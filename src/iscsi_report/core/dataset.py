@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from iscsi_report.core import yamlio
+from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest.textio import sha256_file
 
@@ -449,19 +450,9 @@ def update_checksums(raw_dir: str | Path) -> int:
     text = yaml.safe_dump(doc.data, sort_keys=False, allow_unicode=True)
     if changed:
         try:
-            _write_atomic(manifest, text)
+            write_atomic(manifest, text)
         except OSError as exc:
             raise IngestError(
                 manifest, f"cannot write the updated checksums: {exc.strerror or exc} (read-only data?)"
             ) from exc
     return changed
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Replace path's content in one rename (a failed write leaves the old manifest whole)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)

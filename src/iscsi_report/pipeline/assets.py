@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import os
 import shutil
 from pathlib import Path
 from typing import Any
 
+from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.errors import ReportError
 
 CHART_MARKER = 'class="iscsi-chart"'
@@ -107,14 +107,6 @@ def copy_mathjax(static_dir: Path) -> None:
             shutil.copyfile(source / part, target / part)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def vega_bundle(cache_dir: Path | None) -> str:
     """Vega, Vega-Lite and vega-embed as one script from vl-convert (cached per its version)."""
     import vl_convert as vlc
@@ -127,15 +119,15 @@ def vega_bundle(cache_dir: Path | None) -> str:
     # globals; the bundle publishes ``vegaEmbed``, ``vega`` and ``vegaLite`` on ``window`` itself.
     bundle = "(function () {\n" + str(vlc.javascript_bundle(BUNDLE_SNIPPET)) + "\n})();\n"
     if cached:
-        _write_atomic(cached, bundle)
+        write_atomic(cached, bundle)
     return bundle
 
 
 def write_chart_assets(static_dir: Path, cache_dir: Path | None) -> None:
     """Write the chart bundle, script and style sheet into ``static_dir/iscsi-charts``."""
-    _write_atomic(static_dir / BUNDLE, vega_bundle(cache_dir))
-    _write_atomic(static_dir / SCRIPT, CHARTS_JS)
-    _write_atomic(static_dir / STYLE, CHARTS_CSS)
+    write_atomic(static_dir / BUNDLE, vega_bundle(cache_dir))
+    write_atomic(static_dir / SCRIPT, CHARTS_JS)
+    write_atomic(static_dir / STYLE, CHARTS_CSS)
 
 
 def _cache_dir(app: Any) -> Path | None:
