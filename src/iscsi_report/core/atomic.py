@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import uuid
 from pathlib import Path
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:
     """Write ``data`` (UTF-8 if text) beside ``path`` in a temporary file, then rename it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # one writer per process and file
     try:
         tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
         os.replace(tmp, path)
