@@ -1,32 +1,40 @@
 """``iscsi-report run``: execute each params file's notebooks with papermill, in parallel.
 
 One papermill process per notebook, a pinned kernel, absolute paths, a per-cell execution
-timeout, a progress line per event and a one-line-per-run summary. Outputs of a run (executed
-notebook, CSV tables) are staged and moved into place only on success; the cache record is written
-last. A failure prints the run, the failing cell's error and the saved failed notebook's path.
+timeout, a progress line per event and a one-line-per-run summary. The job function
+(:func:`run_notebook`) executes a notebook in a staging folder and returns its outputs (executed
+notebook, CSV tables) as bytes with their sha256; :func:`publish` verifies them and moves them into
+place only on success, the cache record last. A failure prints the run, the failing cell's error,
+the worker (on Dask) and the saved failed notebook's path.
+
+Where jobs run is an executor (``pipeline/executors.py``): by default a local thread pool; with
+``--scheduler tcp://HOST:PORT`` an existing Dask cluster. The local pool is not an embedded Dask
+cluster because it needs nothing more: the same job function and the same publish path run either
+way, and a thread waiting on a papermill process is all a local worker would do.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import nbformat
 import yaml
 
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest.textio import READS_LOG_ENV
-from iscsi_report.pipeline import cache
+from iscsi_report.pipeline import cache, executors
 from iscsi_report.pipeline.locking import pipeline_lock
 from iscsi_report.pipeline.params import NotebookJob, discover, jobs_for, read_notebook
 from iscsi_report.pipeline.paths import Project
@@ -36,6 +44,12 @@ KERNEL_NAME = "iscsi-report"
 # only such start-up failures are retried (a failing cell never is).
 KERNEL_START_ATTEMPTS = 3
 KERNEL_START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel didn't respond in")
+# How often a running job checks whether it was cancelled, and how long papermill then gets to stop.
+STOP_POLL_S = 0.2
+STOP_GRACE_S = 10.0
+INTERRUPTED_STATUS = 130  # the shell's status for a command ended by Ctrl-C (128 + SIGINT)
+# Cells papermill adds (the parameters it injects, the red banners it puts around a failed cell).
+PAPERMILL_CELL_TAGS = {"injected-parameters", "papermill-error-cell-tag"}
 # Tags that keep the runner's plumbing off the published page; other code is collapsed.
 HIDDEN_CELL_TAGS = {"injected-parameters": "remove-cell", "parameters": "remove-cell"}
 CODE_CELL_TAG = "hide-input"
@@ -58,22 +72,6 @@ class Outcome:
     failed_notebook: Path | None = None
 
 
-def ensure_kernel(project: Project) -> dict[str, str]:
-    """Pin the kernel to this interpreter via a private kernelspec; return the env to use it."""
-    kdir = project.cache_dir / "jupyter" / "kernels" / KERNEL_NAME
-    kdir.mkdir(parents=True, exist_ok=True)
-    spec = {
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "iscsi-report (pinned)",
-        "language": "python",
-    }
-    (kdir / "kernel.json").write_text(json.dumps(spec, indent=1), encoding="utf-8")
-    env = dict(os.environ)
-    env["JUPYTER_PATH"] = str(project.cache_dir / "jupyter")
-    env["PYTHONHASHSEED"] = "0"
-    return env
-
-
 def _kernel_failed_to_start(log: Path) -> bool:
     """True if papermill failed before any cell ran because the kernel did not come up."""
     try:
@@ -84,8 +82,10 @@ def _kernel_failed_to_start(log: Path) -> bool:
 
 
 def _cell_label(nb: nbformat.NotebookNode, index: int) -> str:
-    """'cell N [first line]', N the 0-based index in the source notebook (papermill's cell skipped)."""
-    number = sum("injected-parameters" not in c.get("metadata", {}).get("tags", []) for c in nb.cells[:index])
+    """'cell N [first line]', N the 0-based index in the source notebook (papermill's cells skipped)."""
+    number = sum(
+        not set(c.get("metadata", {}).get("tags", [])) & PAPERMILL_CELL_TAGS for c in nb.cells[:index]
+    )
     first = nb.cells[index].source.strip().splitlines()[:1]
     return f"cell {number}" + (f" [{first[0][:60]}]" if first else "")
 
@@ -184,8 +184,8 @@ def _without_machine_paths(value: object, paths: dict[str, str]) -> object:
     return value
 
 
-def _publish_notebook(src: Path, dest: Path, project: Project) -> None:
-    """Make the executed notebook reproducible and portable, hide plumbing, move it atomically into book/.
+def _publishable(src: Path, dest: Path, project: Project) -> bytes:
+    """The executed notebook made reproducible and portable, plumbing hidden: the bytes ``dest`` gets.
 
     Execution metadata (timings, papermill's paths and environment) is dropped, cell ids are
     numbered instead of random, the path parameters become relative, and any other path of the
@@ -208,10 +208,8 @@ def _publish_notebook(src: Path, dest: Path, project: Project) -> None:
         if cell.cell_type == "code" and not set(tags) & {"remove-cell", "remove-input", CODE_CELL_TAG}:
             tags.append(CODE_CELL_TAG)
     nb = nbformat.from_dict(_without_machine_paths(nb, machine_paths(project)))
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_suffix(f".{uuid.uuid4().hex}.tmp")
-    nbformat.write(nb, tmp)
-    os.replace(tmp, dest)
+    text: str = nbformat.writes(nb)
+    return (text if text.endswith("\n") else text + "\n").encode("utf-8")  # as nbformat.write
 
 
 def _relative(project: Project, path: Path) -> str:
@@ -221,14 +219,16 @@ def _relative(project: Project, path: Path) -> str:
         return str(path.resolve())
 
 
-def _publish_tables(project: Project, job: NotebookJob, staged: Path, previous: set[str]) -> list[str]:
-    """Move staged CSVs into results/<run>/; drop this job's tables that it no longer makes."""
+def _publish_tables(
+    project: Project, job: NotebookJob, tables: dict[str, bytes], previous: set[str]
+) -> list[str]:
+    """Write each CSV atomically into results/<run>/; drop this job's tables that it no longer makes."""
     dest_dir = project.results_dir / job.run
     dest_dir.mkdir(parents=True, exist_ok=True)
     made = []
-    for csv in sorted(staged.glob("*.csv")):
-        dest = dest_dir / csv.name
-        os.replace(csv, dest)
+    for name in sorted(tables):
+        dest = dest_dir / name
+        _write_atomically(dest, tables[name])
         made.append(_relative(project, dest))
     for rel in previous - set(made):
         if rel.endswith(".csv"):
@@ -236,16 +236,89 @@ def _publish_tables(project: Project, job: NotebookJob, staged: Path, previous: 
     return made
 
 
-def execute(project: Project, job: NotebookJob, env: dict[str, str], code: str) -> Outcome:
-    """Run one notebook with papermill in its own process; publish outputs only on success."""
+@dataclass(frozen=True)
+class JobResult:
+    """What the job function sends back: outputs as bytes with their sha256, and where it ran."""
+
+    ok: bool
+    seconds: float
+    worker: str
+    detail: str = ""
+    notebook: bytes = b""  # the publishable notebook if ok, else the failed one (if any)
+    log: bytes = b""  # papermill's log, on failure
+    tables: dict[str, bytes] = field(default_factory=dict)  # CSV name -> bytes
+    sha256: dict[str, str] = field(default_factory=dict)  # "notebook" and each CSV name -> sha256
+    reads: dict[str, str] = field(default_factory=dict)  # project-relative path -> sha256 as read
+    source_sha256: str = ""  # the notebook source the worker executed
+    code: str = ""  # the worker's package code digest (cache.code_digest)
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _kernel_env(jupyter_dir: Path) -> dict[str, str]:
+    """Pin the kernel to this interpreter via a private kernelspec; return the env to use it."""
+    kdir = jupyter_dir / "kernels" / KERNEL_NAME
+    kdir.mkdir(parents=True, exist_ok=True)
+    spec = {
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "iscsi-report (pinned)",
+        "language": "python",
+    }
+    (kdir / "kernel.json").write_text(json.dumps(spec, indent=1), encoding="utf-8")
+    return {**os.environ, "JUPYTER_PATH": str(jupyter_dir), "PYTHONHASHSEED": "0"}
+
+
+def _papermill(cmd: list[str], env: dict[str, str], log: Path, cwd: Path) -> int:
+    """Run papermill, logging to ``log``; interrupt it (then kill it) if the job is cancelled."""
+    with open(log, "wb") as fh:
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+        while True:
+            try:
+                return proc.wait(timeout=STOP_POLL_S)
+            except subprocess.TimeoutExpired:
+                if executors.stop_requested():
+                    proc.send_signal(signal.SIGINT)  # as Ctrl-C would: papermill stops its kernel
+                    try:
+                        return proc.wait(timeout=STOP_GRACE_S)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                        return proc.wait()
+
+
+def run_notebook(job: NotebookJob) -> JobResult:
+    """The job function: execute one notebook with papermill in a staging folder; return its outputs.
+
+    It writes nothing outside its own staging folder (removed at the end), so it may run on any
+    machine that sees the project root at the same path; :func:`publish` does the rest.
+    """
     started = time.monotonic()
+    worker = executors.worker_name()
+    project = Project.at(job.parameters["project_root"])
+    if not job.source.is_file():
+        detail = f"worker {worker} does not see the project at {project.root} (no {job.source})"
+        return JobResult(False, 0.0, worker, detail + "; workers need it on a shared filesystem")
     work = project.cache_dir / "exec" / job.run / f"{job.notebook}-{uuid.uuid4().hex[:8]}"
+    try:
+        return _execute_in(project, job, work, worker, started)
+    except OSError as exc:
+        detail = f"cannot stage outputs on worker {worker}: {type(exc).__name__}: {exc}"
+        return JobResult(False, time.monotonic() - started, worker, detail)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _execute_in(project: Project, job: NotebookJob, work: Path, worker: str, started: float) -> JobResult:
+    """:func:`run_notebook` inside its staging folder ``work``."""
     staged_results = work / "results"
     staged_results.mkdir(parents=True)
     params_file = work / "parameters.yaml"
     params = {**job.parameters, "results_dir": str(staged_results)}
     params_file.write_text(yaml.safe_dump(params, sort_keys=True), encoding="utf-8")
     out_nb, log = work / "executed.ipynb", work / "papermill.log"
+    source_bytes = job.source.read_bytes()
+    code = cache.code_digest(*project.notebook_code_dirs)  # the code the kernel is about to import
     source_nb = work / "source.ipynb"  # the MyST text notebook, converted in the staging folder
     nbformat.write(read_notebook(job.source), source_nb)
     cmd = [
@@ -264,12 +337,9 @@ def execute(project: Project, job: NotebookJob, env: dict[str, str], code: str) 
         str(job.timeout_s),
         "--no-progress-bar",
     ]
-    run_env = {**env, READS_LOG_ENV: str(work / "reads.log")}
+    run_env = {**_kernel_env(work / "jupyter"), READS_LOG_ENV: str(work / "reads.log")}
     for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
-        with open(log, "wb") as fh:
-            rc = subprocess.run(
-                cmd, stdout=fh, stderr=subprocess.STDOUT, env=run_env, cwd=project.root, check=False
-            ).returncode
+        rc = _papermill(cmd, run_env, log, project.root)
         if rc == 0 or attempt == KERNEL_START_ATTEMPTS or not _kernel_failed_to_start(log):
             break
         print(f"retry   {job.run}/{job.notebook}: the kernel failed to start (attempt {attempt})", flush=True)
@@ -277,43 +347,122 @@ def execute(project: Project, job: NotebookJob, env: dict[str, str], code: str) 
         (work / "reads.log").unlink(missing_ok=True)
     seconds = time.monotonic() - started
     if rc != 0:
-        failed = project.cache_dir / "failed" / job.run / f"{job.notebook}.ipynb"
-        failed.parent.mkdir(parents=True, exist_ok=True)
         detail = _failure_detail(job, out_nb, log, rc)
-        if out_nb.exists():
-            os.replace(out_nb, failed)
-        shutil.copy(log, failed.with_suffix(".log"))
-        shutil.rmtree(work, ignore_errors=True)
-        return Outcome(job, "FAILED", seconds, detail, failed if failed.exists() else None)
-    previous = cache.load_record(project, job)
-    dest_nb = project.executed(job.run, job.notebook)
-    _publish_notebook(out_nb, dest_nb, project)
-    tables = _publish_tables(project, job, staged_results, set(previous.outputs) if previous else set())
+        failed = out_nb.read_bytes() if out_nb.exists() else b""
+        return JobResult(False, seconds, worker, detail, notebook=failed, log=log.read_bytes())
+    notebook = _publishable(out_nb, project.executed(job.run, job.notebook), project)
+    tables = {csv.name: csv.read_bytes() for csv in sorted(staged_results.glob("*.csv"))}
     reads_log = work / "reads.log"
     read_paths = sorted(set(reads_log.read_text().split())) if reads_log.exists() else []
     reads = cache.digests(project, [_relative(project, Path(p)) for p in read_paths])
+    sha256 = {"notebook": _sha256(notebook), **{name: _sha256(data) for name, data in tables.items()}}
+    return JobResult(
+        True, seconds, worker, "", notebook, b"", tables, sha256, reads, _sha256(source_bytes), code
+    )
+
+
+def _write_atomically(dest: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``dest``, then rename it into place."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.{uuid.uuid4().hex}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, dest)
+
+
+def _mismatch(job: NotebookJob, result: JobResult, code: str) -> str:
+    """Why a returned result must not be published ('' if it may): corrupted bytes, other code."""
+    blobs = {"notebook": result.notebook, **result.tables}
+    if set(blobs) != set(result.sha256):
+        return "the returned outputs do not match their list of sha256"
+    for name, data in blobs.items():
+        if _sha256(data) != result.sha256[name]:
+            return f"the returned {name} does not match its sha256 (corrupted in transit)"
+    if result.source_sha256 != _sha256(job.source.read_bytes()):
+        return f"the worker executed another version of {job.source.name} than this checkout's"
+    if result.code != code:
+        return (
+            f"the worker ran package code {result.code[:12]}, this checkout has {code[:12]} (code changed "
+            "during the run, or the worker has another commit installed)"
+        )
+    return ""
+
+
+def _on_worker(detail: str, worker: str) -> str:
+    """``detail`` with the worker named, when the job ran on a Dask worker."""
+    return detail if worker == executors.LOCAL else f"{detail} (on Dask worker {worker})"
+
+
+def publish(project: Project, job: NotebookJob, result: JobResult, code: str) -> Outcome:
+    """On the submitting side: verify a job's outputs, publish them atomically, write the record last.
+
+    A failed job publishes nothing; its notebook and log are saved under ``.cache/failed/``.
+    """
+    if not result.ok:
+        failed = project.cache_dir / "failed" / job.run / f"{job.notebook}.ipynb"
+        if result.notebook:
+            _write_atomically(failed, result.notebook)
+        if result.log:
+            _write_atomically(failed.with_suffix(".log"), result.log)
+        saved = failed if result.notebook else None
+        return Outcome(job, "FAILED", result.seconds, _on_worker(result.detail, result.worker), saved)
+    problem = _mismatch(job, result, code)
+    if problem:
+        return Outcome(job, "FAILED", result.seconds, _on_worker(f"not published: {problem}", result.worker))
+    previous = cache.load_record(project, job)
+    dest_nb = project.executed(job.run, job.notebook)
+    _write_atomically(dest_nb, result.notebook)
+    tables = _publish_tables(project, job, result.tables, set(previous.outputs) if previous else set())
     outputs = cache.digests(project, [_relative(project, dest_nb), *tables])
-    cache.save_record(project, job, cache.Record(cache.static_key(job, code), reads, outputs, seconds))
-    shutil.rmtree(work, ignore_errors=True)
-    return Outcome(job, "ok", seconds)
+    cache.save_record(
+        project, job, cache.Record(cache.static_key(job, code), result.reads, outputs, result.seconds)
+    )
+    return Outcome(job, "ok", result.seconds)
 
 
-def execute_or_report(project: Project, job: NotebookJob, env: dict[str, str], code: str) -> Outcome:
-    """:func:`execute`, with a disk error (full disk, read-only folder) reported as the job's failure.
+def _outcome(
+    project: Project, job: NotebookJob, fut: Any, code: str, executor: executors.Executor
+) -> Outcome:
+    """A finished future as an Outcome; an output that cannot be published is the job's failure.
 
     No cache record is written in that case, so whatever was half published is re-executed next time.
     """
-    started = time.monotonic()
     try:
-        return execute(project, job, env, code)
+        result = fut.result()
+    except Exception as exc:  # the job itself broke (a dead worker, an error outside papermill)
+        return Outcome(job, "FAILED", 0.0, executor.failure(exc))
+    try:
+        return publish(project, job, result, code)
     except OSError as exc:
-        detail = f"cannot stage or publish outputs: {type(exc).__name__}: {exc}"
-        return Outcome(job, "FAILED", time.monotonic() - started, detail)
+        detail = f"cannot publish outputs: {type(exc).__name__}: {exc}"
+        return Outcome(job, "FAILED", result.seconds, detail)
 
 
 def plan(project: Project, selected: list[str] | None) -> list[NotebookJob]:
     """Every job of the selected params files, all validated before anything runs."""
     return [job for spec in discover(project, selected) for job in jobs_for(project, spec)]
+
+
+def _execute_all(
+    project: Project, todo: list[NotebookJob], code: str, pool: executors.Executor, stream: TextIO
+) -> list[Outcome]:
+    """Submit every job to ``pool``, publish each as it completes; on Ctrl-C cancel them all."""
+    progress = executors.Progress(len(todo), stream)
+    futures = {
+        pool.submit(run_notebook, job, key=f"{job.run}/{job.notebook}-{uuid.uuid4().hex[:8]}"): job
+        for job in todo
+    }
+    outcomes = []
+    try:
+        for fut in pool.as_completed(futures):
+            outcome = _outcome(project, futures[fut], fut, code, pool)
+            outcomes.append(outcome)
+            progress.update(
+                outcome.status == "ok", f"{outcome.job.run}/{outcome.job.notebook}", outcome.seconds
+            )
+    except BaseException:  # Ctrl-C: start nothing more; running notebooks are interrupted
+        pool.cancel(list(futures))
+        raise
+    return outcomes
 
 
 def run_jobs(
@@ -322,8 +471,13 @@ def run_jobs(
     n_workers: int,
     force: bool = False,
     stream: TextIO = sys.stdout,
+    executor: executors.Executor | None = None,
 ) -> list[Outcome]:
-    """Execute stale jobs in parallel, print progress and return every job's outcome."""
+    """Execute stale jobs in parallel, print progress and return every job's outcome.
+
+    ``executor`` defaults to the local pool of ``n_workers`` threads; a :class:`DaskExecutor` runs
+    the same job function on a cluster, and the outputs are published here either way.
+    """
     code = cache.code_digest(*project.notebook_code_dirs)
     shutil.rmtree(project.cache_dir / "exec", ignore_errors=True)  # leftovers of killed runs
     outcomes: list[Outcome] = []
@@ -335,25 +489,9 @@ def run_jobs(
         else:
             todo.append(job)
             print(f"queued  {job.run}/{job.notebook}: {reason}", file=stream, flush=True)
-    env = ensure_kernel(project) if todo else {}
-    total = len(todo)
-    with ThreadPoolExecutor(max_workers=max(1, n_workers)) as pool:
-        futures = {pool.submit(execute_or_report, project, job, env, code): job for job in todo}
-        try:
-            for done, fut in enumerate(as_completed(futures), start=1):
-                outcome = fut.result()
-                outcomes.append(outcome)
-                mark = "ok" if outcome.status == "ok" else "FAILED"
-                print(
-                    f"[{done}/{total}] {mark:6} {outcome.job.run}/{outcome.job.notebook} "
-                    f"{outcome.seconds:.1f}s",
-                    file=stream,
-                    flush=True,
-                )
-        except BaseException:  # Ctrl-C: start nothing more; running notebooks end (SIGINT reached them)
-            for fut in futures:
-                fut.cancel()
-            raise
+    if todo:  # a batch with nothing to run never contacts a cluster
+        with executor or executors.LocalExecutor(n_workers) as pool:
+            outcomes += _execute_all(project, todo, code, pool, stream)
     order = {(j.run, j.notebook): i for i, j in enumerate(jobs)}
     return sorted(outcomes, key=lambda o: order[(o.job.run, o.job.notebook)])
 
@@ -407,15 +545,23 @@ def prune(project: Project, jobs: list[NotebookJob], stream: TextIO = sys.stdout
     return rels
 
 
-def run_batch(project: Project, selected: list[str] | None, n_workers: int, force: bool = False) -> int:
-    """Validate, execute and summarise; exit status 1 if any notebook failed.
+def run_batch(
+    project: Project,
+    selected: list[str] | None,
+    n_workers: int,
+    force: bool = False,
+    scheduler: str | None = None,
+) -> int:
+    """Validate, execute (locally, or on the Dask scheduler given) and summarise; 1 if any notebook failed.
 
     Over all params files (none selected), outputs of runs that no longer exist are removed first.
     """
     jobs = plan(project, selected)
     if selected is None:
         prune(project, jobs)
-    outcomes = run_jobs(project, jobs, n_workers, force)
+    outcomes = run_jobs(
+        project, jobs, n_workers, force, executor=executors.executor_for(scheduler, n_workers)
+    )
     print_summary(outcomes)
     return 1 if any(o.status == "FAILED" for o in outcomes) else 0
 
@@ -431,6 +577,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="notebooks executed at once (default: number of CPUs)",
     )
     parser.add_argument("--force", action="store_true", help="ignore the cache, run everything")
+    add_scheduler_argument(parser)
+
+
+def add_scheduler_argument(parser: argparse.ArgumentParser) -> None:
+    """``--scheduler``: run the notebooks on an existing Dask cluster instead of this machine."""
+    parser.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="execute the notebooks on this Dask scheduler's workers (they must see the project at the "
+        "same path and run the same environment: see pipeline/executors.py); --jobs is then ignored",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -438,7 +595,15 @@ def run(args: argparse.Namespace) -> int:
     project = Project.at(args.root)
     try:
         with pipeline_lock(project):
-            return run_batch(project, args.params or None, args.jobs, args.force)
+            return run_batch(project, args.params or None, args.jobs, args.force, args.scheduler)
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(
+            "run: interrupted; submitted notebooks were cancelled and unfinished ones published nothing; "
+            "run again to finish",
+            file=sys.stderr,
+            flush=True,
+        )
+        return INTERRUPTED_STATUS

@@ -11,7 +11,7 @@ import os
 import sys
 
 from iscsi_report.core.errors import ReportError
-from iscsi_report.pipeline.batch import run_batch
+from iscsi_report.pipeline.batch import add_scheduler_argument, run_batch
 from iscsi_report.pipeline.build import build_book
 from iscsi_report.pipeline.locking import pipeline_lock
 from iscsi_report.pipeline.params import discover
@@ -31,6 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--force", action="store_true", help="re-execute and rebuild everything")
+    add_scheduler_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     project = Project.at(args.root)
     try:
         with pipeline_lock(project):
-            status = run_batch(project, args.params or None, args.jobs, args.force)
+            status = run_batch(project, args.params or None, args.jobs, args.force, args.scheduler)
             if status != 0:
                 print(
                     "book: not built because a notebook failed; the previous site is untouched",

@@ -1,0 +1,194 @@
+"""The batch on a real Dask cluster on loopback: one scheduler and two workers, each its own process.
+
+A params set of eight runs is executed through ``--scheduler`` while one worker is SIGKILLed in the
+middle of a notebook; every run must still finish (Dask reschedules the job on the other worker),
+publish the same bytes as a local run, and be skipped by the cache the next time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from .projects import LAB, add_notebook, cli, copy_package, make_project
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e-dask")]
+
+DASK = Path(sys.executable).with_name("dask")
+RUNS = [f"r{i}" for i in range(8)]
+WAIT_S = 90  # upper bound for a state the test waits for (never a timed assertion)
+# Records which papermill process (the kernel's parent) runs it, then holds the worker a moment.
+TINY = (
+    "import os, pathlib, time\nimport pandas as pd\nfrom iscsi_report.analyses import report\n"
+    "ctx = report.start(run_name, dataset, project_root, results_dir or None)\n"
+    "busy = pathlib.Path(project_root) / 'busy'\nbusy.mkdir(exist_ok=True)\n"
+    "(busy / f'{run_name}-{os.getpid()}').write_text(str(os.getppid()))\n"
+    "time.sleep(1.5)\n"
+    "ctx.table(pd.DataFrame({'run': [run_name], 'x_ms': [len(run_name) * 1.25]}), 'tiny_table')"
+)
+
+
+@dataclass
+class Cluster:
+    address: str
+    env: dict[str, str]  # imports a private copy of the package: edits to the tree don't reach the run
+    scheduler: subprocess.Popen[bytes]
+    workers: list[subprocess.Popen[bytes]]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start(args: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """A Dask process in its own session (so that what it leaves behind can be stopped with it)."""
+    with open(log, "wb") as fh:
+        return subprocess.Popen(args, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True, env=env)
+
+
+def _wait_for_workers(address: str, n: int) -> None:
+    from distributed import Client
+
+    with Client(address, timeout="30s") as client:
+        client.wait_for_workers(n, timeout=WAIT_S)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Kill a Dask process and anything left in its session (papermill runs it started), by its PID."""
+    with suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=WAIT_S)
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    """``dask scheduler`` and two single-thread ``dask worker`` processes, loopback only, no nanny."""
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    logs = tmp_path / "dask-logs"
+    logs.mkdir()
+    env = copy_package(tmp_path / "code")
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        scheduler_args = ["scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"]
+        procs.append(_start([str(DASK), *scheduler_args], logs / "scheduler.log", env))
+        for i in range(2):
+            worker = [str(DASK), "worker", address, "--host", "127.0.0.1", "--no-nanny", "--nthreads", "1"]
+            worker += ["--no-dashboard", "--name", f"w{i}", "--local-directory", str(tmp_path / f"w{i}")]
+            procs.append(_start(worker, logs / f"worker{i}.log", env))
+        _wait_for_workers(address, 2)
+        yield Cluster(address, env, procs[0], procs[1:])
+    finally:
+        for proc in reversed(procs):
+            _stop(proc)
+
+
+def _project(dest: Path, notebook: str, code: str) -> Path:
+    project = make_project(dest, runs={run: (LAB, [notebook]) for run in RUNS})
+    add_notebook(project, notebook, code)
+    return project
+
+
+def _parent(pid: int) -> int:
+    """The parent PID of ``pid`` (0 if it has gone)."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _running_on(project: Path, worker_pid: int) -> bool:
+    """True once a notebook is running under ``worker_pid`` (kernel -> papermill -> worker)."""
+    busy = project / "busy"
+    marks = list(busy.iterdir()) if busy.is_dir() else []
+    return any(_parent(int(m.read_text() or 0)) == worker_pid for m in marks)
+
+
+def _digests(project: Path, folder: str) -> dict[str, str]:
+    root = project / folder
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_worker_killed_mid_notebook_is_retried_and_results_match_a_local_run(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    project = _project(tmp_path / "dask", "tiny", TINY)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "iscsi_report.cli",
+            "--root",
+            str(project),
+            "run",
+            "--scheduler",
+            cluster.address,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cluster.env,
+    )
+    victim = cluster.workers[0]
+    deadline = time.monotonic() + WAIT_S
+    while not _running_on(project, victim.pid) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _running_on(project, victim.pid), "worker w0 never ran a notebook"
+    os.kill(victim.pid, signal.SIGKILL)  # mid-notebook: its job must be rescheduled
+    out, err = proc.communicate(timeout=WAIT_S)
+    assert proc.returncode == 0, out + err
+    assert victim.wait(timeout=WAIT_S) == -signal.SIGKILL
+    assert out.count("ok") >= len(RUNS)
+    for run in RUNS:
+        assert f"{run:24} {'tiny':18}" in out and (project / "results" / run / "tiny_table.csv").is_file()
+
+    local = _project(tmp_path / "local", "tiny", TINY)
+    result = cli(local, "run", "--jobs", "2", env=cluster.env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert _digests(project, "results") == _digests(local, "results")
+    assert _digests(project, "book/runs") == _digests(local, "book/runs")
+
+    again = cli(project, "run", "--scheduler", cluster.address, env=cluster.env)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "queued" not in again.stdout
+    assert again.stdout.count("cached") == len(RUNS)
+
+
+def test_failing_notebook_names_run_cell_and_worker(cluster: Cluster, tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", runs={"bad": (LAB, ["boom"])})
+    add_notebook(project, "boom", "x = 1\nx / 0")
+    result = cli(project, "run", "--scheduler", cluster.address, env=cluster.env)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert (
+        "FAILED bad/boom: cell 2 [x = 1]: ZeroDivisionError: division by zero (on Dask worker tcp://127.0.0.1:"
+        in (result.stdout)
+    )
+    assert (project / ".cache" / "failed" / "bad" / "boom.ipynb").is_file()
+    assert not (project / "book" / "runs" / "bad" / "boom.ipynb").exists()
+    assert not (project / ".cache" / "runs" / "bad").exists()
+
+
+def test_unreachable_scheduler_is_a_clear_error(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", runs={"r": (LAB, ["boom"])})
+    add_notebook(project, "boom", "1")
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    result = cli(project, "run", "--scheduler", address, timeout=120)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"error: --scheduler {address}: cannot reach the Dask scheduler" in result.stderr
