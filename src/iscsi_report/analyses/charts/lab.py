@@ -1,0 +1,89 @@
+"""Charts of the real iSCSI lab chapters: PDU timelines, latency against delay, held-out errors."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+WIDTH = 520
+EVENT_ORDER = ["command", "r2t", "data_out", "response"]
+
+
+def pdu_timeline(events: pd.DataFrame) -> alt.Chart:
+    """Each PDU of one write (time from the command vs byte offset), one panel per ``write`` label."""
+    data = events.assign(offset_kib=events["offset_kib"].fillna(0.0))
+    return (
+        alt.Chart(data)
+        .mark_point(filled=True, size=60)
+        .encode(
+            x=alt.X("time_ms:Q", title="time since the command, at the initiator (ms)"),
+            y=alt.Y("offset_kib:Q", title="burst offset (KiB)"),
+            color=alt.Color("event:N", sort=EVENT_ORDER, title="PDU"),
+            shape=alt.Shape("event:N", sort=EVENT_ORDER, title="PDU"),
+            tooltip=["write:N", "event:N", alt.Tooltip("time_ms:Q", format=".3f"), "offset_kib:Q"],
+        )
+        .properties(width=WIDTH, height=160)
+        .facet(row=alt.Row("write:N", title=None))
+    )
+
+
+def latency_vs_delay(lines: pd.DataFrame) -> alt.Chart:
+    """Measured median latency (points) and the model (lines) against one-way delay, per bs and window."""
+    data = lines.assign(
+        bs=(lines["bs_bytes"] // 1024).astype(str) + " KiB", window=lines["r2t_window"].astype(str)
+    )
+    base = alt.Chart(data).encode(
+        x=alt.X("one_way_delay_ms:Q", title="one-way delay set on the delay line (ms)"),
+        color=alt.Color("window:N", title="R2T window"),
+    )
+    points = base.mark_point(filled=True).encode(
+        y=alt.Y("measured_ms:Q", title="per-write latency (ms)"),
+        tooltip=["bs:N", "window:N", "one_way_delay_ms:Q", alt.Tooltip("measured_ms:Q", format=".2f")],
+    )
+    model_line = base.mark_line().encode(y="predicted_ms:Q")
+    return (
+        alt.layer(points, model_line)
+        .properties(width=230, height=150)
+        .facet(
+            facet=alt.Facet(
+                "bs:N", title=None, sort=sorted(data["bs"].unique(), key=lambda s: int(s.split()[0]))
+            ),
+            columns=2,
+        )
+        .resolve_scale(y="independent")
+    )
+
+
+def reads_vs_writes(table: pd.DataFrame) -> alt.Chart:
+    """Median latency of reads and writes against one-way delay, one line per block size."""
+    data = table.assign(bs=(table["bs_bytes"] // 1024).astype(str) + " KiB")
+    return (
+        alt.Chart(data)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("one_way_delay_ms:Q", title="one-way delay (ms)"),
+            y=alt.Y("latency_ms:Q", title="per-operation latency (ms)", scale=alt.Scale(type="log")),
+            color=alt.Color(
+                "bs:N", title="block size", sort=sorted(data["bs"].unique(), key=lambda s: int(s.split()[0]))
+            ),
+            strokeDash=alt.StrokeDash("rw:N", title="operation"),
+            tooltip=["rw:N", "bs:N", "one_way_delay_ms:Q", alt.Tooltip("latency_ms:Q", format=".2f")],
+        )
+        .properties(width=WIDTH, height=260)
+    )
+
+
+def held_out_errors(summary: pd.DataFrame) -> alt.Chart:
+    """Median absolute held-out error per fold type and method."""
+    return (
+        alt.Chart(summary)
+        .mark_bar()
+        .encode(
+            y=alt.Y("method:N", title=None),
+            x=alt.X("median_abs_error_pct:Q", title="median absolute held-out error (%)"),
+            color=alt.Color("method:N", legend=None),
+            row=alt.Row("fold_kind:N", title=None),
+            tooltip=["fold_kind:N", "method:N", alt.Tooltip("median_abs_error_pct:Q", format=".2f")],
+        )
+        .properties(width=WIDTH - 140, height=110)
+    )
