@@ -12,12 +12,12 @@ SYSTEM_PACKAGES := chromium datamash fio sysstat iperf3 iputils-ping
 LOCK_EXTRAS := --extra test --extra publish --extra build-backend
 LINT_PATHS := src tests tools benchmarks scripts
 
-.PHONY: book test lint lock test-latest check-site publish clean sysdeps venv
+.PHONY: book test lint lock test-latest check-site publish clean sysdeps venv labsetup
 
 book: venv
 	$(BIN)/iscsi-report book --jobs $(JOBS)
 
-test: venv sysdeps
+test: venv sysdeps labsetup
 	$(BIN)/pytest -n $(JOBS) --dist loadgroup
 
 # The same gates as .pre-commit-config.yaml: lint, format, types, import contracts.
@@ -62,6 +62,13 @@ publish: book sysdeps
 	ISCSI_REPORT_SITE="$$site" $(CHECK_SITE) && \
 	$(BIN)/ghp-import --no-jekyll --push --force --branch gh-pages \
 	  --message "Site built by make book from $$(git rev-parse --short HEAD 2>/dev/null || echo 'a non-git tree')" "$$site"
+
+# The iSCSI lab's tools (libiscsi fio, patched tgt; cached in .cache/lab), so `make test` runs the
+# live lab smoke test as root. Not root, or a failed setup: the lab tests skip and say why.
+labsetup: venv
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  $(BIN)/iscsi-report lab setup >/dev/null || echo "lab setup FAILED (see .cache/lab/setup.log): the live lab tests will skip" >&2; \
+	else echo "not root: the live lab tests will skip" >&2; fi
 
 # Installs missing Debian packages when run as root with apt-get; otherwise says what is missing.
 sysdeps:

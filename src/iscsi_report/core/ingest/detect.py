@@ -7,7 +7,7 @@ from types import ModuleType
 
 # Order matters: JSON producers first (cheap, unambiguous checks on keys), then text formats.
 # iostat text and ping text never share their anchor lines, so their relative order is free.
-TOOL_ORDER = ("ping", "iperf3", "fio", "iostat")
+TOOL_ORDER = ("ping", "iperf3", "fio", "iostat", "tshark")
 TOOLS = TOOL_ORDER
 
 
