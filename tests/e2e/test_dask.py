@@ -159,6 +159,10 @@ def test_worker_killed_mid_notebook_is_retried_and_results_match_a_local_run(
     for run in RUNS:
         assert f"{run:24} {'tiny':18}" in out and (project / "results" / run / "tiny_table.csv").is_file()
 
+    assert not [p for p in (project / "book").rglob("*") if p.name.endswith(".tmp")]  # nothing half-written
+    assert not [p for p in (project / "results").rglob("*") if p.name.endswith(".tmp")]
+    assert len(list((project / ".cache" / "runs").glob("*/tiny.json"))) == len(RUNS)
+
     local = _project(tmp_path / "local", "tiny", TINY)
     result = cli(local, "run", "--jobs", "2", env=cluster.env)
     assert result.returncode == 0, result.stdout + result.stderr
