@@ -1,6 +1,7 @@
 """Per-notebook overhead, and N notebook runs on the local pool vs a two-worker Dask cluster on loopback.
 
-Usage: nice -n 19 .venv/bin/python benchmarks/dask_batch.py [--runs 40] [--workers 2] [--out FILE.json]
+Usage: nice -n 19 .venv/bin/python benchmarks/dask_batch.py [--runs 40] [--workers 2] [--rounds 1]
+       [--batch-only] [--out FILE.json]
 
 1. Where a notebook's seconds go: Python start, kernel start (to kernel_info), the imports a chapter
    makes (pandas, altair, statsmodels, the analyses package), one small chart rendered to SVG, and a
@@ -132,10 +133,14 @@ def _wait_for_workers(address: str, n: int) -> None:
         client.wait_for_workers(n, timeout=60)
 
 
-def batch(tmp: Path, runs: int, workers: int) -> dict[str, float]:
-    """Seconds for ``runs`` notebooks: local pool of ``workers`` vs ``workers`` Dask workers."""
+def batch(tmp: Path, runs: int, workers: int, rounds: int = 1) -> dict[str, float]:
+    """Seconds for ``runs`` notebooks: local pool of ``workers`` vs ``workers`` Dask workers.
+
+    With ``rounds`` > 1 the two alternate (local, Dask, local, ...) so that a change in the
+    machine's background load falls on both; the totals over all rounds are compared.
+    """
     project = _project(tmp / "batch", runs, CHAPTER)
-    local_s = _run(project, "--jobs", str(workers))
+    local_s = dask_s = 0.0
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
     procs = []
@@ -147,12 +152,20 @@ def batch(tmp: Path, runs: int, workers: int) -> dict[str, float]:
             worker += ["--no-dashboard", "--local-directory", str(tmp / f"w{i}")]
             procs.append(subprocess.Popen(worker, stderr=subprocess.DEVNULL, start_new_session=True))
         _wait_for_workers(address, workers)
-        dask_s = _run(project, "--scheduler", address)
+        for _ in range(rounds):
+            local_s += _run(project, "--jobs", str(workers))
+            dask_s += _run(project, "--scheduler", address)
     finally:
         for proc in reversed(procs):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    return {"runs": runs, "workers": workers, "local_s": local_s, "dask_s": dask_s, "ratio": dask_s / local_s}
+    return {
+        "runs": runs * rounds,
+        "workers": workers,
+        "local_s": local_s,
+        "dask_s": dask_s,
+        "ratio": dask_s / local_s,
+    }
 
 
 def fleet(per_notebook_s: float) -> list[dict[str, float]]:
@@ -165,15 +178,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=1, help="alternate local and Dask this many times")
+    parser.add_argument("--batch-only", action="store_true", help="skip the per-notebook overhead part")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="dask-batch-") as tmp:
         _private_package(Path(tmp))
-        costs = overhead(Path(tmp))
+        costs = {} if args.batch_only else overhead(Path(tmp))
         print(json.dumps(costs, indent=1), flush=True)
-        result = batch(Path(tmp), args.runs, args.workers)
+        result = batch(Path(tmp), args.runs, args.workers, args.rounds)
         print(json.dumps(result, indent=1), flush=True)
-    per_notebook_s = result["dask_s"] * args.workers / args.runs  # one worker-second count per notebook
+    per_notebook_s = result["dask_s"] * args.workers / result["runs"]  # worker-seconds per notebook
     plan = fleet(per_notebook_s)
     print(f"fleet {FLEET_HOSTS} hosts x {FLEET_CHAPTERS} chapters at {per_notebook_s:.2f} worker-s/notebook:")
     for row in plan:
