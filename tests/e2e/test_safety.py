@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -116,7 +117,8 @@ def _assert_site_valid(project: Path) -> None:
     """The live site is complete, built from the current inputs, and no half-built site lingers."""
     html = (project / "_build" / "html").resolve()
     assert (html / "index.html").is_file()
-    assert (html / STAMP_FILE).read_text() == input_key(Project.at(project))
+    proj = Project.at(project)
+    assert (html / STAMP_FILE).read_text() == input_key(proj, proj.book_dir / "_toc.yml")
     for site in (project / "_build" / "sites").iterdir():
         assert (site / "_build" / "html" / STAMP_FILE).is_file(), f"half-built site left: {site}"
 
@@ -447,6 +449,7 @@ def test_malformed_params_fail_before_any_notebook_runs(tmp_path: Path, edit, me
     project = make_project(tmp_path)
     path, result = _bad_params(project, edit)
     assert result.returncode == 2
-    assert f"{path}: {message}" in result.stderr
+    # the file, the line of the offending key when it has one, then what was expected
+    assert re.search(rf"{re.escape(str(path))}(:\d+)?: {re.escape(message)}", result.stderr), result.stderr
     assert not (project / "book" / "runs").exists()
     assert not (project / ".cache" / "exec").exists()

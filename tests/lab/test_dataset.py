@@ -12,11 +12,21 @@ from iscsi_report.core.ingest import tshark
 from iscsi_report.lab.sweep import r2t_per_write
 
 DATASET = Path(__file__).resolve().parents[2] / "data" / "raw" / "lab-iscsi-2026"
-FIO_LABELS = {"one_way_delay_ms", "link_mbps", "bs_bytes", "rw", "iodepth", "r2t_window",
-              "immediate_data_bytes", "max_recv_data_segment_bytes", "replicate"}
+FIO_LABELS = {
+    "one_way_delay_ms",
+    "link_mbps",
+    "bs_bytes",
+    "rw",
+    "iodepth",
+    "r2t_window",
+    "immediate_data_bytes",
+    "max_recv_data_segment_bytes",
+    "replicate",
+}
 
-pytestmark = pytest.mark.skipif(not (DATASET / "manifest.yaml").exists(),
-                                reason="data/raw/lab-iscsi-2026 not collected yet")
+pytestmark = pytest.mark.skipif(
+    not (DATASET / "manifest.yaml").exists(), reason="data/raw/lab-iscsi-2026 not collected yet"
+)
 
 
 @pytest.fixture(scope="module")

@@ -9,11 +9,21 @@ import pytest
 from iscsi_report.lab import build, delayline, state, sweep, topology
 from iscsi_report.lab.sweep import KIB, MIB, design, one_way_trips, r2t_per_write
 
-REQUIRED_LABELS = {"one_way_delay_ms", "link_mbps", "bs_bytes", "rw", "iodepth", "r2t_window",
-                   "immediate_data_bytes", "max_recv_data_segment_bytes", "replicate"}
+REQUIRED_LABELS = {
+    "one_way_delay_ms",
+    "link_mbps",
+    "bs_bytes",
+    "rw",
+    "iodepth",
+    "r2t_window",
+    "immediate_data_bytes",
+    "max_recv_data_segment_bytes",
+    "replicate",
+}
 
 
 # -- delay line ---------------------------------------------------------------------------
+
 
 def test_serialisation_time_at_the_link_rate() -> None:
     s = delayline.Serialiser(link_mbps=1000, one_way_delay_ms=0)
@@ -45,10 +55,19 @@ def test_queue_limit_drops_and_pop_due_keeps_order() -> None:
 
 # -- protocol arithmetic ------------------------------------------------------------------
 
-@pytest.mark.parametrize(("bs", "imm", "want"), [
-    (64 * KIB, 65536, 0), (256 * KIB, 65536, 1), (2 * MIB, 65536, 8), (2 * MIB, 8192, 8),
-    (4 * MIB, 65536, 16), (1 * MIB, 8192, 4), (8 * KIB, 8192, 0),
-])
+
+@pytest.mark.parametrize(
+    ("bs", "imm", "want"),
+    [
+        (64 * KIB, 65536, 0),
+        (256 * KIB, 65536, 1),
+        (2 * MIB, 65536, 8),
+        (2 * MIB, 8192, 8),
+        (4 * MIB, 65536, 16),
+        (1 * MIB, 8192, 4),
+        (8 * KIB, 8192, 0),
+    ],
+)
 def test_r2ts_per_write(bs: int, imm: int, want: int) -> None:
     assert r2t_per_write(bs, imm) == want
 
@@ -74,6 +93,7 @@ def test_target_params_immediate_data_and_segments() -> None:
 
 # -- sweep design -------------------------------------------------------------------------
 
+
 def test_full_design_covers_the_issue() -> None:
     runs, points = design()
     delays = {r.one_way_delay_ms for r in runs}
@@ -86,13 +106,31 @@ def test_full_design_covers_the_issue() -> None:
     plain = [r for r in runs if not r.captured]
     configs: dict[tuple, set[int]] = {}
     for r in plain:
-        key = (r.one_way_delay_ms, r.link_mbps, r.bs_bytes, r.rw, r.iodepth, r.r2t_window,
-               r.immediate_data_bytes, r.max_recv_data_segment_bytes)
+        key = (
+            r.one_way_delay_ms,
+            r.link_mbps,
+            r.bs_bytes,
+            r.rw,
+            r.iodepth,
+            r.r2t_window,
+            r.immediate_data_bytes,
+            r.max_recv_data_segment_bytes,
+        )
         configs.setdefault(key, set()).add(r.replicate)
     assert all(reps == {1, 2, 3} for reps in configs.values())
     # every write configuration at 1000 Mbit/s has one captured run
-    captured = {(r.one_way_delay_ms, r.bs_bytes, r.iodepth, r.r2t_window, r.immediate_data_bytes,
-                 r.max_recv_data_segment_bytes) for r in runs if r.captured}
+    captured = {
+        (
+            r.one_way_delay_ms,
+            r.bs_bytes,
+            r.iodepth,
+            r.r2t_window,
+            r.immediate_data_bytes,
+            r.max_recv_data_segment_bytes,
+        )
+        for r in runs
+        if r.captured
+    }
     for key in configs:
         if key[3] == "write" and key[1] == sweep.LINK_MBPS:
             assert (key[0], key[2], key[4], key[5], key[6], key[7]) in captured
@@ -122,8 +160,11 @@ def test_sweep_time_and_size_budget() -> None:
     """Rough budget: transfer time at the link rate plus ~0.4 s per fio process < 25 min."""
     runs, points = design()
     transfer_s = sum(r.n_ios * r.bs_bytes * 8 / (r.link_mbps * 1e6) for r in runs)
-    trips_s = sum(r.n_ios * one_way_trips(r.bs_bytes, r.immediate_data_bytes, r.r2t_window)
-                  * r.one_way_delay_ms / 1000 for r in runs if r.rw == "write")
+    trips_s = sum(
+        r.n_ios * one_way_trips(r.bs_bytes, r.immediate_data_bytes, r.r2t_window) * r.one_way_delay_ms / 1000
+        for r in runs
+        if r.rw == "write"
+    )
     estimate_s = transfer_s + trips_s + 0.4 * len(runs) + 7 * len(points)
     assert estimate_s < 25 * 60
     assert len(runs) * 8_000 < 20e6  # fio JSON files are about 6-7 kB
@@ -144,14 +185,17 @@ def test_fio_command_uses_libiscsi_and_json() -> None:
 
 # -- setup helpers ------------------------------------------------------------------------
 
+
 def test_deb_src_mirrors_the_debian_suites(tmp_path: Path) -> None:
     (tmp_path / "debian.sources").write_text(
         "Types: deb\n# comment\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\n"
         "Components: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n\n"
         "Types: deb\nURIs: http://deb.debian.org/debian-security\nSuites: bookworm-security\n"
-        "Components: main\n")
-    (tmp_path / "other.sources").write_text("Types: deb\nURIs: https://example.invalid/x\n"
-                                            "Suites: nodistro\nComponents: main\n")
+        "Components: main\n"
+    )
+    (tmp_path / "other.sources").write_text(
+        "Types: deb\nURIs: https://example.invalid/x\nSuites: nodistro\nComponents: main\n"
+    )
     text = build.deb_src_text(tmp_path, tmp_path / "absent.list")
     assert text.count("Types: deb-src") == 2
     assert "Suites: bookworm bookworm-updates" in text and "Suites: bookworm-security" in text

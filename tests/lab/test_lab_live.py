@@ -54,9 +54,14 @@ def lab_lock() -> Iterator[None]:
 
 
 def _cli(*args: str, timeout_s: float) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "iscsi_report.cli", "--root", str(PROJECT_ROOT),
-                           "lab", *args], capture_output=True, text=True, timeout=timeout_s,
-                          check=False, cwd=PROJECT_ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "iscsi_report.cli", "--root", str(PROJECT_ROOT), "lab", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+        cwd=PROJECT_ROOT,
+    )
 
 
 def _assert_nothing_left(recorded_pids: list[tuple[int, int | None]]) -> None:
@@ -102,8 +107,13 @@ def _lab_holder_script() -> str:
 def test_teardown_leaves_nothing_behind(lab_lock: None, how: str) -> None:
     """Namespaces, tgtd, delay line, /dev/shm files and the state file all go."""
     blackhole_before = state.blackhole_present()
-    proc = subprocess.Popen([sys.executable, "-c", _lab_holder_script()], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=PROJECT_ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _lab_holder_script()],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=PROJECT_ROOT,
+    )
     try:
         line = proc.stdout.readline()
         assert line, proc.stderr.read()

@@ -13,13 +13,46 @@ FIXTURES = Path(__file__).with_name("fixtures")
 HEADER = "\t".join(tshark.EXPORT_FIELDS)
 
 
-def row(frame: int, t: float, src: str, opcode: str, itt: str, *, ttt: str = "", offset: str = "",
-        desired: str = "", dsl: str = "0", expected: str = "", w: str = "", final: str = "",
-        r2tsn: str = "", kv: str = "", stream: str = "0") -> str:
+def row(
+    frame: int,
+    t: float,
+    src: str,
+    opcode: str,
+    itt: str,
+    *,
+    ttt: str = "",
+    offset: str = "",
+    desired: str = "",
+    dsl: str = "0",
+    expected: str = "",
+    w: str = "",
+    final: str = "",
+    r2tsn: str = "",
+    kv: str = "",
+    stream: str = "0",
+) -> str:
     """One export line in EXPORT_FIELDS order."""
     dst = "198.18.0.2" if src == "198.18.0.1" else "198.18.0.1"
-    return "\t".join([str(frame), f"{t:.9f}", src, dst, stream, opcode, itt, ttt, offset,
-                      desired, dsl, expected, w, final, r2tsn, kv])
+    return "\t".join(
+        [
+            str(frame),
+            f"{t:.9f}",
+            src,
+            dst,
+            stream,
+            opcode,
+            itt,
+            ttt,
+            offset,
+            desired,
+            dsl,
+            expected,
+            w,
+            final,
+            r2tsn,
+            kv,
+        ]
+    )
 
 
 INI, TGT = "198.18.0.1", "198.18.0.2"
@@ -32,14 +65,31 @@ def synthetic_window2() -> str:
         row(1, 0.000, INI, "0x03", "0x1", dsl="100", kv="InitiatorName=iqn.x;MaxOutstandingR2T=1"),
         row(2, 0.001, TGT, "0x23", "0x1", dsl="90", kv="MaxOutstandingR2T=1;InitialR2T=Yes"),
         row(3, 1.000, INI, "0x01", "0x10", dsl="65536", expected="1048576", w="1"),
-        row(4, 1.002, TGT, "0x31;0x31", "0x10;0x10", ttt="0xa;0xa", offset="65536;327680",
-            desired="262144;262144", dsl="0;0", r2tsn="0;1"),
-        row(5, 1.004, INI, "0x05;0x05", "0x10;0x10", ttt="0xa;0xa", offset="65536;327680",
-            dsl="262144;262144", final="1;1"),
-        row(6, 1.006, TGT, "0x31", "0x10", ttt="0xa", offset="589824", desired="262144", dsl="0",
-            r2tsn="2"),
-        row(7, 1.0061, TGT, "0x31", "0x10", ttt="0xa", offset="851968", desired="196608", dsl="0",
-            r2tsn="3"),
+        row(
+            4,
+            1.002,
+            TGT,
+            "0x31;0x31",
+            "0x10;0x10",
+            ttt="0xa;0xa",
+            offset="65536;327680",
+            desired="262144;262144",
+            dsl="0;0",
+            r2tsn="0;1",
+        ),
+        row(
+            5,
+            1.004,
+            INI,
+            "0x05;0x05",
+            "0x10;0x10",
+            ttt="0xa;0xa",
+            offset="65536;327680",
+            dsl="262144;262144",
+            final="1;1",
+        ),
+        row(6, 1.006, TGT, "0x31", "0x10", ttt="0xa", offset="589824", desired="262144", dsl="0", r2tsn="2"),
+        row(7, 1.0061, TGT, "0x31", "0x10", ttt="0xa", offset="851968", desired="196608", dsl="0", r2tsn="3"),
         row(8, 1.008, INI, "0x05", "0x10", ttt="0xa", offset="589824", dsl="262144", final="1"),
         row(9, 1.009, INI, "0x05", "0x10", ttt="0xa", offset="851968", dsl="196608", final="1"),
         row(10, 1.012, TGT, "0x21", "0x10", dsl="0"),

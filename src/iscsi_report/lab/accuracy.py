@@ -30,21 +30,32 @@ def accuracy_rows(dataset: Path) -> list[dict[str, float]]:
 
 def accuracy_table(dataset: Path) -> str:
     """A Markdown table of :func:`accuracy_rows`."""
-    head = ("| set D (ms) | link (Mbit/s) | RTT/2 median (ms) | RTT/2 mean (ms) | RTT/2 min (ms) "
-            "| median − D (ms) | iperf3 received (Mbit/s) |")
+    head = (
+        "| set D (ms) | link (Mbit/s) | RTT/2 median (ms) | RTT/2 mean (ms) | RTT/2 min (ms) "
+        "| median − D (ms) | iperf3 received (Mbit/s) |"
+    )
     lines = [head, "|" + " --- |" * 7]
     for r in accuracy_rows(dataset):
         link = "unlimited" if r["link_mbps"] == 0 else f"{r['link_mbps']:g}"
         p50 = r.get("rtt_half_p50_ms", float("nan"))
-        lines.append(f"| {r['one_way_delay_ms']:g} | {link} | {p50:.3f} | "
-                     f"{r.get('rtt_half_mean_ms', float('nan')):.3f} | "
-                     f"{r.get('rtt_half_min_ms', float('nan')):.3f} | {p50 - r['one_way_delay_ms']:+.3f} | "
-                     f"{r.get('iperf3_received_mbps', float('nan')):.0f} |")
+        lines.append(
+            f"| {r['one_way_delay_ms']:g} | {link} | {p50:.3f} | "
+            f"{r.get('rtt_half_mean_ms', float('nan')):.3f} | "
+            f"{r.get('rtt_half_min_ms', float('nan')):.3f} | {p50 - r['one_way_delay_ms']:+.3f} | "
+            f"{r.get('iperf3_received_mbps', float('nan')):.0f} |"
+        )
     return "\n".join(lines)
 
 
-MEASURE_POINTS = ((0.0, 0.0), (0.0, 1000.0), (0.5, 1000.0), (1.0, 1000.0), (2.0, 1000.0),
-                  (4.0, 1000.0), (0.0, 2000.0))
+MEASURE_POINTS = (
+    (0.0, 0.0),
+    (0.0, 1000.0),
+    (0.5, 1000.0),
+    (1.0, 1000.0),
+    (2.0, 1000.0),
+    (4.0, 1000.0),
+    (0.0, 2000.0),
+)
 
 
 def measure(tools, out: Path, say=print) -> str:

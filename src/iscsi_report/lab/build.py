@@ -25,8 +25,15 @@ DEB_SRC_FILE = Path("/etc/apt/sources.list.d/iscsi-report-lab-src.sources")
 # Runtime tools and the few build dependencies these two builds need (not the packages' full
 # Build-Depends: no GUI, RDMA, Ceph or Gluster back ends are built).
 PACKAGES = (
-    "build-essential", "dpkg-dev", "pkg-config", "libiscsi-dev", "zlib1g-dev",
-    "tshark", "iperf3", "iputils-ping", "iproute2",
+    "build-essential",
+    "dpkg-dev",
+    "pkg-config",
+    "libiscsi-dev",
+    "zlib1g-dev",
+    "tshark",
+    "iperf3",
+    "iputils-ping",
+    "iproute2",
 )
 FIO_CONFIGURE = ("--enable-libiscsi", "--disable-optimizations", "--extra-cflags=-O2")
 TGT_MAKE = ("ISCSI=1",)
@@ -65,8 +72,9 @@ def patch_sha256() -> str:
     return hashlib.sha256(PATCH.read_bytes()).hexdigest()
 
 
-def _run(cmd: list[str], log: Path | None = None, cwd: Path | None = None,
-         env: dict[str, str] | None = None) -> str:
+def _run(
+    cmd: list[str], log: Path | None = None, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> str:
     full_env = {**os.environ, **(env or {})}
     res = subprocess.run(cmd, cwd=cwd, env=full_env, capture_output=True, text=True, check=False)
     if log is not None:
@@ -82,15 +90,19 @@ def _run(cmd: list[str], log: Path | None = None, cwd: Path | None = None,
 
 def missing_packages(packages: tuple[str, ...] = PACKAGES) -> list[str]:
     """Packages of ``packages`` not installed (dpkg-query)."""
-    res = subprocess.run(["dpkg-query", "-W", "-f=${Package} ${db:Status-Status}\n", *packages],
-                         capture_output=True, text=True, check=False)
-    installed = {line.split()[0] for line in res.stdout.splitlines()
-                 if line.endswith(" installed")}
+    res = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Package} ${db:Status-Status}\n", *packages],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    installed = {line.split()[0] for line in res.stdout.splitlines() if line.endswith(" installed")}
     return [p for p in packages if p not in installed]
 
 
-def deb_src_text(sources_dir: Path = Path("/etc/apt/sources.list.d"),
-                 sources_list: Path = Path("/etc/apt/sources.list")) -> str:
+def deb_src_text(
+    sources_dir: Path = Path("/etc/apt/sources.list.d"), sources_list: Path = Path("/etc/apt/sources.list")
+) -> str:
     """deb822 deb-src stanzas for the suites of the existing Debian ``deb`` sources."""
     stanzas: list[str] = []
     for path in sorted(sources_dir.glob("*.sources")):
@@ -105,8 +117,9 @@ def deb_src_text(sources_dir: Path = Path("/etc/apt/sources.list.d"),
         for line in sources_list.read_text(encoding="utf-8").splitlines():
             m = re.match(r"^deb\s+(\[[^]]*\]\s+)?(\S*debian\S*)\s+(\S+)\s+(.+)$", line.strip())
             if m:
-                stanzas.append(f"Types: deb-src\nURIs: {m.group(2)}\nSuites: {m.group(3)}\n"
-                               f"Components: {m.group(4)}")
+                stanzas.append(
+                    f"Types: deb-src\nURIs: {m.group(2)}\nSuites: {m.group(3)}\nComponents: {m.group(4)}"
+                )
     if not stanzas:
         raise SetupError("no Debian 'deb' source found to mirror as deb-src")
     head = "# iscsi-report lab: Debian source packages (fio, tgt) for `iscsi-report lab setup`\n"
@@ -122,16 +135,23 @@ def ensure_apt(log: Path, say) -> None:
         say(f"wrote {DEB_SRC_FILE}")
     missing = missing_packages()
     if not need_update:
-        probe = subprocess.run(["apt-get", "source", "--print-uris", "-qq", "tgt", "fio"],
-                               capture_output=True, text=True, check=False)
+        probe = subprocess.run(
+            ["apt-get", "source", "--print-uris", "-qq", "tgt", "fio"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         need_update = probe.returncode != 0 or ".dsc" not in probe.stdout
     if need_update or missing:
         say("apt-get update")
         _run(["apt-get", *APT_LOCK, "update", "-qq"], log, env=APT_ENV)
     if missing:
         say(f"apt-get install {' '.join(missing)}")
-        _run(["apt-get", *APT_LOCK, "install", "-y", "-qq", "--no-install-recommends", *missing],
-             log, env=APT_ENV)
+        _run(
+            ["apt-get", *APT_LOCK, "install", "-y", "-qq", "--no-install-recommends", *missing],
+            log,
+            env=APT_ENV,
+        )
 
 
 def source_version(package: str) -> str:
@@ -188,9 +208,19 @@ def build_fio(cache: Path, version: str, log: Path, say) -> Path:
     _run(["make", f"-j{os.cpu_count() or 2}", "fio"], log, cwd=tree)
     out.mkdir(parents=True, exist_ok=True)
     shutil.copy2(tree / "fio", out / "fio")
-    (out / "build.json").write_text(json.dumps({
-        "key": key, "source_package": "fio", "version": version, "configure": FIO_CONFIGURE,
-        "build_s": round(time.monotonic() - t0, 1)}, indent=1), encoding="utf-8")
+    (out / "build.json").write_text(
+        json.dumps(
+            {
+                "key": key,
+                "source_package": "fio",
+                "version": version,
+                "configure": FIO_CONFIGURE,
+                "build_s": round(time.monotonic() - t0, 1),
+            },
+            indent=1,
+        ),
+        encoding="utf-8",
+    )
     shutil.rmtree(cache / "src" / "fio", ignore_errors=True)
     return out / "fio"
 
@@ -210,10 +240,21 @@ def build_tgt(cache: Path, version: str, log: Path, say) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
     for name in ("tgtd", "tgtadm"):
         shutil.copy2(tree / "usr" / name, out / name)
-    (out / "build.json").write_text(json.dumps({
-        "key": key, "source_package": "tgt", "version": version, "patch": PATCH.name,
-        "patch_sha256": psha, "make": TGT_MAKE, "build_s": round(time.monotonic() - t0, 1)},
-        indent=1), encoding="utf-8")
+    (out / "build.json").write_text(
+        json.dumps(
+            {
+                "key": key,
+                "source_package": "tgt",
+                "version": version,
+                "patch": PATCH.name,
+                "patch_sha256": psha,
+                "make": TGT_MAKE,
+                "build_s": round(time.monotonic() - t0, 1),
+            },
+            indent=1,
+        ),
+        encoding="utf-8",
+    )
     shutil.rmtree(cache / "src" / "tgt", ignore_errors=True)
     return out / "tgtd", out / "tgtadm"
 
@@ -240,8 +281,14 @@ def load_tools(project_root: str | Path) -> Tools | None:
     if not path.exists():
         return None
     doc = json.loads(path.read_text(encoding="utf-8"))
-    tools = Tools(Path(doc["fio"]), Path(doc["tgtd"]), Path(doc["tgtadm"]),
-                  doc["fio_source_version"], doc["tgt_source_version"], doc["patch_sha256"])
+    tools = Tools(
+        Path(doc["fio"]),
+        Path(doc["tgtd"]),
+        Path(doc["tgtadm"]),
+        doc["fio_source_version"],
+        doc["tgt_source_version"],
+        doc["patch_sha256"],
+    )
     if not all(os.access(p, os.X_OK) for p in (tools.fio, tools.tgtd, tools.tgtadm)):
         return None
     if tools.patch_sha256 != patch_sha256():

@@ -23,8 +23,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     subs.add_parser("teardown", help="remove whatever a lab left behind (from its state file)")
     acc = subs.add_parser("accuracy", help="the delay line's accuracy and rate, from a dataset's ping/iperf3")
     acc.add_argument("dataset", help="a folder written by `lab run` (or to write, with --measure)")
-    acc.add_argument("--measure", action="store_true",
-                     help="bring the lab up and measure ping/iperf3 at a few points into DATASET first")
+    acc.add_argument(
+        "--measure",
+        action="store_true",
+        help="bring the lab up and measure ping/iperf3 at a few points into DATASET first",
+    )
     subs.add_parser("status", help="what the state file records")
 
 

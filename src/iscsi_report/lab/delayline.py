@@ -114,9 +114,11 @@ def _read_params(path: str | None, args: argparse.Namespace) -> tuple[float, flo
     if path and os.path.exists(path):
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
-        return (float(doc.get("one_way_delay_ms", args.one_way_delay_ms)),
-                float(doc.get("link_mbps", args.link_mbps)),
-                int(doc.get("queue_bytes", args.queue_bytes)))
+        return (
+            float(doc.get("one_way_delay_ms", args.one_way_delay_ms)),
+            float(doc.get("link_mbps", args.link_mbps)),
+            int(doc.get("queue_bytes", args.queue_bytes)),
+        )
     return args.one_way_delay_ms, args.link_mbps, args.queue_bytes
 
 
@@ -150,8 +152,7 @@ def serve(fd_a: int, fd_b: int, args: argparse.Namespace) -> dict[str, int]:
             delay, rate, qbytes = _read_params(args.params, args)
             for s in (a_to_b, b_to_a):
                 s.one_way_delay_ms, s.link_mbps, s.queue_bytes = delay, rate, qbytes
-            print(f"delayline: one_way_delay_ms={delay} link_mbps={rate} queue_bytes={qbytes}",
-                  flush=True)
+            print(f"delayline: one_way_delay_ms={delay} link_mbps={rate} queue_bytes={qbytes}", flush=True)
         now = clock()
         for _, s, out_fd in pairs:
             for packet in s.pop_due(now):
@@ -184,8 +185,12 @@ def serve(fd_a: int, fd_b: int, args: argparse.Namespace) -> dict[str, int]:
                 except BlockingIOError:
                     break
                 s.push(clock(), packet)
-    return {"a_to_b_forwarded": a_to_b.forwarded, "b_to_a_forwarded": b_to_a.forwarded,
-            "a_to_b_dropped": a_to_b.dropped, "b_to_a_dropped": b_to_a.dropped}
+    return {
+        "a_to_b_forwarded": a_to_b.forwarded,
+        "b_to_a_forwarded": b_to_a.forwarded,
+        "a_to_b_dropped": a_to_b.dropped,
+        "b_to_a_dropped": b_to_a.dropped,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

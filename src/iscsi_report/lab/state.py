@@ -28,8 +28,14 @@ REMOVABLE_PREFIXES = (SHM_PREFIX, f"{STATE_DIR}/", "/run/tgtd/socket.")
 
 
 def _empty() -> dict[str, Any]:
-    return {"namespaces": [], "blackhole_added": False, "processes": [], "files": [],
-            "dirs": [], "owner_pid": os.getpid()}
+    return {
+        "namespaces": [],
+        "blackhole_added": False,
+        "processes": [],
+        "files": [],
+        "dirs": [],
+        "owner_pid": os.getpid(),
+    }
 
 
 def load_state() -> dict[str, Any] | None:
@@ -105,8 +111,7 @@ class LabState:
 
     def add_process(self, pid: int, what: str) -> None:
         """Record a process the lab started."""
-        self.data["processes"].append({"pid": pid, "start_ticks": proc_start_ticks(pid),
-                                       "what": what})
+        self.data["processes"].append({"pid": pid, "start_ticks": proc_start_ticks(pid), "what": what})
         _save(self.data)
 
     def drop_process(self, pid: int) -> None:
@@ -139,8 +144,9 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess:
 def lab_namespaces() -> list[str]:
     """Namespaces on this machine whose name has the lab prefix."""
     out = _run(["ip", "netns", "list"]).stdout
-    return [line.split()[0] for line in out.splitlines()
-            if line.strip() and line.split()[0].startswith(NS_PREFIX)]
+    return [
+        line.split()[0] for line in out.splitlines() if line.strip() and line.split()[0].startswith(NS_PREFIX)
+    ]
 
 
 def blackhole_present() -> bool:

@@ -91,34 +91,48 @@ class FioRun:
     @property
     def design_role(self) -> str:
         """``fit`` or ``holdout`` (see the module docstring)."""
-        fit = (self.one_way_delay_ms in FIT_DELAYS_MS and self.bs_bytes in FIT_BS
-               and self.r2t_window in FIT_WINDOWS)
+        fit = (
+            self.one_way_delay_ms in FIT_DELAYS_MS
+            and self.bs_bytes in FIT_BS
+            and self.r2t_window in FIT_WINDOWS
+        )
         return "fit" if fit else "holdout"
 
     def labels(self) -> dict[str, Any]:
         """Manifest labels of this run's files."""
         return {
-            "one_way_delay_ms": self.one_way_delay_ms, "link_mbps": self.link_mbps,
-            "bs_bytes": self.bs_bytes, "rw": self.rw, "iodepth": self.iodepth,
-            "r2t_window": self.r2t_window, "immediate_data_bytes": self.immediate_data_bytes,
+            "one_way_delay_ms": self.one_way_delay_ms,
+            "link_mbps": self.link_mbps,
+            "bs_bytes": self.bs_bytes,
+            "rw": self.rw,
+            "iodepth": self.iodepth,
+            "r2t_window": self.r2t_window,
+            "immediate_data_bytes": self.immediate_data_bytes,
             "max_recv_data_segment_bytes": self.max_recv_data_segment_bytes,
-            "replicate": self.replicate, "captured": self.captured, "n_ios": self.n_ios,
-            "design_role": self.design_role, "validation": self.design_role == "holdout",
+            "replicate": self.replicate,
+            "captured": self.captured,
+            "n_ios": self.n_ios,
+            "design_role": self.design_role,
+            "validation": self.design_role == "holdout",
             "network": network_name(self.one_way_delay_ms, self.link_mbps),
-            "iscsi_parameters": parameter_set(self.immediate_data_bytes,
-                                              self.max_recv_data_segment_bytes),
+            "iscsi_parameters": parameter_set(self.immediate_data_bytes, self.max_recv_data_segment_bytes),
             "max_outstanding_r2t": NEGOTIATED_MAX_OUTSTANDING_R2T,
-            "engine": "libiscsi", "direct": True, "numjobs": 1,
-            "scenario": "iscsi-libiscsi-lab", "device": "tgt-rdwr-dev-shm",
+            "engine": "libiscsi",
+            "direct": True,
+            "numjobs": 1,
+            "scenario": "iscsi-libiscsi-lab",
+            "device": "tgt-rdwr-dev-shm",
         }
 
     def stem(self) -> str:
         """File name stem, unique per run."""
         d = f"{self.one_way_delay_ms:g}".replace(".", "p")
         cap = "-cap" if self.captured else f"-r{self.replicate}"
-        return (f"{self.rw}-qd{self.iodepth}-bs{self.bs_bytes // KIB}k-w{self.r2t_window}"
-                f"-imm{self.immediate_data_bytes // KIB}k-seg{self.max_recv_data_segment_bytes // KIB}k"
-                f"-d{d}ms-l{self.link_mbps:g}{cap}")
+        return (
+            f"{self.rw}-qd{self.iodepth}-bs{self.bs_bytes // KIB}k-w{self.r2t_window}"
+            f"-imm{self.immediate_data_bytes // KIB}k-seg{self.max_recv_data_segment_bytes // KIB}k"
+            f"-d{d}ms-l{self.link_mbps:g}{cap}"
+        )
 
 
 def network_name(one_way_delay_ms: float, link_mbps: float) -> str:
@@ -141,8 +155,17 @@ def design(quick: bool = False) -> tuple[list[FioRun], list[tuple[float, float]]
     """The fio runs and the (one_way_delay_ms, link_mbps) points measured by ping and iperf3."""
     runs: set[FioRun] = set()
 
-    def add(d: float, link: float, bs: int, rw: str, qd: int, win: int, imm: tuple[int, int],
-            reps: int, capture: bool) -> None:
+    def add(
+        d: float,
+        link: float,
+        bs: int,
+        rw: str,
+        qd: int,
+        win: int,
+        imm: tuple[int, int],
+        reps: int,
+        capture: bool,
+    ) -> None:
         for rep in range(1, reps + 1):
             runs.add(FioRun(win, link, d, imm[0], imm[1], False, rep, rw, qd, bs, _ios(bs, qd)))
         if capture and rw == "write":
@@ -178,8 +201,11 @@ def design(quick: bool = False) -> tuple[list[FioRun], list[tuple[float, float]]
         for bs in (256 * KIB, 1 * MIB, 4 * MIB):
             for win in (1, 8):
                 add(d, SLOW_LINK_MBPS, bs, "write", 1, win, IMMEDIATE[0], REPLICATES, False)
-    points = [(0.0, 0.0)] + [(d, LINK_MBPS) for d in DELAYS_MS] + \
-        [(d, SLOW_LINK_MBPS) for d in SLOW_LINK_DELAYS_MS]
+    points = (
+        [(0.0, 0.0)]
+        + [(d, LINK_MBPS) for d in DELAYS_MS]
+        + [(d, SLOW_LINK_MBPS) for d in SLOW_LINK_DELAYS_MS]
+    )
     return sorted(runs), points
 
 
@@ -189,8 +215,9 @@ def r2t_per_write(bs_bytes: int, immediate_data_bytes: int, max_burst_bytes: int
     return -(-rest // max_burst_bytes)
 
 
-def one_way_trips(bs_bytes: int, immediate_data_bytes: int, r2t_window: int,
-                  max_burst_bytes: int = 256 * KIB) -> int:
+def one_way_trips(
+    bs_bytes: int, immediate_data_bytes: int, r2t_window: int, max_burst_bytes: int = 256 * KIB
+) -> int:
     """One-way network trips of a write with a sliding R2T window (command ... response).
 
     Command (1) + per R2T round an R2T and its data (2 each) + response (1); a window of w keeps
@@ -203,10 +230,20 @@ def one_way_trips(bs_bytes: int, immediate_data_bytes: int, r2t_window: int,
 
 def fio_cmd(fio: Path, run: FioRun, out: Path, verify: bool = False) -> list[str]:
     """fio's command line for one run (libiscsi engine, O_DIRECT, JSON output)."""
-    cmd = [str(fio), f"--name={run.stem()}", "--ioengine=libiscsi", f"--filename={fio_filename()}",
-           f"--rw={run.rw}", f"--bs={run.bs_bytes}", f"--size={256 * MIB}",
-           f"--io_size={run.n_ios * run.bs_bytes}", f"--iodepth={run.iodepth}", "--direct=1",
-           "--output-format=json", f"--output={out}"]
+    cmd = [
+        str(fio),
+        f"--name={run.stem()}",
+        "--ioengine=libiscsi",
+        f"--filename={fio_filename()}",
+        f"--rw={run.rw}",
+        f"--bs={run.bs_bytes}",
+        f"--size={256 * MIB}",
+        f"--io_size={run.n_ios * run.bs_bytes}",
+        f"--iodepth={run.iodepth}",
+        "--direct=1",
+        "--output-format=json",
+        f"--output={out}",
+    ]
     if verify:
         cmd += ["--verify=crc32c", "--do_verify=1", "--verify_state_save=0"]
     return cmd
@@ -223,14 +260,14 @@ class Runner:
         self.failures: list[str] = []
 
     def _entry(self, path: Path, tool: str, labels: dict[str, Any]) -> None:
-        self.entries.append({"path": str(path.relative_to(self.out)), "tool": tool,
-                             "side": "initiator", "labels": labels})
+        self.entries.append(
+            {"path": str(path.relative_to(self.out)), "tool": tool, "side": "initiator", "labels": labels}
+        )
 
     def configure(self, run: FioRun) -> None:
         """Delay line and target as this run needs them."""
         lab = self.lab
-        params = target_params(run.r2t_window, run.immediate_data_bytes,
-                               run.max_recv_data_segment_bytes)
+        params = target_params(run.r2t_window, run.immediate_data_bytes, run.max_recv_data_segment_bytes)
         lab.set_target_keys(params)
         if (lab.one_way_delay_ms, lab.link_mbps) != (run.one_way_delay_ms, run.link_mbps):
             lab.set_link(run.one_way_delay_ms, run.link_mbps)
@@ -278,7 +315,7 @@ class Runner:
                 self.failures.append(f"capture {path.name}: {exc}")
                 self.say(f"warning: {exc}")
                 result = None
-            for side, keys in (result.login_keys.items() if result else ()):
+            for side, keys in result.login_keys.items() if result else ():
                 self.login_keys.setdefault(side, keys)
             if result and "target" in result.login_keys:
                 key = parameter_set(run.immediate_data_bytes, run.max_recv_data_segment_bytes)
@@ -292,26 +329,37 @@ class Runner:
         lab = self.lab
         lab.set_link(one_way_delay_ms, link_mbps)
         d = f"{one_way_delay_ms:g}".replace(".", "p")
-        labels: dict[str, Any] = {"one_way_delay_ms": one_way_delay_ms,
-                                  "network": network_name(one_way_delay_ms, link_mbps),
-                                  "path_mtu_bytes": PATH_MTU_BYTES}
+        labels: dict[str, Any] = {
+            "one_way_delay_ms": one_way_delay_ms,
+            "network": network_name(one_way_delay_ms, link_mbps),
+            "path_mtu_bytes": PATH_MTU_BYTES,
+        }
         if link_mbps > 0:  # 0 = no rate limit in the delay line (its own ceiling)
             labels["link_mbps"] = link_mbps
         ping = self.out / "ping" / f"d{d}ms-l{link_mbps:g}.txt"
         ping.parent.mkdir(parents=True, exist_ok=True)
-        lab.run(NS_INI, ["ping", "-n", "-D", "-i", str(PING_INTERVAL_S), "-c", str(PING_COUNT),
-                         ADDR_TGT], 60, "ping", stdout_path=ping)
+        lab.run(
+            NS_INI,
+            ["ping", "-n", "-D", "-i", str(PING_INTERVAL_S), "-c", str(PING_COUNT), ADDR_TGT],
+            60,
+            "ping",
+            stdout_path=ping,
+        )
         self._entry(ping, "ping", {**labels, "interval_s": PING_INTERVAL_S})
         server = lab.spawn(NS_TGT, ["iperf3", "-s", "-1", "-B", ADDR_TGT], "iperf3-server")
         try:
             time.sleep(0.3)
             path = self.out / "iperf3" / f"d{d}ms-l{link_mbps:g}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
-            res = lab.run(NS_INI, ["iperf3", "-J", "-c", ADDR_TGT, "-t", str(IPERF3_SECONDS)],
-                          IPERF3_SECONDS + 30, "iperf3", stdout_path=path)
+            res = lab.run(
+                NS_INI,
+                ["iperf3", "-J", "-c", ADDR_TGT, "-t", str(IPERF3_SECONDS)],
+                IPERF3_SECONDS + 30,
+                "iperf3",
+                stdout_path=path,
+            )
             if res.returncode == 0:
-                self._entry(path, "iperf3", {**labels, "duration_s": IPERF3_SECONDS,
-                                             "protocol": "tcp"})
+                self._entry(path, "iperf3", {**labels, "duration_s": IPERF3_SECONDS, "protocol": "tcp"})
             else:
                 self.failures.append(f"iperf3 at {labels}: exit {res.returncode}")
         finally:
@@ -338,16 +386,20 @@ def execute(lab: Lab, out: Path, quick: bool, say=print) -> dict[str, Any]:
         runner.network(*point)
         done_points.add(point)
     for i, (key, group) in enumerate(groups.items(), start=1):
-        say(f"[{i}/{len(groups)}] window {key[0]}, immediate {key[1]}, segment {key[2]}: "
-            f"{len(group)} runs ({time.monotonic() - t_start:.0f} s)")
+        say(
+            f"[{i}/{len(groups)}] window {key[0]}, immediate {key[1]}, segment {key[2]}: "
+            f"{len(group)} runs ({time.monotonic() - t_start:.0f} s)"
+        )
         by_point: dict[tuple[float, float], list[FioRun]] = {}
         for run in group:
             by_point.setdefault((run.link_mbps, run.one_way_delay_ms), []).append(run)
         group_points = sorted(by_point)
         for rep in sorted({r.replicate for r in group if not r.captured}):
             for point in visit_order(group_points, rep):
-                for run in sorted((r for r in by_point[point] if not r.captured and r.replicate == rep),
-                                  key=lambda r: (r.rw, r.iodepth, r.bs_bytes)):
+                for run in sorted(
+                    (r for r in by_point[point] if not r.captured and r.replicate == rep),
+                    key=lambda r: (r.rw, r.iodepth, r.bs_bytes),
+                ):
                     runner.fio(run)
         for point in group_points:
             caps = [r for r in by_point[point] if r.captured]
@@ -357,8 +409,14 @@ def execute(lab: Lab, out: Path, quick: bool, say=print) -> dict[str, Any]:
     sweep_s = time.monotonic() - t_start
     verify = verify_check(runner)
     manifest = write_manifest(out, runner, quick, sweep_s, verify)
-    return {"runs": len(runs), "files": len(runner.entries), "sweep_s": round(sweep_s, 1),
-            "failures": runner.failures, "manifest": str(manifest), "verify": verify}
+    return {
+        "runs": len(runs),
+        "files": len(runner.entries),
+        "sweep_s": round(sweep_s, 1),
+        "failures": runner.failures,
+        "manifest": str(manifest),
+        "verify": verify,
+    }
 
 
 def visit_order(points: list, replicate: int) -> list:
@@ -381,20 +439,31 @@ def verify_check(runner: Runner) -> dict[str, Any]:
         job = json.loads(path.read_text())["jobs"][0]
         ok = job.get("error", 1) == 0 and job["read"]["io_bytes"] == job["write"]["io_bytes"] > 0
     path.unlink(missing_ok=True)
-    return {"r2t_window": 8, "bs_bytes": run.bs_bytes, "writes": run.n_ios,
-            "fio_verify": "crc32c", "passed": ok}
+    return {
+        "r2t_window": 8,
+        "bs_bytes": run.bs_bytes,
+        "writes": run.n_ios,
+        "fio_verify": "crc32c",
+        "passed": ok,
+    }
 
 
-def write_manifest(out: Path, runner: Runner, quick: bool, sweep_s: float,
-                   verify: dict[str, Any]) -> Path:
+def write_manifest(out: Path, runner: Runner, quick: bool, sweep_s: float, verify: dict[str, Any]) -> Path:
     """manifest.yaml with every raw file's tool, side, labels, sha256 and size."""
     tools = runner.lab.tools
     files = []
     for e in sorted(runner.entries, key=lambda e: e["path"]):
         path = out / e["path"]
-        files.append({"path": e["path"], "tool": e["tool"], "side": e["side"],
-                      "sha256": sha256_file(path), "bytes": path.stat().st_size,
-                      "labels": e["labels"]})
+        files.append(
+            {
+                "path": e["path"],
+                "tool": e["tool"],
+                "side": e["side"],
+                "sha256": sha256_file(path),
+                "bytes": path.stat().st_size,
+                "labels": e["labels"],
+            }
+        )
     doc = {
         "dataset": out.name,
         "title": "Real iSCSI on this machine: tgt and libiscsi across a userspace delay line",
@@ -408,15 +477,18 @@ def write_manifest(out: Path, runner: Runner, quick: bool, sweep_s: float,
             f"{tools.patch_sha256[:12]}), across two network namespaces joined by a userspace "
             "delay line (TUN devices, fixed one-way delay, serialisation at the link rate, MTU "
             "65000). The delay and the link are emulated; the protocol, its PDUs and the "
-            f"software stacks are real. Sweep time {sweep_s:.0f} s."),
+            f"software stacks are real. Sweep time {sweep_s:.0f} s."
+        ),
         "iscsi_parameters": iscsi_parameter_sets(runner),
         "lab": {
             "forced_at_target": {
                 "r2t_window": "R2Ts the patched tgtd keeps outstanding per write (label "
-                              "r2t_window), whatever MaxOutstandingR2T was negotiated (1)",
+                "r2t_window), whatever MaxOutstandingR2T was negotiated (1)",
             },
             "offered_by_target": {
-                "InitialR2T": "Yes", "ImmediateData": "Yes", "MaxBurstLength": 262144,
+                "InitialR2T": "Yes",
+                "ImmediateData": "Yes",
+                "MaxBurstLength": 262144,
                 "FirstBurstLength": "65536 (8192 for 8 KiB immediate data with 256 KiB segments)",
                 "MaxRecvDataSegmentLength": "label max_recv_data_segment_bytes",
                 "MaxOutstandingR2T": 16,
@@ -426,8 +498,11 @@ def write_manifest(out: Path, runner: Runner, quick: bool, sweep_s: float,
             "tgt_source_version": tools.tgt_source_version,
             "tgt_patch_sha256": tools.patch_sha256,
             "path_mtu_bytes": PATH_MTU_BYTES,
-            "tcp_in_both_namespaces": {**TCP_SYSCTLS, "route_initcwnd_segments": TCP_INIT_WINDOW_SEGMENTS,
-                                       "route_initrwnd_segments": TCP_INIT_WINDOW_SEGMENTS},
+            "tcp_in_both_namespaces": {
+                **TCP_SYSCTLS,
+                "route_initcwnd_segments": TCP_INIT_WINDOW_SEGMENTS,
+                "route_initrwnd_segments": TCP_INIT_WINDOW_SEGMENTS,
+            },
             "lab_process_nice_and_autogroup_nice": LAB_NICE,
             "lun": "512 MiB sparse file on /dev/shm, tgt rdwr backing store",
             "capture_point": "initiator namespace, TUN device lab0 (before the delay line)",
@@ -438,8 +513,7 @@ def write_manifest(out: Path, runner: Runner, quick: bool, sweep_s: float,
         "files": files,
     }
     path = out / "manifest.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100),
-                    encoding="utf-8")
+    path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8")
     return path
 
 
@@ -452,8 +526,9 @@ def iscsi_parameter_sets(runner: Runner) -> dict[str, dict[str, Any]]:
         if key not in used:
             continue
         seen = runner.login_by_set.get(key, {})
-        params: dict[str, Any] = {k: (int(v) if v.isdigit() else v) for k, v in seen.items()
-                                  if k != "TargetPortalGroupTag"}
+        params: dict[str, Any] = {
+            k: (int(v) if v.isdigit() else v) for k, v in seen.items() if k != "TargetPortalGroupTag"
+        }
         params.setdefault("MaxOutstandingR2T", NEGOTIATED_MAX_OUTSTANDING_R2T)
         params["MaxRecvDataSegmentLength"] = seg  # the target's declared value
         params["immediate_data_bytes"] = imm  # derived: min(FirstBurstLength, MaxRecvDataSegmentLength)

@@ -79,8 +79,9 @@ class TargetParams:
         }
 
 
-def target_params(r2t_window: int, immediate_data_bytes: int,
-                  max_recv_data_segment_bytes: int) -> TargetParams:
+def target_params(
+    r2t_window: int, immediate_data_bytes: int, max_recv_data_segment_bytes: int
+) -> TargetParams:
     """Target settings giving this immediate-data size with this data segment size.
 
     Immediate data = min(FirstBurstLength, MaxRecvDataSegmentLength) (RFC 7143): with a 64 KiB
@@ -91,11 +92,16 @@ def target_params(r2t_window: int, immediate_data_bytes: int,
     if min(first_burst, max_recv_data_segment_bytes) != immediate_data_bytes:
         first_burst = immediate_data_bytes
     if min(first_burst, max_recv_data_segment_bytes) != immediate_data_bytes:
-        raise ValueError(f"immediate data {immediate_data_bytes} impossible with "
-                         f"MaxRecvDataSegmentLength {max_recv_data_segment_bytes}")
-    return TargetParams(r2t_window=r2t_window, immediate_data_bytes=immediate_data_bytes,
-                        max_recv_data_segment_bytes=max_recv_data_segment_bytes,
-                        first_burst_bytes=first_burst)
+        raise ValueError(
+            f"immediate data {immediate_data_bytes} impossible with "
+            f"MaxRecvDataSegmentLength {max_recv_data_segment_bytes}"
+        )
+    return TargetParams(
+        r2t_window=r2t_window,
+        immediate_data_bytes=immediate_data_bytes,
+        max_recv_data_segment_bytes=max_recv_data_segment_bytes,
+        first_burst_bytes=first_burst,
+    )
 
 
 def fio_filename() -> str:
@@ -163,8 +169,10 @@ class Lab:
         prior = st.load_state()
         owner = int((prior or {}).get("owner_pid", 0))
         if owner and owner != os.getpid() and st.pid_alive(owner, None):
-            raise RuntimeError(f"another lab run (pid {owner}) is using the lab; "
-                               "wait for it or run `iscsi-report lab teardown`")
+            raise RuntimeError(
+                f"another lab run (pid {owner}) is using the lab; "
+                "wait for it or run `iscsi-report lab teardown`"
+            )
         stale = st.teardown()
         for line in stale:
             self.say(f"stale lab removed: {line}")
@@ -174,8 +182,10 @@ class Lab:
             self._ip(["route", "add", "blackhole", st.LAB_NET])
         for ns in (NS_INI, NS_TGT):
             if ns in st.lab_namespaces():
-                raise RuntimeError(f"namespace {ns} exists but is not recorded by the lab; "
-                                   f"remove it (ip netns del {ns}) if it is a leftover")
+                raise RuntimeError(
+                    f"namespace {ns} exists but is not recorded by the lab; "
+                    f"remove it (ip netns del {ns}) if it is a leftover"
+                )
             self.state.add_namespace(ns)
             self._ip(["netns", "add", ns])
             self._ip(["-n", ns, "link", "set", "lo", "up"])
@@ -184,19 +194,49 @@ class Lab:
         log = st.STATE_DIR / "delayline.log"
         self.state.add_file(log)
         self.delayline_pid = self.spawn(
-            NS_INI, [sys.executable, "-m", "iscsi_report.lab.delayline", "--ns-b", NS_TGT,
-                     "--dev", TUN_DEV, "--params", str(self.params_file)],
-            "delayline", log)
+            NS_INI,
+            [
+                sys.executable,
+                "-m",
+                "iscsi_report.lab.delayline",
+                "--ns-b",
+                NS_TGT,
+                "--dev",
+                TUN_DEV,
+                "--params",
+                str(self.params_file),
+            ],
+            "delayline",
+            log,
+        )
         _wait_for(lambda: "ready" in log.read_text(errors="replace"), 10, "the delay line")
         for ns, mine, peer in ((NS_INI, ADDR_INI, ADDR_TGT), (NS_TGT, ADDR_TGT, ADDR_INI)):
             self._ip(["-n", ns, "link", "set", TUN_DEV, "mtu", str(PATH_MTU_BYTES), "up"])
             self._ip(["-n", ns, "addr", "add", mine, "peer", peer, "dev", TUN_DEV])
-            self._ip(["-n", ns, "route", "replace", f"{peer}/32", "dev", TUN_DEV, "src", mine,
-                      "initcwnd", str(TCP_INIT_WINDOW_SEGMENTS),
-                      "initrwnd", str(TCP_INIT_WINDOW_SEGMENTS)])
+            self._ip(
+                [
+                    "-n",
+                    ns,
+                    "route",
+                    "replace",
+                    f"{peer}/32",
+                    "dev",
+                    TUN_DEV,
+                    "src",
+                    mine,
+                    "initcwnd",
+                    str(TCP_INIT_WINDOW_SEGMENTS),
+                    "initrwnd",
+                    str(TCP_INIT_WINDOW_SEGMENTS),
+                ]
+            )
             for key, value in TCP_SYSCTLS.items():
-                res = subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw", f"{key}={value}"],
-                                     capture_output=True, text=True, check=False)
+                res = subprocess.run(
+                    ["ip", "netns", "exec", ns, "sysctl", "-qw", f"{key}={value}"],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                )
                 if res.returncode != 0:
                     raise RuntimeError(f"sysctl {key} in {ns}: {res.stderr.strip()}")
         self.state.add_file(LUN_FILE)
@@ -209,9 +249,13 @@ class Lab:
         assert self.state is not None and ns in (NS_INI, NS_TGT)
         out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
         try:
-            proc = subprocess.Popen(["ip", "netns", "exec", ns, *cmd], stdout=out,
-                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                ["ip", "netns", "exec", ns, *cmd],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         finally:
             if log:
                 out.close()
@@ -232,15 +276,20 @@ class Lab:
                 proc.wait(timeout=1)
         self.state.drop_process(pid)
 
-    def run(self, ns: str, cmd: list[str], timeout_s: float, what: str,
-            stdout_path: Path | None = None) -> subprocess.CompletedProcess:
+    def run(
+        self, ns: str, cmd: list[str], timeout_s: float, what: str, stdout_path: Path | None = None
+    ) -> subprocess.CompletedProcess:
         """Run ``cmd`` in ``ns`` to completion (PID recorded while it runs)."""
         assert self.state is not None and ns in (NS_INI, NS_TGT)
         out = open(stdout_path, "wb") if stdout_path else subprocess.PIPE  # noqa: SIM115
         try:
-            proc = subprocess.Popen(["ip", "netns", "exec", ns, *cmd], stdout=out,
-                                    stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                ["ip", "netns", "exec", ns, *cmd],
+                stdout=out,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
             self.state.add_process(proc.pid, what)
             boost(proc.pid)
             try:
@@ -254,9 +303,12 @@ class Lab:
         finally:
             if stdout_path:
                 out.close()
-        return subprocess.CompletedProcess(cmd, proc.returncode,
-                                           stdout.decode(errors="replace") if stdout else "",
-                                           stderr.decode(errors="replace") if stderr else "")
+        return subprocess.CompletedProcess(
+            cmd,
+            proc.returncode,
+            stdout.decode(errors="replace") if stdout else "",
+            stderr.decode(errors="replace") if stderr else "",
+        )
 
     def _ip(self, args: list[str]) -> None:
         res = subprocess.run(["ip", *args], capture_output=True, text=True, check=False)
@@ -280,8 +332,12 @@ class Lab:
     # -- target ----------------------------------------------------------------------------
     def tgtadm(self, *args: str) -> str:
         """Run tgtadm against the lab's tgtd (inside the target namespace)."""
-        res = self.run(NS_TGT, [str(self.tools.tgtadm), "-C", str(TGT_CONTROL_PORT),
-                                "--lld", "iscsi", *args], 20, "tgtadm")
+        res = self.run(
+            NS_TGT,
+            [str(self.tools.tgtadm), "-C", str(TGT_CONTROL_PORT), "--lld", "iscsi", *args],
+            20,
+            "tgtadm",
+        )
         if res.returncode != 0:
             raise RuntimeError(f"tgtadm {' '.join(args)}: {res.stdout}{res.stderr}".strip())
         return res.stdout
@@ -290,8 +346,12 @@ class Lab:
         if self.tgtd_pid is None:
             return
         with contextlib.suppress(Exception):
-            self.run(NS_TGT, [str(self.tools.tgtadm), "-C", str(TGT_CONTROL_PORT),
-                              "--op", "delete", "--mode", "system"], 5, "tgtadm")
+            self.run(
+                NS_TGT,
+                [str(self.tools.tgtadm), "-C", str(TGT_CONTROL_PORT), "--op", "delete", "--mode", "system"],
+                5,
+                "tgtadm",
+            )
         self.stop(self.tgtd_pid, grace_s=1.0)
         self.tgtd_pid = None
 
@@ -307,15 +367,23 @@ class Lab:
         log = st.STATE_DIR / "tgtd.log"
         self.state.add_file(log)
         self.tgtd_pid = self.spawn(
-            NS_TGT, [str(self.tools.tgtd), "-f", "-C", str(TGT_CONTROL_PORT), "--iscsi",
-                     f"portal={ADDR_TGT}:{ISCSI_PORT},r2t_window={params.r2t_window}"],
-            "tgtd", log)
+            NS_TGT,
+            [
+                str(self.tools.tgtd),
+                "-f",
+                "-C",
+                str(TGT_CONTROL_PORT),
+                "--iscsi",
+                f"portal={ADDR_TGT}:{ISCSI_PORT},r2t_window={params.r2t_window}",
+            ],
+            "tgtd",
+            log,
+        )
         sock = TGT_SOCKET_DIR / f"socket.{TGT_CONTROL_PORT}"
         _wait_for(sock.exists, 10, "tgtd's control socket")
         time.sleep(0.1)
         self.tgtadm("--op", "new", "--mode", "target", "--tid", "1", "-T", TARGET_IQN)
-        self.tgtadm("--op", "new", "--mode", "logicalunit", "--tid", "1", "--lun", "1",
-                    "-b", LUN_FILE)
+        self.tgtadm("--op", "new", "--mode", "logicalunit", "--tid", "1", "--lun", "1", "-b", LUN_FILE)
         self.tgtadm("--op", "bind", "--mode", "target", "--tid", "1", "-I", ADDR_INI)
         self.target = None
         self.set_target_keys(params)
@@ -327,8 +395,9 @@ class Lab:
             return
         for key, value in params.keys().items():
             if self.target is None or self.target.keys().get(key) != value:
-                self.tgtadm("--op", "update", "--mode", "target", "--tid", "1",
-                            "--name", key, "--value", value)
+                self.tgtadm(
+                    "--op", "update", "--mode", "target", "--tid", "1", "--name", key, "--value", value
+                )
         self.target = params
 
     # -- capture ---------------------------------------------------------------------------
@@ -339,8 +408,7 @@ class Lab:
         log = pcap.with_suffix(".log")
         self.state.add_file(log)
         log.write_bytes(b"")
-        pid = self.spawn(NS_INI, ["dumpcap", "-i", TUN_DEV, "-B", "64", "-w", str(pcap)],
-                         "dumpcap", log)
+        pid = self.spawn(NS_INI, ["dumpcap", "-i", TUN_DEV, "-B", "64", "-w", str(pcap)], "dumpcap", log)
         _wait_for(lambda: "Capturing on" in log.read_text(errors="replace"), 15, "dumpcap")
         # "Capturing on" is printed before packets are really captured: probe with pings until
         # the capture file grows (the probes are ICMP, outside the iSCSI export)
@@ -362,8 +430,24 @@ class Lab:
 
     def export_capture(self, pcap: Path, fields: tuple[str, ...]) -> str:
         """tshark's field export (header line first) of the capture's iSCSI PDUs, as text."""
-        cmd = ["tshark", "-n", "-r", str(pcap), "-Y", "iscsi", "-T", "fields", "-E", "header=y",
-               "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=;"]
+        cmd = [
+            "tshark",
+            "-n",
+            "-r",
+            str(pcap),
+            "-Y",
+            "iscsi",
+            "-T",
+            "fields",
+            "-E",
+            "header=y",
+            "-E",
+            "separator=/t",
+            "-E",
+            "occurrence=a",
+            "-E",
+            "aggregator=;",
+        ]
         for f in fields:
             cmd += ["-e", f]
         res = self.run(NS_INI, cmd, 300, "tshark")

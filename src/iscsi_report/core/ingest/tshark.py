@@ -28,11 +28,22 @@ from iscsi_report.core.ingest.textio import read_text
 
 FORMAT = "tshark-iscsi-fields"
 EXPORT_FIELDS: tuple[str, ...] = (
-    "frame.number", "frame.time_epoch", "ip.src", "ip.dst", "tcp.stream",
-    "iscsi.opcode", "iscsi.initiatortasktag", "iscsi.targettransfertag", "iscsi.bufferOffset",
-    "iscsi.desireddatalength", "iscsi.datasegmentlength",
-    "iscsi.scsicommand.expecteddatatransferlength", "iscsi.scsicommand.W",
-    "iscsi.scsidata.F", "iscsi.r2tsn", "iscsi.keyvalue",
+    "frame.number",
+    "frame.time_epoch",
+    "ip.src",
+    "ip.dst",
+    "tcp.stream",
+    "iscsi.opcode",
+    "iscsi.initiatortasktag",
+    "iscsi.targettransfertag",
+    "iscsi.bufferOffset",
+    "iscsi.desireddatalength",
+    "iscsi.datasegmentlength",
+    "iscsi.scsicommand.expecteddatatransferlength",
+    "iscsi.scsicommand.W",
+    "iscsi.scsidata.F",
+    "iscsi.r2tsn",
+    "iscsi.keyvalue",
 )
 FRAME_FIELDS = ("frame.number", "frame.time_epoch", "ip.src", "ip.dst", "tcp.stream")
 UNIVERSAL_FIELDS = ("iscsi.opcode", "iscsi.initiatortasktag", "iscsi.datasegmentlength")
@@ -42,26 +53,50 @@ OP_NOP_OUT, OP_COMMAND, OP_LOGIN, OP_TEXT, OP_DATA_OUT, OP_LOGOUT = 0x00, 0x01, 
 OP_NOP_IN, OP_RESPONSE, OP_LOGIN_RSP, OP_TEXT_RSP, OP_DATA_IN = 0x20, 0x21, 0x23, 0x24, 0x25
 OP_LOGOUT_RSP, OP_R2T = 0x26, 0x31
 OPCODE_NAMES = {
-    OP_NOP_OUT: "nop_out", OP_COMMAND: "command", OP_LOGIN: "login", OP_TEXT: "text",
-    OP_DATA_OUT: "data_out", OP_LOGOUT: "logout", OP_NOP_IN: "nop_in", OP_RESPONSE: "response",
-    OP_LOGIN_RSP: "login_response", OP_TEXT_RSP: "text_response", OP_DATA_IN: "data_in",
-    OP_LOGOUT_RSP: "logout_response", OP_R2T: "r2t",
+    OP_NOP_OUT: "nop_out",
+    OP_COMMAND: "command",
+    OP_LOGIN: "login",
+    OP_TEXT: "text",
+    OP_DATA_OUT: "data_out",
+    OP_LOGOUT: "logout",
+    OP_NOP_IN: "nop_in",
+    OP_RESPONSE: "response",
+    OP_LOGIN_RSP: "login_response",
+    OP_TEXT_RSP: "text_response",
+    OP_DATA_IN: "data_in",
+    OP_LOGOUT_RSP: "logout_response",
+    OP_R2T: "r2t",
 }
 # Fields (besides the universal ones) that Wireshark's iSCSI dissector shows for each opcode.
 OPCODE_FIELDS: dict[int, tuple[str, ...]] = {
     OP_COMMAND: ("iscsi.scsicommand.expecteddatatransferlength", "iscsi.scsicommand.W"),
     OP_DATA_OUT: ("iscsi.targettransfertag", "iscsi.bufferOffset", "iscsi.scsidata.F"),
     OP_DATA_IN: ("iscsi.bufferOffset", "iscsi.scsidata.F"),
-    OP_R2T: ("iscsi.targettransfertag", "iscsi.bufferOffset", "iscsi.desireddatalength",
-             "iscsi.r2tsn"),
+    OP_R2T: ("iscsi.targettransfertag", "iscsi.bufferOffset", "iscsi.desireddatalength", "iscsi.r2tsn"),
     OP_NOP_OUT: ("iscsi.targettransfertag",),
     OP_NOP_IN: ("iscsi.targettransfertag",),
 }
 VARIABLE_FIELDS = ("iscsi.keyvalue",)  # login/text key=value pairs: any number, one PDU a frame
 
-PDU_COLUMNS = ["frame", "time_epoch_s", "src", "dst", "stream", "pdu", "opcode", "itt", "ttt",
-               "offset_bytes", "length_bytes", "data_segment_bytes", "expected_bytes", "write",
-               "final", "r2tsn", "keyvalues"]
+PDU_COLUMNS = [
+    "frame",
+    "time_epoch_s",
+    "src",
+    "dst",
+    "stream",
+    "pdu",
+    "opcode",
+    "itt",
+    "ttt",
+    "offset_bytes",
+    "length_bytes",
+    "data_segment_bytes",
+    "expected_bytes",
+    "write",
+    "final",
+    "r2tsn",
+    "keyvalues",
+]
 
 
 @dataclass
@@ -109,8 +144,9 @@ def _frame_pdus(cols: dict[str, str], path: str, line: int) -> list[dict[str, An
     values = {name: _split(cols.get(name, "")) for name in cols if name.startswith("iscsi.")}
     for name in UNIVERSAL_FIELDS:
         if len(values.get(name, [])) != len(opcodes):
-            raise IngestError(path, f"{name} has {len(values.get(name, []))} values for "
-                              f"{len(opcodes)} PDUs", line=line)
+            raise IngestError(
+                path, f"{name} has {len(values.get(name, []))} values for {len(opcodes)} PDUs", line=line
+            )
     wanted: dict[str, int] = {}
     for op in opcodes:
         for name in OPCODE_FIELDS.get(op, ()):
@@ -123,8 +159,12 @@ def _frame_pdus(cols: dict[str, str], path: str, line: int) -> list[dict[str, An
         if len(vals) != wanted.get(name, 0):
             if len(opcodes) == 1:  # unambiguous: take what the dissector showed
                 continue
-            raise IngestError(path, f"{name} has {len(vals)} values, the frame's opcodes "
-                              f"{[hex(o) for o in opcodes]} imply {wanted.get(name, 0)}", line=line)
+            raise IngestError(
+                path,
+                f"{name} has {len(vals)} values, the frame's opcodes "
+                f"{[hex(o) for o in opcodes]} imply {wanted.get(name, 0)}",
+                line=line,
+            )
     cursor = dict.fromkeys(values, 0)
 
     def take(name: str, op: int) -> str | None:
@@ -139,6 +179,7 @@ def _frame_pdus(cols: dict[str, str], path: str, line: int) -> list[dict[str, An
 
     pdus = []
     for k, op in enumerate(opcodes):
+
         def num(name: str, op: int = op) -> int | None:
             raw = take(name, op)
             return None if raw in (None, "") else _int(raw, path, line, name)
@@ -149,19 +190,26 @@ def _frame_pdus(cols: dict[str, str], path: str, line: int) -> list[dict[str, An
         final_raw = take("iscsi.scsidata.F", op)
         write_raw = take("iscsi.scsicommand.W", op)
         keyvalues = values.get("iscsi.keyvalue", []) if k == 0 else []
-        pdus.append({
-            "pdu": OPCODE_NAMES.get(op, f"opcode_{op:#04x}"), "opcode": op,
-            "itt": _int(values["iscsi.initiatortasktag"][k], path, line, "itt"),
-            "ttt": num("iscsi.targettransfertag"),
-            "offset_bytes": offset,
-            "length_bytes": desired if op == OP_R2T else (dsl if op in (OP_DATA_OUT, OP_DATA_IN) else None),
-            "data_segment_bytes": dsl,
-            "expected_bytes": num("iscsi.scsicommand.expecteddatatransferlength"),
-            "write": None if write_raw is None else _bool(write_raw),
-            "final": None if final_raw is None else _bool(final_raw),
-            "r2tsn": num("iscsi.r2tsn"),
-            "keyvalues": ";".join(keyvalues) if op in (OP_LOGIN, OP_LOGIN_RSP, OP_TEXT, OP_TEXT_RSP) else "",
-        })
+        pdus.append(
+            {
+                "pdu": OPCODE_NAMES.get(op, f"opcode_{op:#04x}"),
+                "opcode": op,
+                "itt": _int(values["iscsi.initiatortasktag"][k], path, line, "itt"),
+                "ttt": num("iscsi.targettransfertag"),
+                "offset_bytes": offset,
+                "length_bytes": desired
+                if op == OP_R2T
+                else (dsl if op in (OP_DATA_OUT, OP_DATA_IN) else None),
+                "data_segment_bytes": dsl,
+                "expected_bytes": num("iscsi.scsicommand.expecteddatatransferlength"),
+                "write": None if write_raw is None else _bool(write_raw),
+                "final": None if final_raw is None else _bool(final_raw),
+                "r2tsn": num("iscsi.r2tsn"),
+                "keyvalues": ";".join(keyvalues)
+                if op in (OP_LOGIN, OP_LOGIN_RSP, OP_TEXT, OP_TEXT_RSP)
+                else "",
+            }
+        )
     return pdus
 
 
@@ -170,8 +218,11 @@ def parse_text(text: str, path: str | Path = "<text>") -> TsharkResult:
     path = str(path)
     lines = text.lstrip("\ufeff").splitlines()
     if not lines or sniff(lines[0]) is None:
-        raise IngestError(path, "expected a tshark -T fields -E header=y export with the fields "
-                          f"{', '.join(REQUIRED_FIELDS)}", line=1)
+        raise IngestError(
+            path,
+            f"expected a tshark -T fields -E header=y export with the fields {', '.join(REQUIRED_FIELDS)}",
+            line=1,
+        )
     header = lines[0].split("\t")
     rows: list[dict[str, Any]] = []
     skipped: list[int] = []
@@ -180,14 +231,16 @@ def parse_text(text: str, path: str | Path = "<text>") -> TsharkResult:
             continue
         parts = raw.split("\t")
         if len(parts) != len(header):
-            raise IngestError(path, f"expected {len(header)} tab-separated fields, got {len(parts)}",
-                              line=lineno)
+            raise IngestError(
+                path, f"expected {len(header)} tab-separated fields, got {len(parts)}", line=lineno
+            )
         cols = dict(zip(header, parts, strict=True))
         try:
             t = float(cols["frame.time_epoch"])
         except ValueError:
-            raise IngestError(path, f"frame.time_epoch: not a number: {cols['frame.time_epoch']!r}",
-                              line=lineno) from None
+            raise IngestError(
+                path, f"frame.time_epoch: not a number: {cols['frame.time_epoch']!r}", line=lineno
+            ) from None
         frame = _int(cols["frame.number"], path, lineno, "frame.number")
         stream = _int(cols["tcp.stream"].split(";")[0], path, lineno, "tcp.stream")
         pdus_here = _frame_pdus(cols, path, lineno)
@@ -195,8 +248,16 @@ def parse_text(text: str, path: str | Path = "<text>") -> TsharkResult:
             skipped.append(lineno)
             continue
         for pdu in pdus_here:
-            rows.append({"frame": frame, "time_epoch_s": t, "src": cols.get("ip.src", ""),
-                         "dst": cols.get("ip.dst", ""), "stream": stream, **pdu})
+            rows.append(
+                {
+                    "frame": frame,
+                    "time_epoch_s": t,
+                    "src": cols.get("ip.src", ""),
+                    "dst": cols.get("ip.dst", ""),
+                    "stream": stream,
+                    **pdu,
+                }
+            )
     pdus = pd.DataFrame(rows, columns=PDU_COLUMNS)
     login: dict[str, dict[str, str]] = {}
     for _, r in pdus[pdus["pdu"].isin(["login", "login_response"])].iterrows():
@@ -213,8 +274,17 @@ def parse(path: str | Path) -> TsharkResult:
     return parse_text(read_text(path), path)
 
 
-EVENT_COLUMNS = ["stream", "itt", "event", "time_s", "offset_bytes", "length_bytes", "final",
-                 "r2tsn", "outstanding_r2t"]
+EVENT_COLUMNS = [
+    "stream",
+    "itt",
+    "event",
+    "time_s",
+    "offset_bytes",
+    "length_bytes",
+    "final",
+    "r2tsn",
+    "outstanding_r2t",
+]
 
 
 def timeline(result: TsharkResult) -> pd.DataFrame:
@@ -238,20 +308,38 @@ def timeline(result: TsharkResult) -> pd.DataFrame:
             event = r["pdu"]
             if event == "r2t":
                 outstanding += 1
-            elif event == "data_out" and r["final"] and r["ttt"] not in (None, 0xFFFFFFFF) \
-                    and outstanding > 0:
+            elif (
+                event == "data_out" and r["final"] and r["ttt"] not in (None, 0xFFFFFFFF) and outstanding > 0
+            ):
                 outstanding -= 1
-            out.append({"stream": int(stream), "itt": int(itt), "event": event,
-                        "time_s": float(r["time_epoch_s"]) - t0,
-                        "offset_bytes": r["offset_bytes"] if event != "command" else 0,
-                        "length_bytes": (r["data_segment_bytes"] if event == "command"
-                                         else r["length_bytes"]),
-                        "final": r["final"], "r2tsn": r["r2tsn"], "outstanding_r2t": outstanding})
+            out.append(
+                {
+                    "stream": int(stream),
+                    "itt": int(itt),
+                    "event": event,
+                    "time_s": float(r["time_epoch_s"]) - t0,
+                    "offset_bytes": r["offset_bytes"] if event != "command" else 0,
+                    "length_bytes": (r["data_segment_bytes"] if event == "command" else r["length_bytes"]),
+                    "final": r["final"],
+                    "r2tsn": r["r2tsn"],
+                    "outstanding_r2t": outstanding,
+                }
+            )
     return pd.DataFrame(out, columns=EVENT_COLUMNS)
 
 
-WRITE_COLUMNS = ["stream", "itt", "bytes", "immediate_bytes", "r2t_count", "max_outstanding_r2t",
-                 "data_out_pdus", "r2t_bytes", "latency_s", "first_r2t_s"]
+WRITE_COLUMNS = [
+    "stream",
+    "itt",
+    "bytes",
+    "immediate_bytes",
+    "r2t_count",
+    "max_outstanding_r2t",
+    "data_out_pdus",
+    "r2t_bytes",
+    "latency_s",
+    "first_r2t_s",
+]
 
 
 def writes(result: TsharkResult) -> pd.DataFrame:
@@ -266,15 +354,20 @@ def writes(result: TsharkResult) -> pd.DataFrame:
         if rsp.empty:
             continue
         r2t = e[e["event"] == "r2t"]
-        rows.append({
-            "stream": int(c["stream"]), "itt": int(c["itt"]), "bytes": c["expected_bytes"],
-            "immediate_bytes": int(c["data_segment_bytes"]), "r2t_count": len(r2t),
-            "max_outstanding_r2t": int(e["outstanding_r2t"].max()) if len(e) else 0,
-            "data_out_pdus": int((e["event"] == "data_out").sum()),
-            "r2t_bytes": int(r2t["length_bytes"].fillna(0).sum()),
-            "latency_s": float(rsp["time_s"].iloc[0]),
-            "first_r2t_s": float(r2t["time_s"].iloc[0]) if len(r2t) else None,
-        })
+        rows.append(
+            {
+                "stream": int(c["stream"]),
+                "itt": int(c["itt"]),
+                "bytes": c["expected_bytes"],
+                "immediate_bytes": int(c["data_segment_bytes"]),
+                "r2t_count": len(r2t),
+                "max_outstanding_r2t": int(e["outstanding_r2t"].max()) if len(e) else 0,
+                "data_out_pdus": int((e["event"] == "data_out").sum()),
+                "r2t_bytes": int(r2t["length_bytes"].fillna(0).sum()),
+                "latency_s": float(rsp["time_s"].iloc[0]),
+                "first_r2t_s": float(r2t["time_s"].iloc[0]) if len(r2t) else None,
+            }
+        )
     return pd.DataFrame(rows, columns=WRITE_COLUMNS)
 
 
@@ -282,7 +375,9 @@ def summary(result: TsharkResult) -> dict[str, Any]:
     """Counts per PDU kind, writes seen, R2Ts per write and the negotiated login keys."""
     w = writes(result)
     return {
-        "tool": "tshark", "format": FORMAT, "pdus": len(result.pdus),
+        "tool": "tshark",
+        "format": FORMAT,
+        "pdus": len(result.pdus),
         "pdu_counts": {k: int(v) for k, v in result.pdus["pdu"].value_counts().items()},
         "writes": len(w),
         "r2t_per_write": sorted({int(x) for x in w["r2t_count"]}) if len(w) else [],
