@@ -32,7 +32,7 @@ from .projects import LAB, ROOT, add_notebook, cli, make_project
 pytestmark = [pytest.mark.e2e]
 
 RUN = "t"
-WAIT_S = 120  # upper bound for a state the test waits for (never a timed assertion)
+WAIT_S = 600  # upper bound for a state the test waits for (never a timed assertion)
 POLL_S = 0.02
 QUICK = (
     "import pandas as pd\nfrom iscsi_report.analyses import report\n"

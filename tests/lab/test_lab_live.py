@@ -45,11 +45,11 @@ def _why_not() -> str | None:
 
 @pytest.fixture
 def lab_lock() -> Iterator[None]:
-    """Skip unless the lab can run here; hold the lab lock for the test."""
-    why = _why_not()
-    if why:
-        pytest.skip(why)
+    """Hold the lab lock, then skip unless the lab can run here (another test's lab is not a reason)."""
     with FileLock(str(LOCK), timeout=600):
+        why = _why_not()
+        if why:
+            pytest.skip(why)
         yield
 
 
