@@ -109,13 +109,15 @@ def tool_info(path: Path, manifest_tool: str) -> ToolInfo:
     found = detect_tool(read_text(path))
     if found is None:
         raise ReportError(f"{path}: no parser recognises this file (manifest says {manifest_tool})")
-    tool, _ = found
+    tool, detected_format = found
     if tool != manifest_tool:
         raise ReportError(f"{path}: the content is {tool} output but the manifest says {manifest_tool}")
     module = tool_module(tool)
     assert module is not None  # detect_tool names only tools whose parser module exists
     result = module.parse(path)
-    return ToolInfo(tool, result.format, _version_text(tool, result))
+    # a parser may name its format more precisely than detection (fio json vs json+); tshark's
+    # field export has one format only, so detection names it
+    return ToolInfo(tool, getattr(result, "format", detected_format), _version_text(tool, result))
 
 
 class _ToolCache:
