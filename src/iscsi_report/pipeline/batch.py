@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -48,6 +49,23 @@ KERNEL_START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel d
 STOP_POLL_S = 0.2
 STOP_GRACE_S = 10.0
 INTERRUPTED_STATUS = 130  # the shell's status for a command ended by Ctrl-C (128 + SIGINT)
+# Set by Ctrl-C: a job whose papermill got the same SIGINT can fail and be reported before the
+# runner's KeyboardInterrupt is handled; the command must still end as interrupted (130).
+SIGINT_SEEN = threading.Event()
+
+
+def watch_sigint() -> None:
+    """Remember Ctrl-C (then raise KeyboardInterrupt as Python's default handler does)."""
+    SIGINT_SEEN.clear()
+
+    def _handler(signum: int, frame: Any) -> None:
+        SIGINT_SEEN.set()
+        signal.default_int_handler(signum, frame)
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _handler)
+
+
 # Cells papermill adds (the parameters it injects, the red banners it puts around a failed cell).
 PAPERMILL_CELL_TAGS = {"injected-parameters", "papermill-error-cell-tag"}
 # Tags that keep the runner's plumbing off the published page; other code is collapsed.
@@ -594,8 +612,12 @@ def run(args: argparse.Namespace) -> int:
     """Entry point of ``iscsi-report run``."""
     project = Project.at(args.root)
     try:
+        watch_sigint()
         with pipeline_lock(project):
-            return run_batch(project, args.params or None, args.jobs, args.force, args.scheduler)
+            status = run_batch(project, args.params or None, args.jobs, args.force, args.scheduler)
+            if status != 0 and SIGINT_SEEN.is_set():
+                raise KeyboardInterrupt
+            return status
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
