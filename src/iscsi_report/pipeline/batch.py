@@ -608,16 +608,21 @@ def add_scheduler_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def batch_from_args(project: Project, args: argparse.Namespace) -> int:
+    """The batch ``run`` and ``book`` share; a failure caused by Ctrl-C ends as KeyboardInterrupt."""
+    status = run_batch(project, args.params or None, args.jobs, args.force, args.scheduler)
+    if status != 0 and SIGINT_SEEN.is_set():
+        raise KeyboardInterrupt
+    return status
+
+
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``iscsi-report run``."""
     project = Project.at(args.root)
     try:
         watch_sigint()
         with pipeline_lock(project):
-            status = run_batch(project, args.params or None, args.jobs, args.force, args.scheduler)
-            if status != 0 and SIGINT_SEEN.is_set():
-                raise KeyboardInterrupt
-            return status
+            return batch_from_args(project, args)
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

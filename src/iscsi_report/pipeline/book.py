@@ -11,7 +11,7 @@ import os
 import sys
 
 from iscsi_report.core.errors import ReportError
-from iscsi_report.pipeline.batch import SIGINT_SEEN, add_scheduler_argument, run_batch, watch_sigint
+from iscsi_report.pipeline.batch import add_scheduler_argument, batch_from_args, watch_sigint
 from iscsi_report.pipeline.build import build_book
 from iscsi_report.pipeline.locking import pipeline_lock
 from iscsi_report.pipeline.params import discover
@@ -40,9 +40,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         watch_sigint()
         with pipeline_lock(project):
-            status = run_batch(project, args.params or None, args.jobs, args.force, args.scheduler)
-            if status != 0 and SIGINT_SEEN.is_set():
-                raise KeyboardInterrupt
+            status = batch_from_args(project, args)
             if status != 0:
                 print(
                     "book: not built because a notebook failed; the previous site is untouched",
