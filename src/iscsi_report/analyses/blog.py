@@ -1,6 +1,6 @@
 """The blog's model inputs, worked examples and projection table, read from ``data/published/blog-2023.yaml``.
 
-Every number here is the blog's printed value (seed 000/002), read by id from the published
+Every number here is the blog's printed value (Guerri 2023), read by id from the published
 file; nothing is typed in code. Its model is run under :data:`BLOG_ASSUMPTIONS` (lock-step R2T
 groups, no PDU headers, no per-round cost, one 1 MiB device request charged per 2 MiB write),
 which reproduce its worked examples exactly; :func:`projection_table` can rerun the same rows

@@ -4,7 +4,7 @@ Each number of ``data/published/blog-2023.yaml`` is recomputed from the dataset'
 (ping, iperf3, fio, iostat), from the manifest's record of the iSCSI parameters, or from the
 model with the blog's own printed inputs (its formula), and judged by :mod:`iscsi_report.analyses.audit`.
 :func:`recompute_detailed` also says what each value was recomputed from; :func:`explanations`
-explains every discrepancy. The blog: seed ``000_437e632f38637111.txt``.
+explains every discrepancy. The blog: Guerri 2023 (book/references.md).
 """
 
 from __future__ import annotations

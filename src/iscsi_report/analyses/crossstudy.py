@@ -806,7 +806,7 @@ def mtu_gain_table(l3: Study) -> pd.DataFrame:
         rows.append({"mtu_bytes": m.mtu_bytes, "payload_efficiency": m.payload_efficiency})
     out = pd.DataFrame(rows)
     out["framing_gain_pct"] = PERCENT * (out["payload_efficiency"] / out["payload_efficiency"].iloc[0] - 1)
-    out["seed_gain_pct"] = [0.0, l3.value("l3.tests.mtu_gain_pct")]
+    out["published_gain_pct"] = [0.0, l3.value("l3.tests.mtu_gain_pct")]
     return out
 
 
@@ -852,7 +852,7 @@ BLOG_SETUPS = (
 )
 BLOG_R2T_SETTINGS = (1, 16)  # MaxOutstandingR2T of the blog's two projection blocks
 BLOG_CASE_KEY = "projection"  # one YAML entry explains all six blog rows
-COMSTAR_ASSUMED_MTU_BYTES = 1500  # the seed does not give the MTU; standard frames assumed
+COMSTAR_ASSUMED_MTU_BYTES = 1500  # the post does not give the MTU; standard frames assumed
 
 
 @dataclass(frozen=True)
@@ -1390,7 +1390,7 @@ def audit_rows(
 ) -> tuple[dict[str, PublishedNumber], dict[str, float]]:
     """(published, recomputed) for every number the analyses reproduce (explanations: the YAML's).
 
-    Feed to ``audit.audit_table``; numbers only transcribed (not reproducible from the seeds)
+    Feed to ``audit.audit_table``; numbers only transcribed (not reproducible from the sources)
     are left out of ``published`` so the audit covers exactly what is recomputed.
     """
     cs = load_cross_study(published_dir)

@@ -58,6 +58,16 @@ NESTED = "nested selection"
 # the one-way coefficient fixed at 1 (a trip costs one measured one-way delay), the rest fitted.
 REVISED = "revised after seeing errors: one-way coefficient fixed at 1"
 FIXED_ONE_WAY = "one_way_ms_paid"
+# The confirmation model, declared on 2026-11-22 BEFORE the confirmation sweep
+# (data/raw/lab-iscsi-2026-confirm: delays, block sizes and windows never measured before) was
+# collected, from what the held-out folds of the first sweep showed: a one-way trip costs the
+# measured one-way delay (coefficient fixed at 1, not fitted), plus a cost per data PDU (the
+# 8 KiB-segment runs carry 32 times more PDUs). Fitted once on every write run of the first
+# sweep; the confirmation sweep is predicted without refitting. Do not change after the sweep.
+CONFIRMATION = "declared model (one-way coefficient 1, per-PDU term)"
+CONFIRMATION_TERMS = ["wire_ms", "exposed_rounds", "data_pdus"]
+CONFIRMATION_OFFSET = "one_way_ms_paid"
+CONFIRMATION_METHODS = (CONFIRMATION, PRIMARY, "blog formula", "blog formula, rescaled")
 BLOG = "blog formula"
 BLOG_SCALED = "blog formula, rescaled"
 METHODS = (PRIMARY, NESTED, BLOG, BLOG_SCALED, REVISED)
@@ -472,6 +482,86 @@ def goal_met(v: Validation, goal_pct: float) -> pd.DataFrame:
     w["meets_goal"] = w[PRIMARY] <= goal_pct
     w["beats_baselines"] = (w[PRIMARY] < w[BLOG]) & (w[PRIMARY] < w[BLOG_SCALED])
     return w
+
+
+# ---- the prospective test on the confirmation sweep ----------------------------------------------
+
+
+def confirmation_predictions(train: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    """Fit each method on ``train`` (the first sweep) only; predict every configuration of ``new``."""
+    held = new.drop(columns=["latency_ms"])  # the new runs' inputs, without the answer
+    declared = fit_ols(train, CONFIRMATION_TERMS, CONFIRMATION_OFFSET)
+    preds = {
+        CONFIRMATION: predict_ols(declared, held, CONFIRMATION_TERMS)
+        + held[CONFIRMATION_OFFSET].to_numpy(float),
+        PRIMARY: predict_ols(fit_ols(train, VARIANTS[PRIMARY]), held, VARIANTS[PRIMARY]),
+        BLOG: held["blog_ms"].to_numpy(float),
+        BLOG_SCALED: fit_scale(train) * held["blog_ms"].to_numpy(float),
+    }
+    parts = []
+    for method, pred in preds.items():
+        t = per_configuration(new, np.asarray(pred, float))
+        t["error_pct"] = (t["predicted_ms"] - t["measured_ms"]) / t["measured_ms"] * 100.0
+        parts.append(t.assign(method=method))
+    out = pd.concat(parts, ignore_index=True)
+    return out.assign(
+        new_delay=~out["one_way_delay_ms"].isin(train["one_way_delay_ms"].unique()),
+        new_block_size=~out["bs_bytes"].isin(train["bs_bytes"].unique()),
+        new_window=~out["r2t_window"].isin(train["r2t_window"].unique()),
+    )
+
+
+def confirmation_summary(pred: pd.DataFrame) -> pd.DataFrame:
+    """Median absolute error (%) per method, over all configurations and per kind of novelty."""
+    groups = {
+        "every configuration": pred.index == pred.index,
+        "unseen delay": pred["new_delay"],
+        "unseen block size": pred["new_block_size"],
+        "unseen window": pred["new_window"],
+        "unseen delay, block size and window": pred["new_delay"]
+        & pred["new_block_size"]
+        & pred["new_window"],
+    }
+    rows = []
+    for name, mask in groups.items():
+        sub = pred[mask]
+        if sub.empty:
+            continue
+        row: dict[str, Any] = {"configurations": name, "n": int(len(sub) / pred["method"].nunique())}
+        for method in CONFIRMATION_METHODS:
+            e = sub.loc[sub["method"] == method, "error_pct"].abs()
+            row[method] = float(e.median())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def confirmation_coefficients(train: pd.DataFrame) -> pd.DataFrame:
+    """The declared model's coefficients (HC3 95 % CI) from its one fit on the first sweep."""
+    res = fit_ols(train, CONFIRMATION_TERMS, CONFIRMATION_OFFSET)
+    ci = res.conf_int(alpha=1 - CI_LEVEL)
+    names = {
+        "const": "fixed cost (ms)",
+        "wire_ms": "x wire time at the iperf3 rate",
+        "exposed_rounds": "ms per exposed R2T round",
+        "data_pdus": "ms per data PDU",
+    }
+    fixed = pd.DataFrame(
+        {
+            "term": ["x one-way trips x delay (fixed, not fitted)"],
+            "coefficient": [1.0],
+            "ci_low": [1.0],
+            "ci_high": [1.0],
+        }
+    )
+    fitted = pd.DataFrame(
+        {
+            "term": [names[k] for k in res.params.index],
+            "coefficient": res.params.to_numpy(),
+            "ci_low": ci[0].to_numpy(),
+            "ci_high": ci[1].to_numpy(),
+        }
+    )
+    return pd.concat([fitted, fixed], ignore_index=True).assign(n_runs=int(res.nobs))
 
 
 # ---- views for the chapters --------------------------------------------------------------------

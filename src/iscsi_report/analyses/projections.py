@@ -4,7 +4,7 @@
 (b) with inputs measured from the dataset's raw files: one-way latency = mean RTT of the
 2 ms-interval ping / 2, the per-64-KiB time from iperf3's received rate, the device term from
 the storage fit at the request size iostat shows, and the CPU term from target-side avg-cpu
-over IOPS (the blog's method, seed 000). Measured MiB/s come from the fio runs labelled
+over IOPS (the blog's method, Guerri 2023). Measured MiB/s come from the fio runs labelled
 ``validation``. Missing pieces raise :class:`MissingDataError` listing all of them. Every
 projection is capped by the link, the device's local throughput and the CPU, and names the
 bound that sets it.
@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from iscsi_report.analyses import blog, r2t, storage
+from iscsi_report.analyses import blog, prose, r2t, storage
 from iscsi_report.analyses import network as network_analysis
 from iscsi_report.core import model
 from iscsi_report.core.dataset import Dataset
@@ -184,7 +184,7 @@ def _missing(inputs: MeasuredInputs) -> list[str]:
     for dev in sorted(set(val["device"]) - set(inputs.devices["device"])):
         out.append(f"device {dev}: no storage fit (needs local runs at >= {storage.MIN_FIT_RUNS} sizes)")
     for _, row in val[val["iscsi_parameters"] == ""].iterrows():
-        out.append(f"validation run(s) {row['files']}: no iscsi_parameters label")
+        out.append(f"no iscsi_parameters label on the validation files {row['files']}")
     for name in sorted(set(val["iscsi_parameters"]) - {""} - set(inputs.parameter_sets.sets)):
         out.append(f"parameter set {name!r} is not under the manifest's iscsi_parameters")
     return out
@@ -640,8 +640,8 @@ def _network_inputs(src: DatasetSources, name: str) -> list[ModelInput]:
             "link_mbps",
             float(row["received_mbit_per_s"]),
             "Mbit/s",
-            f"mean received rate of {len(links)} forward TCP iperf3 run(s): {', '.join(links)}"
-            + (f" ({left_out} UDP or reverse run(s) left out)" if left_out else ""),
+            f"mean received rate of {prose.count(len(links), 'forward TCP iperf3 run')}: {', '.join(links)}"
+            + (f" ({prose.count(left_out, 'UDP or reverse run')} left out)" if left_out else ""),
         ),
     ]
 

@@ -4,7 +4,7 @@ The manifest's ``iscsi_parameters`` holds named sets of negotiated keys (values 
 targetcli print them: ``Yes``/``No``, integers). :func:`parameter_sets` reads them into
 :class:`~iscsi_report.core.model.IscsiParams`; a dataset without any falls back to the RFC 7143
 defaults as a what-if. :func:`configurations` adds the serial (MaxOutstandingR2T = 1) and
-all-at-once (MaxOutstandingR2T >= bursts) variants the blog compared (seed 000) when the dataset
+all-at-once (MaxOutstandingR2T >= bursts) variants the blog compared (Guerri 2023) when the dataset
 lacks them. The measured inputs (one-way latency, transmission time, device and CPU ms) come
 from ping, iperf3, the storage fit and iostat.
 """

@@ -71,11 +71,20 @@ class Context:
         """Show download links to the raw files this chapter read (default: every file it opened)."""
         from iscsi_report.core.ingest.textio import files_read
 
-        chosen = sorted(paths if paths is not None else files_read())
+        display_markdown(self.raw_links_markdown(paths if paths is not None else files_read()))
+
+    def raw_links_markdown(self, paths: list[Path]) -> str:
+        """The raw-file links as one collapsed ``<details>`` block (its summary counts the files)."""
+        chosen = sorted(paths)
+        if not chosen:
+            return "No raw file was read."
         items = [
             "- " + markup.link(p.relative_to(self.project_root).as_posix(), self.link_to(p)) for p in chosen
         ]
-        display_markdown("\n".join(items) or "No raw file was read.")
+        noun = "file" if len(chosen) == 1 else "files"
+        summary = f"<summary>Raw {noun} this chapter read ({len(chosen):,})</summary>"
+        # Blank lines around the list: markdown resumes between the two raw HTML blocks.
+        return "\n".join(['<details class="iscsi-raw-files">', summary, "", *items, "", "</details>"])
 
 
 def html_table(df: pd.DataFrame, name: str, decimals: int | None = 3) -> str:

@@ -3,7 +3,7 @@
 A write of ``bs`` bytes on a device at queue depth 1 takes roughly a fixed time plus ``bs``
 over a streaming bandwidth; :func:`fit_devices` estimates both by OLS with confidence intervals,
 and :meth:`DeviceFit.predict_ms` gives the model the device time at the request size that iostat
-shows the drive actually served (the blog's drive saw half-size requests, seed 000).
+shows the drive actually served (the blog's drive saw half-size requests, Guerri 2023).
 Everything takes a :class:`~iscsi_report.core.dataset.Dataset` or tidy DataFrames; notebooks only show.
 """
 
@@ -18,6 +18,7 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import stats as sps
 
+from iscsi_report.analyses import prose
 from iscsi_report.core import labels as label_contract
 from iscsi_report.core.dataset import Dataset, RawFile, verify
 from iscsi_report.core.errors import DesignError, IngestError
@@ -627,6 +628,25 @@ def headline(local: pd.DataFrame, fit: pd.DataFrame, requests: pd.DataFrame) -> 
         "largest_bs_kib": stat(largest, "bs_bytes", "max") / KIB_BYTES,
         "largest_bs_min_request_kib": stat(largest, "wareq_sz_kb", "min"),
         "largest_bs_max_request_kib": stat(largest, "wareq_sz_kb", "max"),
+    }
+
+
+def headline_text(head: dict[str, float]) -> dict[str, str]:
+    """The phrases the chapter glues from :func:`headline`: counts pluralised, equal range ends collapsed."""
+    return {
+        "local_devices_text": prose.count(head["local_devices"], "device"),
+        "local_block_sizes_text": prose.count(head["local_block_sizes"], "block size"),
+        "local_mib_per_s_text": prose.span(
+            head["local_min_mib_per_s"], head["local_max_mib_per_s"], "MiB/s", 1
+        ),
+        "fit_fixed_ms_text": prose.span(head["fit_min_fixed_ms"], head["fit_max_fixed_ms"], "ms", 3),
+        "fit_streaming_text": prose.span(
+            head["fit_min_streaming_mib_per_s"], head["fit_max_streaming_mib_per_s"], "MiB/s", 1
+        ),
+        "largest_bs_kib_text": prose.span(head["largest_bs_kib"], head["largest_bs_kib"], "KiB"),
+        "largest_request_kib_text": prose.span(
+            head["largest_bs_min_request_kib"], head["largest_bs_max_request_kib"], "KiB"
+        ),
     }
 
 

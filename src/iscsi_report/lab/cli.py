@@ -18,6 +18,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     run = subs.add_parser("run", help="bring the lab up, run the sweep, write the dataset")
     run.add_argument("--out", required=True, help="dataset folder, e.g. data/raw/lab-iscsi-2026")
     run.add_argument("--quick", action="store_true", help="a small sweep (about a minute)")
+    run.add_argument(
+        "--confirm",
+        action="store_true",
+        help="the confirmation sweep: delays, block sizes and windows the full sweep never measured",
+    )
     smoke = subs.add_parser("smoke", help="a short check of the lab (under 90 s)")
     smoke.add_argument("--json", dest="json_out", help="also write the figures to this file")
     subs.add_parser("teardown", help="remove whatever a lab left behind (from its state file)")
@@ -94,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         out = Path(args.out).resolve()
         clean_out(out)
         with Lab(tools, _say) as lab:
-            summary = execute(lab, out, args.quick, _say)
+            summary = execute(lab, out, args.quick, _say, confirm=args.confirm)
         print(json.dumps(summary, indent=1, default=str))
         return 0 if not summary["failures"] and summary["verify"]["passed"] else 1
     raise SystemExit(f"unknown lab command {cmd}")

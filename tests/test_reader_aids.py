@@ -1,0 +1,243 @@
+"""Reader aids of the book: code hidden behind one switch per page, collapsed raw-file lists, sources
+cited by author and year (never by the file name of a copy), and prose that reads as written."""
+
+from __future__ import annotations
+
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jupytext
+import pytest
+import yaml
+
+from iscsi_report.analyses import prose, report, storage
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("*.md") if p.name != "README.md")
+STATIC = ROOT / "book" / "_static"
+# Tags that give a cell its own show/hide button (sphinx-togglebutton): one switch per page instead.
+PER_CELL_TOGGLES = {"hide-input", "hide-output", "hide-cell"}
+# A source cited by the hash-named file of its copy, or as "seed N".
+SEED_CITATION = re.compile(r"\bseeds?\s*`*\s*0\d\d|\b0\d\d_[0-9a-f]{16}(\.txt)?\b", re.IGNORECASE)
+
+
+# ---- code hidden by default, one switch per page ------------------------------------------------
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_code_cell_has_a_toggle_of_its_own(path: Path) -> None:
+    nb = jupytext.read(path)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code, "a chapter with no code cell"
+    own = [(i, sorted(PER_CELL_TOGGLES & set(c.metadata.get("tags", [])))) for i, c in enumerate(code)]
+    assert [x for x in own if x[1]] == [], "per-cell toggles: the page's one switch shows the code"
+
+
+def test_the_page_switch_hides_every_code_cell_until_asked() -> None:
+    js = (STATIC / "code-toggle.js").read_text(encoding="utf-8")
+    css = (STATIC / "code-toggle.css").read_text(encoding="utf-8")
+    assert "root.classList.add(HIDDEN)" in js and '"iscsi-code-hidden"' in js
+    assert js.count('document.createElement("button")') == 1, "exactly one switch per page"
+    assert "Show the code" in js and "Hide the code" in js
+    assert re.search(r"html\.iscsi-code-hidden div\.cell div\.cell_input\s*\{\s*display:\s*none", css)
+    # A cell with no output is gone while its code is hidden, and with neither input nor output always.
+    assert re.search(
+        r"html\.iscsi-code-hidden div\.cell:not\(:has\(div\.cell_output > \*\)\)\s*\{\s*display:\s*none", css
+    )
+    assert re.search(r"div\.cell:not\(:has\(div\.cell_input\)\):not\(:has\(div\.cell_output > \*\)\)", css)
+
+
+def test_jupyter_book_loads_the_switch_on_every_page() -> None:
+    from jupyter_book.config import get_final_config
+
+    cfg, _ = get_final_config(
+        user_yaml=yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8")),
+        sourcedir=ROOT / "book",
+        cli_config={"latex_individualpages": False},
+    )
+    assert "code-toggle.js" in cfg["html_js_files"]
+    assert "code-toggle.css" in cfg["html_css_files"]
+
+
+# ---- raw files a chapter read: one collapsed block ----------------------------------------------
+
+
+def _context(tmp_path: Path) -> report.Context:
+    (tmp_path / "book" / "runs" / "r").mkdir(parents=True)
+    return report.Context(run_name="r", dataset="d", project_root=tmp_path, results_dir=tmp_path / "out")
+
+
+def test_raw_links_are_one_collapsed_block_with_a_count(tmp_path: Path) -> None:
+    ctx = _context(tmp_path)
+    raw = tmp_path / "data" / "raw" / "d"
+    paths = [raw / "ping" / f"p{i:02d}.txt" for i in range(60)] + [raw / "fio" / "a<b>`|.json"]
+    text = ctx.raw_links_markdown(paths)
+    lines = text.splitlines()
+    assert lines[0] == '<details class="iscsi-raw-files">' and lines[-1] == "</details>"
+    assert lines[1] == "<summary>Raw files this chapter read (61)</summary>"
+    links = [line for line in lines if line.startswith("- [")]
+    assert len(links) == 61
+    assert all("(<path:../../../data/raw/d/" in line for line in links), "links stay relative to the page"
+    assert str(tmp_path) not in text
+    assert r"a\<b\>\`\|.json" in text, "a hostile file name is escaped in the label"
+    assert ctx.raw_links_markdown([raw / "one.txt"]).splitlines()[1] == (
+        "<summary>Raw file this chapter read (1)</summary>"
+    )
+    assert ctx.raw_links_markdown([]) == "No raw file was read."
+
+
+def test_raw_links_render_as_details_holding_download_links(tmp_path: Path) -> None:
+    ctx = _context(tmp_path)
+    raw = tmp_path / "data" / "raw" / "d"
+    raw.mkdir(parents=True)
+    paths = []
+    for name in ("a.txt", "b<c>.txt"):
+        (raw / name).write_text(name, encoding="utf-8")
+        paths.append(raw / name)
+    src = tmp_path / "book" / "runs" / "r"
+    (tmp_path / "book" / "conf.py").write_text('extensions = ["myst_parser"]\n', encoding="utf-8")
+    (tmp_path / "book" / "index.md").write_text(
+        "# Index\n\n```{toctree}\nruns/r/page\n```\n", encoding="utf-8"
+    )
+    (src / "page.md").write_text("# Page\n\n" + ctx.raw_links_markdown(paths) + "\n", encoding="utf-8")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-q",
+            "-W",
+            "-b",
+            "html",
+            str(tmp_path / "book"),
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    page = (tmp_path / "out" / "runs" / "r" / "page.html").read_text(encoding="utf-8")
+    block = page[page.index('<details class="iscsi-raw-files">') : page.index("</details>")]
+    assert "<summary>Raw files this chapter read (2)</summary>" in block
+    assert len(re.findall(r'<a class="reference download internal"', block)) == 2
+    assert "b&lt;c&gt;.txt" in block and "<c>" not in block
+
+
+# ---- sources cited by author and year -----------------------------------------------------------
+
+
+def _strings(node: Any, path: str = "") -> list[tuple[str, str]]:
+    """Every (YAML path, string) in a parsed YAML document."""
+    if isinstance(node, dict):
+        return [s for k, v in node.items() for s in _strings(v, f"{path}.{k}")]
+    if isinstance(node, list):
+        return [s for i, v in enumerate(node) for s in _strings(v, f"{path}[{i}]")]
+    return [(path, node)] if isinstance(node, str) else []
+
+
+def test_the_seed_pattern_catches_what_it_should() -> None:
+    assert SEED_CITATION.search("(seed `000_437e632f38637111.txt`)")
+    assert SEED_CITATION.search("seed 002 says")
+    assert SEED_CITATION.search("002_622d3d8e8edc3cfb.txt")
+    assert not SEED_CITATION.search("seeded draws, seed = 20231231")
+
+
+def test_no_page_source_cites_a_seed_file() -> None:
+    sources = [*NOTEBOOKS, *sorted((ROOT / "src" / "iscsi_report" / "analyses").rglob("*.py"))]
+    offenders = [
+        f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
+        for p in sources
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if SEED_CITATION.search(line)
+    ]
+    assert offenders == []
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "data" / "published").glob("*.yaml")), ids=lambda p: p.stem)
+def test_published_text_cites_by_author_and_year(path: Path) -> None:
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    shown = [(k, s) for k, s in _strings(doc) if k != ".transcribed_from"]  # provenance of the copy only
+    assert [f"{k}: {s}" for k, s in shown if SEED_CITATION.search(s)] == []
+    citation = doc.get("citation") or {}
+    assert doc["source"] == citation.get("key"), "rows are labelled by the citation key"
+    refs = (ROOT / "book" / "references.md").read_text(encoding="utf-8")
+    assert f"({citation['ref']})=" in refs, "the key resolves to an entry of the references page"
+
+
+# ---- prose that reads as written ----------------------------------------------------------------
+
+
+def test_counts_pluralise_and_separate_thousands() -> None:
+    assert prose.count(1, "device") == "1 device"
+    assert prose.count(6, "device") == "6 devices"
+    assert prose.count(0, "group") == "0 groups"
+    assert prose.count(901800, "reply", "replies") == "901,800 replies"
+    assert prose.number(10_000_000_000.0) == "10,000,000,000"
+    assert prose.number(math.nan) == "—"
+
+
+def test_ranges_collapse_equal_ends() -> None:
+    assert prose.span(1024, 1024, "KiB") == "1,024 KiB"
+    assert prose.span(512, 1024, "KiB") == "512 to 1,024 KiB"
+    assert prose.span(0.1234, 0.1236, "ms", 3) == "0.123 to 0.124 ms"
+    assert prose.span(7.3001, 7.2999, "ms", 1) == "7.3 ms", "ends that print the same collapse"
+
+
+def test_sizes_in_words() -> None:
+    assert prose.size(2 * 2**20) == "2 MiB"
+    assert prose.size(65536) == "64 KiB"
+    assert prose.size(512) == "512 B"
+    assert prose.sizes([2 * 2**20] * 6) == "2 MiB"
+    assert prose.sizes([2**20, 65536, 2**20]) == "64 KiB and 1 MiB"
+    assert prose.sizes([4096, 65536, 2**20]) == "4 KiB, 64 KiB and 1 MiB"
+
+
+def test_storage_headline_phrases() -> None:
+    head = {
+        "local_devices": 1.0,
+        "local_block_sizes": 6.0,
+        "local_min_mib_per_s": 100.04,
+        "local_max_mib_per_s": 100.01,
+        "fit_min_fixed_ms": 0.5,
+        "fit_max_fixed_ms": 7.25,
+        "fit_min_streaming_mib_per_s": 140.0,
+        "fit_max_streaming_mib_per_s": 1500.0,
+        "largest_bs_kib": 2048.0,
+        "largest_bs_min_request_kib": 1024.0,
+        "largest_bs_max_request_kib": 1024.0,
+    }
+    text = storage.headline_text(head)
+    assert text["local_devices_text"] == "1 device"
+    assert text["local_block_sizes_text"] == "6 block sizes"
+    assert text["local_mib_per_s_text"] == "100.0 MiB/s"
+    assert text["fit_fixed_ms_text"] == "0.500 to 7.250 ms"
+    assert text["fit_streaming_text"] == "140.0 to 1,500.0 MiB/s"
+    assert text["largest_bs_kib_text"] == "2,048 KiB"
+    assert text["largest_request_kib_text"] == "1,024 KiB"
+
+
+TEMPLATE_SLIPS = re.compile(r"\w\(s\)|\(es\)")
+# The chapters over a dataset (blog, veth, your own) and the blog's audit and cross-study pages.
+DATASET_CHAPTERS = [
+    "network",
+    "storage",
+    "model",
+    "projections",
+    "fit",
+    "validation",
+    "whatif",
+    "audit",
+    "cross_study",
+]
+
+
+@pytest.mark.parametrize("name", DATASET_CHAPTERS)
+def test_chapter_prose_has_no_template_plurals(name: str) -> None:
+    nb = jupytext.read(ROOT / "notebooks" / f"{name}.md")
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert TEMPLATE_SLIPS.findall(text) == [], "pluralise with prose.count instead of '(s)'"
