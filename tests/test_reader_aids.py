@@ -241,3 +241,96 @@ def test_chapter_prose_has_no_template_plurals(name: str) -> None:
     nb = jupytext.read(ROOT / "notebooks" / f"{name}.md")
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert TEMPLATE_SLIPS.findall(text) == [], "pluralise with prose.count instead of '(s)'"
+
+
+# ---- each dataset's chapters say what it is and explain its odd numbers -------------------------
+
+VETH = ROOT / "data" / "raw" / "lab-veth-2026"
+
+
+def _veth() -> tuple[Any, Any, Any]:
+    from iscsi_report.analyses import network
+    from iscsi_report.core import dataset as datasets
+
+    ds = datasets.load(VETH)
+    samples = network.rtt_samples(ds)
+    return ds, samples, network.latency_summary(samples)
+
+
+def test_measured_dataset_pages_open_with_what_the_dataset_is() -> None:
+    from iscsi_report.analyses import about
+    from iscsi_report.core import dataset as datasets
+
+    ds = datasets.load(VETH)
+    box = about.dataset_box(ds, "network")
+    assert box.startswith(":::{note} About this dataset: ") and box.endswith(":::")
+    assert "veth pair" in box and "No iSCSI traffic is in this dataset" in box
+    assert "interpretation" in about.dataset_box(ds, "network"), "the chapter's own note from notes.yaml"
+    assert about.dataset_box(ds, "model") != about.dataset_box(ds, "storage")
+    blog = datasets.load(ROOT / "data" / "raw" / "blog-2023")
+    assert about.has_iscsi(blog) and about.dataset_box(blog, "network") == "", "the banner covers it"
+
+
+def test_dataset_notes_refuse_a_bad_file_by_name(tmp_path: Path) -> None:
+    from iscsi_report.analyses import about
+    from iscsi_report.core.errors import ReportError
+
+    assert about.notes(tmp_path) == {}
+    (tmp_path / "notes.yaml").write_text("chapters:\n  netwrok: text\n", encoding="utf-8")
+    with pytest.raises(ReportError, match=r"notes\.yaml: at chapters\.netwrok: expected text for one of"):
+        about.notes(tmp_path)
+    (tmp_path / "notes.yaml").write_text("- a list\n", encoding="utf-8")
+    with pytest.raises(ReportError, match=r"notes\.yaml: expected a mapping with a 'chapters' mapping"):
+        about.notes(tmp_path)
+
+
+def test_the_veth_iperf3_rate_is_the_shapers_payload_ceiling() -> None:
+    from iscsi_report.analyses import about
+
+    ds, _, _ = _veth()
+    (run,) = about.shaped_runs(ds)
+    assert run.limit_mbit_per_s == 800 and run.mss_bytes == 1448 and run.frame_bytes == 1514
+    assert run.payload_ceiling_mbit_per_s == pytest.approx(800 * 1448 / 1514)
+    # Physics: the measured payload rate cannot exceed the shaper's payload ceiling by more than the
+    # shaper's initial burst allows, and it reaches it (the shaper, not the CPU, binds).
+    assert run.received_mbit_per_s == pytest.approx(run.payload_ceiling_mbit_per_s, rel=0.005)
+    assert run.sender_cpu_pct < 50
+    text = about.shaping_sentence(run)
+    assert "765.1 Mbit/s" in text and "1,514 bytes" in text and "binding bound" in text
+
+
+def test_veth_interval_effect_and_print_steps_are_found_from_the_files() -> None:
+    from iscsi_report.analyses import about
+
+    ds, samples, summary = _veth()
+    effects = about.interval_effects(summary)
+    (row,) = [r for _, r in effects.iterrows()]
+    assert row["dense_interval_ms"] == pytest.approx(2) and row["sparse_interval_ms"] == pytest.approx(200)
+    assert row["ratio"] > about.INTERVAL_EFFECT_FACTOR
+    steps = about.print_steps(samples).set_index("interval_ms")
+    assert steps.loc[2.0, "step_ms"] == pytest.approx(0.001)
+    assert steps.loc[2.0, "distinct_values"] < 20 and steps.loc[2.0, "replies"] == 3000
+    assert steps.loc[200.0, "step_ms"] < about.COARSE_PRINT_SHARE * steps.loc[200.0, "median_ms"]
+    findings = about.network_findings(ds, samples, summary)
+    assert [f.split("**")[1] for f in findings] == [
+        "The iperf3 rate is the shaper's, not the link's.",
+        "How often the path is used changes its round trip.",
+        "Some 'modes' are print steps.",
+    ]
+    assert "1.0 µs" in findings[2] and "3,000 replies" in findings[2]
+
+
+def test_blog_network_files_need_none_of_the_veth_caveats() -> None:
+    from iscsi_report.analyses import about, network
+    from iscsi_report.core import dataset as datasets
+
+    ds = datasets.load(ROOT / "data" / "raw" / "blog-2023")
+    samples = network.rtt_samples(ds)
+    findings = about.network_findings(ds, samples, network.latency_summary(samples))
+    assert not any("shaper" in f or "print steps" in f for f in findings)
+
+
+def test_durations_switch_to_microseconds_below_a_tenth_of_a_millisecond() -> None:
+    assert prose.duration_ms(0.001343) == "1.3 µs"
+    assert prose.duration_ms(0.025433) == "25.4 µs"
+    assert prose.duration_ms(1.5) == "1.500 ms"

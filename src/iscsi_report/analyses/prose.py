@@ -49,3 +49,8 @@ def sizes(values: list[float]) -> str:
     """Distinct byte sizes in words, smallest first: "2 MiB", "64 KiB and 2 MiB", "a, b and c"."""
     shown = [size(v) for v in sorted(set(values))]
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1] if shown else "—"
+
+
+def duration_ms(ms: float) -> str:
+    """A time given in ms, in µs below 0.1 ms (one decimal) so sub-microsecond steps stay visible."""
+    return f"{number(ms * 1000, 1)} µs" if abs(ms) < 0.1 else f"{number(ms, 3)} ms"

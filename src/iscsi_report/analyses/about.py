@@ -1,0 +1,233 @@
+"""What a page's dataset is, and what its odd-looking numbers mean, in sentences computed from its files.
+
+The same chapters (network, storage, model) run over every dataset: the reconstructed blog study,
+the veth link of this machine, a reader's own measurements. :func:`dataset_box` opens each such
+chapter over measured data with the manifest's own title and description, says when the dataset
+holds no iSCSI traffic at all, and adds the dataset's reader notes for that chapter
+(``data/raw/<dataset>/notes.yaml``, text only). :func:`network_findings` explains the network
+numbers that mislead when read bare: a rate set by a traffic shaper, round trips that depend on
+how often the path is used, and round trips too short for ping's printed resolution. Each finding
+is a sentence whose numbers come from the raw files, shown only where the data shows it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from iscsi_report.analyses import network, prose
+from iscsi_report.analyses.report import Context, display_markdown
+from iscsi_report.core import markup
+from iscsi_report.core.dataset import Dataset, load, verify
+from iscsi_report.core.errors import ReportError
+from iscsi_report.core.ingest import iperf3
+
+NOTES = "notes.yaml"
+CHAPTERS = ("network", "storage", "model")
+# Bytes a shaper counts per TCP segment beyond its payload: IPv4 header, TCP header with the
+# timestamp option Linux sends by default, and the Ethernet header the qdisc sees (no FCS, no preamble).
+IPV4_HEADER_BYTES = 20
+TCP_HEADER_WITH_TIMESTAMPS_BYTES = 32
+ETHERNET_HEADER_BYTES = 14
+# A print step at least this share of the median round trip makes the histogram a staircase.
+COARSE_PRINT_SHARE = 0.25
+# Mean round trips of one network differing by at least this factor across ping intervals.
+INTERVAL_EFFECT_FACTOR = 2.0
+
+
+def notes(raw_dir: Path) -> dict[str, str]:
+    """The dataset's reader notes per chapter (empty without ``notes.yaml``); clear error on a bad file."""
+    path = raw_dir / NOTES
+    if not path.is_file():
+        return {}
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ReportError(f"{path}: not valid YAML ({exc})") from exc
+    chapters = doc.get("chapters") if isinstance(doc, dict) else None
+    if not isinstance(chapters, dict):
+        raise ReportError(f"{path}: expected a mapping with a 'chapters' mapping of chapter name to text")
+    out = {}
+    for name, text in chapters.items():
+        if name not in CHAPTERS or not isinstance(text, str):
+            raise ReportError(f"{path}: at chapters.{name}: expected text for one of {list(CHAPTERS)}")
+        out[str(name)] = " ".join(text.split())
+    return out
+
+
+def has_iscsi(ds: Dataset) -> bool:
+    """Whether any file of the dataset went through iSCSI (a fio run not local, or iSCSI parameters)."""
+    return any(f.side != "local" for f in ds.select("fio")) or bool(ds.iscsi_parameters)
+
+
+def dataset_box(ds: Dataset, chapter: str) -> str:
+    """The page's opening note on a measured dataset (MyST admonition); "" on a reconstructed one."""
+    if ds.reconstructed:
+        return ""  # the reconstructed-data banner (analyses/provenance.py) says what it is
+    lines = [f":::{{note}} About this dataset: {markup.text(ds.title)}"]
+    if ds.description:
+        lines.append(markup.text(ds.description))
+    if not has_iscsi(ds):
+        lines += [
+            "",
+            "**No iSCSI traffic is in this dataset.** Its fio runs write to a local device and its "
+            "ping and iperf3 runs cross the network alone, so the chapters over it show the parts "
+            "an iSCSI write is made of, measured separately; any iSCSI figure is the model's.",
+        ]
+    note = notes(ds.root).get(chapter, "")
+    if note:
+        lines += ["", markup.text(note)]
+    return "\n".join([*lines, ":::"])
+
+
+# ---- network findings -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shaped:
+    """A forward TCP iperf3 run through a shaper of known rate: the payload ceiling it implies."""
+
+    file: str
+    limit_mbit_per_s: float
+    mss_bytes: int
+    received_mbit_per_s: float
+    sender_cpu_pct: float
+
+    @property
+    def frame_bytes(self) -> int:
+        """Bytes the shaper counts per full segment."""
+        return self.mss_bytes + IPV4_HEADER_BYTES + TCP_HEADER_WITH_TIMESTAMPS_BYTES + ETHERNET_HEADER_BYTES
+
+    @property
+    def payload_ceiling_mbit_per_s(self) -> float:
+        """The shaper's rate times the payload share of each frame."""
+        return self.limit_mbit_per_s * self.mss_bytes / self.frame_bytes
+
+
+def shaped_runs(ds: Dataset) -> list[Shaped]:
+    """Forward TCP iperf3 runs whose manifest gives the link's shaped rate (label ``link_limit_mbps``)."""
+    out = []
+    for f in ds.select("iperf3"):
+        limit = f.labels.get("link_limit_mbps")
+        result = iperf3.parse(verify(f))
+        mss = result.doc.get("start", {}).get("tcp_mss_default")
+        if limit is None or result.protocol != "tcp" or result.reverse or not isinstance(mss, int):
+            continue
+        summary = iperf3.summary(result)
+        cpu = result.end.get("cpu_utilization_percent", {}).get("host_total", np.nan)
+        received = summary["received_bps"] / network.BITS_PER_MBIT
+        out.append(Shaped(f.rel, float(limit), mss, received, float(cpu)))
+    return out
+
+
+def shaping_sentence(run: Shaped) -> str:
+    """Why a shaped link's TCP rate sits below the shaper's rate, with the numbers of one run."""
+    share = 100 * run.received_mbit_per_s / run.payload_ceiling_mbit_per_s
+    return (
+        f"**The iperf3 rate is the shaper's, not the link's.** The run {markup.code(run.file)} crossed a "
+        f"shaper set to {prose.number(run.limit_mbit_per_s)} Mbit/s (manifest label `link_limit_mbps`). "
+        f"A shaper counts whole frames: each segment carries {prose.count(run.mss_bytes, 'byte')} of "
+        f"payload (iperf3's MSS) in {prose.count(run.frame_bytes, 'byte')} (IPv4 {IPV4_HEADER_BYTES}, "
+        f"TCP with timestamps {TCP_HEADER_WITH_TIMESTAMPS_BYTES}, Ethernet {ETHERNET_HEADER_BYTES}), "
+        f"so TCP payload tops out at {prose.number(run.payload_ceiling_mbit_per_s, 1)} Mbit/s. "
+        f"iperf3 received {prose.number(run.received_mbit_per_s, 1)} Mbit/s, {prose.number(share, 1)} % "
+        f"of that ceiling, with the sending host's CPU {prose.number(run.sender_cpu_pct, 1)} % busy: the "
+        "shaper is the binding bound."
+    )
+
+
+def interval_effects(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per network pinged at several intervals: the densest and sparsest interval and their mean RTTs."""
+    rows = []
+    for net, group in summary.dropna(subset=["interval_s"]).groupby("network", sort=True):
+        if group["interval_s"].nunique() < 2:
+            continue
+        dense = group.loc[group["interval_s"].idxmin()]
+        sparse = group.loc[group["interval_s"].idxmax()]
+        rows.append(
+            {
+                "network": net,
+                "dense_interval_ms": 1000 * dense["interval_s"],
+                "dense_mean_ms": dense["mean_ms"],
+                "sparse_interval_ms": 1000 * sparse["interval_s"],
+                "sparse_mean_ms": sparse["mean_ms"],
+                "ratio": sparse["mean_ms"] / dense["mean_ms"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def interval_sentence(row: pd.Series) -> str:
+    """How much a network's round trip depends on how often it is pinged."""
+    slower = "longer" if row["ratio"] >= 1 else "shorter"
+    factor = row["ratio"] if row["ratio"] >= 1 else 1 / row["ratio"]
+    dense_ms, dense_mean = prose.number(row["dense_interval_ms"], 0), prose.duration_ms(row["dense_mean_ms"])
+    dense = f"{dense_ms} ms apart averaged {dense_mean}"
+    sparse = (
+        f"{prose.number(row['sparse_interval_ms'], 0)} ms apart {prose.duration_ms(row['sparse_mean_ms'])}"
+    )
+    return (
+        f"**How often the path is used changes its round trip.** On {markup.text(row['network'])}, pings "
+        f"{dense} and pings {sparse}, {prose.number(factor, 1)} times {slower}. Which of them an iSCSI "
+        "write meets depends on how often it sends: the model chapter takes the ping interval closest "
+        "to its own gap between PDUs."
+    )
+
+
+def print_steps(samples: pd.DataFrame) -> pd.DataFrame:
+    """Per network and interval: ping's print step, distinct values and median, in ms."""
+    rows = []
+    for (net, interval), group in samples.groupby(list(network.SUMMARY_KEYS), sort=True, dropna=False):
+        values = np.unique(np.round(group["rtt_ms"].to_numpy(), 9))
+        steps = np.diff(values)
+        rows.append(
+            {
+                "network": net,
+                "interval_ms": 1000 * interval,
+                "step_ms": float(steps.min()) if steps.size else np.nan,
+                "distinct_values": int(values.size),
+                "median_ms": float(group["rtt_ms"].median()),
+                "replies": len(group),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def steps_sentence(row: pd.Series) -> str:
+    """Why a histogram of round trips near ping's print resolution shows 'modes' that are not there."""
+    return (
+        f"**Some 'modes' are print steps.** The {markup.text(row['network'])} pings "
+        f"{prose.number(row['interval_ms'], 0)} ms apart print their round trips in steps of "
+        f"{prose.duration_ms(row['step_ms'])}, and their {prose.count(row['replies'], 'reply', 'replies')} "
+        f"take only {prose.count(row['distinct_values'], 'distinct value')} (median "
+        f"{prose.duration_ms(row['median_ms'])}). Peaks of the histogram and the `modes` column for them "
+        "are steps of the printout, not separate populations of round trips."
+    )
+
+
+def network_findings(ds: Dataset, samples: pd.DataFrame, summary: pd.DataFrame) -> list[str]:
+    """Every network finding the dataset shows, as MyST paragraphs (an empty list when none applies)."""
+    found = [shaping_sentence(run) for run in shaped_runs(ds)]
+    effects = interval_effects(summary)
+    if len(effects):
+        strong = effects[
+            (effects["ratio"] >= INTERVAL_EFFECT_FACTOR) | (effects["ratio"] <= 1 / INTERVAL_EFFECT_FACTOR)
+        ]
+        found += [interval_sentence(row) for _, row in strong.iterrows()]
+    steps = print_steps(samples)
+    if len(steps):
+        coarse = steps[steps["step_ms"] >= COARSE_PRINT_SHARE * steps["median_ms"]]
+        found += [steps_sentence(row) for _, row in coarse.iterrows()]
+    return found
+
+
+def show_dataset_box(ctx: Context, chapter: str) -> str:
+    """Show the opening note of the page's dataset (nothing on a reconstructed one); returns its MyST."""
+    text = dataset_box(load(ctx.raw_dir), chapter)
+    if text:
+        display_markdown(text)
+    return text
