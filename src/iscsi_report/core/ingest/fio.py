@@ -19,6 +19,7 @@ import pandas as pd
 import pandera.pandas as pa
 
 from iscsi_report.core.errors import IngestError
+from iscsi_report.core.ingest import schemas
 from iscsi_report.core.ingest.textio import INT64_MAX, decode_json, read_text
 
 FORMAT_JSON = "fio-json"
@@ -577,7 +578,7 @@ def _has_bins(doc: dict[str, Any]) -> bool:
 def _validate(path: str | Path, schema: pa.DataFrameSchema, df: pd.DataFrame) -> pd.DataFrame:
     """Coerce and check a frame against its schema; a failure means the input was bad."""
     try:
-        return schema.validate(df.astype({c: str(s.dtype) for c, s in schema.columns.items()}))
+        return schemas.validate(schema, schemas.astype(schema, df))
     except (pa.errors.SchemaError, ValueError, TypeError) as exc:
         raise IngestError(path, f"fio values fail validation: {exc}") from exc
 

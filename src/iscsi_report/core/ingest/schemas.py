@@ -1,11 +1,27 @@
 """pandera schemas for the ping and iperf3 DataFrames (fio/iostat keep theirs in their modules).
 
 Imported lazily (only when a DataFrame is built), so the summarize CLI does not pay for pandera.
+:func:`validate` is pandera's ``schema.validate`` with a vectorised fast path for frames that pass.
 """
 
 from __future__ import annotations
 
+import functools
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
 import pandera.pandas as pa
+
+# pandera built-in checks the fast path evaluates itself: name -> (statistic, comparison).
+_BOUND_CHECKS: dict[str, tuple[str, Callable[[Any, Any], Any]]] = {
+    "greater_than": ("min_value", operator.gt),
+    "greater_than_or_equal_to": ("min_value", operator.ge),
+    "less_than": ("max_value", operator.lt),
+    "less_than_or_equal_to": ("max_value", operator.le),
+}
 
 PING_SAMPLES = pa.DataFrameSchema(
     {
@@ -33,3 +49,64 @@ IPERF3_INTERVALS = pa.DataFrameSchema(
     strict=False,
     ordered=False,
 )
+
+
+def validate(schema: pa.DataFrameSchema, df: pd.DataFrame) -> pd.DataFrame:
+    """``schema.validate(df)``, skipping pandera (≈ 0.1 s a call) for a frame that surely passes."""
+    return df if conforms(schema, df) else schema.validate(df)
+
+
+def astype(schema: pa.DataFrameSchema, df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with every schema column cast to its declared dtype (columns already of it left as they are)."""
+    have = df.dtypes
+    casts = {
+        name: str(col.dtype)
+        for name, col in schema.columns.items()
+        if name not in have or have[name] != _pandas_dtype(str(col.dtype))
+    }
+    return df.astype(casts) if casts else df
+
+
+def conforms(schema: pa.DataFrameSchema, df: pd.DataFrame) -> bool:
+    """True only when every rule of a simple schema holds; False when unsure (pandera then decides)."""
+    if schema.checks or schema.index is not None or schema.unique or schema.coerce:
+        return False
+    if (schema.strict or schema.ordered) and list(df.columns) != list(schema.columns):
+        return False
+    return all(name in df.columns and _column_conforms(col, df[name]) for name, col in schema.columns.items())
+
+
+def _column_conforms(col: pa.Column, series: pd.Series) -> bool:
+    """dtype exactly the declared one, no null unless nullable, every check true on the non-null values."""
+    if col.coerce or col.unique or col.regex or col.dtype is None:
+        return False
+    if series.dtype != _pandas_dtype(str(col.dtype)):
+        return False
+    if pd.api.types.is_numeric_dtype(series.dtype) and not pd.api.types.is_bool_dtype(series.dtype):
+        values: Any = series.to_numpy(dtype="float64", na_value=np.nan)  # exact for the sign and bounds
+        nulls = np.isnan(values)
+    else:
+        values = series
+        nulls = series.isna().to_numpy()
+    if nulls.any():
+        if not col.nullable:
+            return False
+        values = values[~nulls]
+    return all(_check_holds(check, values) for check in col.checks)
+
+
+@functools.cache
+def _pandas_dtype(name: str) -> Any:
+    """The pandas dtype a schema's dtype name stands for (cached: the lookup costs more than the check)."""
+    return pd.api.types.pandas_dtype(name)
+
+
+def _check_holds(check: pa.Check, values: Any) -> bool:
+    """A bound or ``isin`` check evaluated on non-null values; any other check is not judged here."""
+    stats = check.statistics or {}
+    if check.name in _BOUND_CHECKS:
+        key, compare = _BOUND_CHECKS[check.name]
+        return bool(np.all(compare(values, stats[key])))
+    if check.name == "isin" and isinstance(values, pd.Series):
+        return bool(values.isin(list(stats["allowed_values"])).all())
+    return False
