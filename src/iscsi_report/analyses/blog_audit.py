@@ -720,11 +720,26 @@ def verdict_counts(table: pd.DataFrame) -> pd.DataFrame:
     return counts.reset_index()
 
 
+# What the audit page shows first of each row: the verdict and why, then the numbers (the CSV has all).
+SHOWN_COLUMNS = ["verdict", "id", "explanation", "published", "recomputed", "difference_pct", "unit"]
+
+
 def mismatches(table: pd.DataFrame) -> pd.DataFrame:
-    """The mismatch and not-recomputable rows with their explanations."""
-    cols = ["id", "section", "unit", "published", "recomputed", "difference_pct", "basis", "explanation"]
+    """The mismatch and not-recomputable rows, verdict and explanation first."""
     keep = table["verdict"].isin([audit.MISMATCH, audit.NOT_RECOMPUTABLE])
-    return table.loc[keep, cols].reset_index(drop=True)
+    return table.loc[keep, [*SHOWN_COLUMNS, "section", "basis"]].reset_index(drop=True)
+
+
+def reconstructed_by_section(table: pd.DataFrame) -> pd.DataFrame:
+    """Per section of the blog: how many numbers the reconstruction reproduces, and how closely."""
+    rows = table[table["verdict"] == audit.RECONSTRUCTED]
+    grouped = rows.groupby("section", sort=False)
+    return pd.DataFrame(
+        {
+            "numbers": grouped.size(),
+            "max_abs_difference_pct": grouped["difference_pct"].apply(lambda d: float(d.abs().max())),
+        }
+    ).reset_index()
 
 
 def glue_key(published_id: str) -> str:

@@ -6,20 +6,21 @@ notebook; :func:`start` turns them into a :class:`Context` that writes every sho
 for download from the page.
 
 Everything shown goes through one escaping path: tables are rendered by :func:`html_table`
-(pandas' HTML escaping of every cell and header, a table id derived from the table's name rather
-than a random one), text by :func:`markdown` (every value escaped by :mod:`iscsi_report.core.markup`).
+(:mod:`iscsi_report.analyses.tables`: human headers from :mod:`~iscsi_report.analyses.columns`, every
+cell and header HTML-escaped, a table id derived from the table's name rather than a random one),
+text by :func:`markdown` (every value escaped by :mod:`iscsi_report.core.markup`).
 """
 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from iscsi_report.analyses import tables
 from iscsi_report.core import markup
 
 CSV_FLOAT_FORMAT = "%.10g"  # fixed, so two builds from the same inputs give byte-identical CSVs
@@ -57,14 +58,33 @@ class Context:
         """Link from the page to the published CSV ``results/<run>/<name>.csv``."""
         return self.link_to(self.project_root / "results" / self.run_name / f"{name}.csv")
 
-    def table(self, df: pd.DataFrame, name: str, *, caption: str = "", decimals: int = 3) -> None:
-        """Write ``df`` to ``<results_dir>/<name>.csv``, then show it rounded with a download link."""
+    def table(
+        self,
+        df: pd.DataFrame,
+        name: str,
+        *,
+        caption: str = "",
+        decimals: int = 3,
+        columns: list[str] | None = None,
+        preview_rows: int | None = None,
+        dash_note: str | None = None,
+    ) -> None:
+        """Write ``df`` to ``<results_dir>/<name>.csv``, then show it for a reader with a download link.
+
+        ``columns``: the columns the page shows first, in order (default: identifying columns first,
+        detail columns of a wide table left to the collapsed full table); ``preview_rows``: rows shown
+        before the full table (default: all, or the first ten of a long table); ``dash_note``: what a
+        dash (a missing value) means in this table.
+        """
         write_csv(df, self.results_dir / f"{name}.csv")
         from IPython.display import HTML, display
 
         if caption:
             markdown("**{}**", caption)
-        display(HTML(html_table(df, name, decimals)))
+        shown = html_table(
+            df, name, decimals, columns=columns, preview_rows=preview_rows, dash_note=dash_note
+        )
+        display(HTML(shown))
         display_markdown(markup.link(f"Download {name}.csv", self.table_link(name)))
 
     def raw_links(self, paths: list[Path] | None = None) -> None:
@@ -87,13 +107,17 @@ class Context:
         return "\n".join(['<details class="iscsi-raw-files">', summary, "", *items, "", "</details>"])
 
 
-def html_table(df: pd.DataFrame, name: str, decimals: int | None = 3) -> str:
-    """``df`` as an HTML table: cells and headers HTML-escaped, numbers rounded, id from ``name``."""
-    shown = df.round(decimals) if decimals is not None else df
-    styler = shown.style.hide(axis="index").set_uuid(re.sub(r"[^A-Za-z0-9_-]", "_", name))
-    styler = styler.format(precision=6 if decimals is None else decimals, thousands=",", escape="html")
-    styler = styler.format_index(escape="html", axis=1)
-    return styler.to_html()
+def html_table(
+    df: pd.DataFrame,
+    name: str,
+    decimals: int | None = 3,
+    *,
+    columns: list[str] | None = None,
+    preview_rows: int | None = None,
+    dash_note: str | None = None,
+) -> str:
+    """``df`` for a reader (:mod:`iscsi_report.analyses.tables`): human headers, escaped, id from ``name``."""
+    return tables.render(df, name, decimals, shown=columns, preview_rows=preview_rows, dash_note=dash_note)
 
 
 def display_markdown(text: str) -> None:

@@ -28,6 +28,7 @@ CHART_DIR = "iscsi-charts"
 BUNDLE = f"{CHART_DIR}/vega-bundle.js"
 SCRIPT = f"{CHART_DIR}/charts.js"
 STYLE = f"{CHART_DIR}/site.css"  # every page: chart figures, tooltips, phone layout
+TABLE_STYLE = f"{CHART_DIR}/tables.css"  # every page: the chapters' tables (pipeline/tables.css)
 MATHJAX_DIR = "mathjax"
 MATHJAX_PACKAGE = "mathjax"  # import name of the django-static-mathjax distribution
 # What tex-chtml.js loads: itself, its fonts, TeX extensions it may autoload, the menu and a11y parts.
@@ -128,6 +129,7 @@ def write_chart_assets(static_dir: Path, cache_dir: Path | None) -> None:
     write_atomic(static_dir / BUNDLE, vega_bundle(cache_dir))
     write_atomic(static_dir / SCRIPT, CHARTS_JS)
     write_atomic(static_dir / STYLE, CHARTS_CSS)
+    write_atomic(static_dir / TABLE_STYLE, Path(__file__).with_name("tables.css").read_text(encoding="utf-8"))
 
 
 def _cache_dir(app: Any) -> Path | None:
@@ -155,6 +157,7 @@ def _on_finished(app: Any, exception: BaseException | None) -> None:
 def setup(app: Any) -> dict[str, Any]:
     """Sphinx entry point."""
     app.add_css_file(STYLE)
+    app.add_css_file(TABLE_STYLE)
     app.connect("html-page-context", _on_page)
     app.connect("build-finished", _on_finished)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

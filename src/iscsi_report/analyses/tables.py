@@ -1,0 +1,198 @@
+"""A data frame as an HTML table a person can read (what :func:`report.html_table` returns).
+
+- headers are human, with units (:mod:`iscsi_report.analyses.columns`), numbers formatted per
+  column and right-aligned, a missing value shown as an em dash with a note under the table;
+- identifying columns (verdict, configuration, network...) lead; a table wider than
+  :data:`WIDE_COLUMNS` columns scrolls inside its wrapper with its first column kept in view, and
+  leaves its detail columns (files, engine...) to the full table;
+- a table longer than :data:`LONG_ROWS` rows shows its first :data:`PREVIEW_ROWS` rows;
+- whenever the page shows less than the frame, the full table follows in a collapsed
+  ``<details>`` block (and the chapter links the CSV).
+
+Every header and cell is HTML-escaped (control characters shown visibly), the ids derive from
+the table's name, and the output depends on nothing but the frame: two builds are byte-identical.
+The class names here are styled by ``pipeline/tables.css``.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from iscsi_report.analyses import columns as cols
+from iscsi_report.core import markup
+from iscsi_report.core.errors import ReportError
+
+WIDE_COLUMNS = 8  # more columns than this: scroll with a sticky first column, detail columns left out
+LONG_ROWS = 25  # more rows than this: a preview, the full table collapsed
+PREVIEW_ROWS = 10
+DEFAULT_DASH_NOTE = "not applicable or not measured"
+
+WRAP_CLASS = "iscsi-table-wrap"  # a scrolling box as wide as the text column
+WIDE_CLASS = "iscsi-table-wide"  # first column sticky while the rest scrolls
+TABLE_CLASS = "iscsi-table"
+FULL_CLASS = "iscsi-table-full"  # the <details> holding the whole table
+NOTE_CLASS = "iscsi-table-note"  # what a dash means, what the preview leaves out
+NUM_CLASS = "num"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column as shown: its header, its formatted cells (None where missing), right-aligned or not."""
+
+    name: object
+    title: str
+    cells: list[str | None]
+    numeric: bool
+    detail: bool
+    key: bool
+
+    @property
+    def constant(self) -> bool:
+        """Every cell the same value (none missing)."""
+        return len(set(self.cells)) == 1 and self.cells[0] is not None
+
+
+@dataclass(frozen=True)
+class View:
+    """What one rendered table shows: which columns, how many rows, what every row shares."""
+
+    columns: list[Column]
+    rows: int
+    constants: list[Column]
+
+
+def table_id(name: str) -> str:
+    """The HTML id of a table, derived from its name (``T_`` prefix, unsafe characters as ``_``)."""
+    return "T_" + re.sub(r"[^A-Za-z0-9_-]", "_", name)
+
+
+def _escape(value: object) -> str:
+    """Text as HTML: one line, control characters visible, every markup character escaped."""
+    return html.escape(markup.flat(value), quote=True)
+
+
+def formatted(df: pd.DataFrame, name: str, decimals: int) -> dict[object, Column]:
+    """Every column of ``df`` formatted as the page shows it (the whole column decides its format)."""
+    if df.columns.has_duplicates:
+        raise ReportError(f"table {name!r}: duplicate column names {list(map(str, df.columns))}")
+    out: dict[object, Column] = {}
+    for col in df.columns:
+        spec = cols.spec_for(col)
+        dtype = df[col].dtype
+        numeric = pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+        cells = cols.format_column(df[col].tolist(), spec, decimals)
+        out[col] = Column(col, spec.title, cells, numeric, spec.detail, spec.rank is not None)
+    return out
+
+
+def main_view(
+    df: pd.DataFrame,
+    name: str,
+    columns: dict[object, Column],
+    shown: Sequence[object] | None,
+    rows: int | None,
+) -> View:
+    """The columns and rows the page shows before the collapsed full table.
+
+    ``shown`` picks the columns; by default the identifying ones lead and, in a wide table, detail
+    columns, repeats of an earlier column and (listed in a note instead) columns with one value
+    in every row are left to the full table.
+    """
+    constants: list[Column] = []
+    if shown is not None:
+        missing = [c for c in shown if c not in columns]
+        if missing:
+            have = list(map(str, df.columns))
+            raise ReportError(f"table {name!r}: no column {', '.join(map(repr, missing))}; it has {have}")
+        picked = [columns[c] for c in shown]
+    else:
+        picked = [columns[c] for c in cols.shown_order(list(df.columns))]
+        if len(picked) > WIDE_COLUMNS:
+            picked = [c for c in picked if not c.detail] or picked
+            seen: set[tuple[str, tuple[str | None, ...]]] = set()
+            unique = []
+            for c in picked:
+                if (c.title, tuple(c.cells)) not in seen:
+                    unique.append(c)
+                seen.add((c.title, tuple(c.cells)))
+            picked = unique
+        if len(picked) > WIDE_COLUMNS and len(df) > 1:
+            constants = [c for c in picked if c.constant and not c.key]
+            picked = [c for c in picked if all(c is not k for k in constants)] or picked
+    if rows is None:
+        rows = PREVIEW_ROWS if len(df) > LONG_ROWS else len(df)
+    return View(picked, min(max(rows, 0), len(df)), constants)
+
+
+def _table(view: View, table_name: str) -> tuple[str, bool]:
+    """One ``<table>`` in its scrolling wrapper, and whether a cell showed a dash."""
+    wide = len(view.columns) > WIDE_COLUMNS
+    num = f' class="{NUM_CLASS}"'
+    th = "".join(f'<th scope="col"{num if c.numeric else ""}>{_escape(c.title)}</th>' for c in view.columns)
+    dashed = False
+    body = []
+    for i in range(view.rows):
+        tds = []
+        for c in view.columns:
+            cell = c.cells[i]
+            dashed |= cell is None
+            tds.append(f"<td{num if c.numeric else ''}>{cols.DASH if cell is None else _escape(cell)}</td>")
+        body.append("<tr>" + "".join(tds) + "</tr>")
+    wrap = f"{WRAP_CLASS} {WIDE_CLASS}" if wide else WRAP_CLASS
+    out = (
+        f'<div class="{wrap}"><table class="{TABLE_CLASS} dataframe" id="{table_id(table_name)}">'
+        f"<thead><tr>{th}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+    )
+    return out, dashed
+
+
+def _count(n: int, noun: str) -> str:
+    """``n noun`` with thousands separators and the plural when needed."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
+def render(
+    df: pd.DataFrame,
+    name: str,
+    decimals: int | None = 3,
+    *,
+    shown: Sequence[object] | None = None,
+    preview_rows: int | None = None,
+    dash_note: str | None = None,
+) -> str:
+    """The page's HTML for ``df``: the main view, the full table collapsed when it shows more, notes."""
+    columns = formatted(df, name, 6 if decimals is None else decimals)
+    view = main_view(df, name, columns, shown, preview_rows)
+    first = list(shown or [])  # the caller's columns lead the full table too
+    rest = [c for c in cols.shown_order(list(df.columns)) if c not in first]
+    full = View([columns[c] for c in first + rest], len(df), [])
+    partial = view.rows < len(df) or len(view.columns) + len(view.constants) < len(full.columns)
+    parts: list[str] = []
+    dashed = False
+    if view.rows > 0:
+        main, dashed = _table(view, name)
+        parts.append(main)
+    if view.constants and view.rows > 0:
+        same = "; ".join(f"{c.title}: {c.cells[0]}" for c in view.constants)
+        parts.append(f'<p class="{NOTE_CLASS}">{_escape("In every row: " + same)}.</p>')
+    if partial:
+        left = []
+        if view.rows < len(df):
+            left.append(f"the first {_count(view.rows, 'row')} of {len(df):,}")
+        if view.rows and len(view.columns) + len(view.constants) < len(full.columns):
+            left.append(f"{len(view.columns) + len(view.constants)} of {_count(len(full.columns), 'column')}")
+        if view.rows:
+            parts.append(f'<p class="{NOTE_CLASS}">{_escape("Shown above: " + ", ".join(left))}.</p>')
+        whole, dashed_full = _table(full, f"{name}-all")
+        dashed |= dashed_full
+        what = f"All {_count(len(df), 'row')} and {_count(len(full.columns), 'column')}"
+        parts.append(f'<details class="{FULL_CLASS}"><summary>{_escape(what)}</summary>{whole}</details>')
+    if dashed:
+        note = dash_note or DEFAULT_DASH_NOTE
+        parts.append(f'<p class="{NOTE_CLASS}">{cols.DASH}: {_escape(note)}</p>')
+    return "".join(parts)
