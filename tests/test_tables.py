@@ -286,3 +286,20 @@ def test_rendering_is_deterministic_and_refuses_unknown_or_duplicate_columns() -
         report.html_table(df, "same", columns=["rtt_us"])
     with pytest.raises(ReportError, match="duplicate column names"):
         report.html_table(pd.DataFrame([[1, 2]], columns=["a", "a"]), "dup")
+
+
+def test_a_summary_is_shown_instead_and_the_tidy_table_collapsed() -> None:
+    tidy = pd.DataFrame(
+        {
+            "configuration": ["a", "a", "b", "b"],
+            "term": ["r2t_one_way_ms", "device_ms", "r2t_one_way_ms", "device_ms"],
+            "ms": [0.5, 7.25, 1.0, 2.0],
+        }
+    )
+    summary = tables.spread(tidy, ["configuration"], "term", "ms")
+    assert list(summary.columns) == ["configuration", "r2t_one_way_ms", "device_ms"]  # first-seen order
+    out = report.html_table(tidy, "terms", summary=summary)
+    assert headers(out) == ["Configuration", "R2T one-way latency (ms)", "Device time (ms)"]
+    assert body_rows(out, "T_terms") == [["a", "0.5", "7.25"], ["b", "1.0", "2.00"]]
+    assert "<summary>All 4 rows and 3 columns</summary>" in out
+    assert len(body_rows(out, "T_terms-all")) == 4

@@ -68,13 +68,15 @@ class Context:
         columns: list[str] | None = None,
         preview_rows: int | None = None,
         dash_note: str | None = None,
+        summary: pd.DataFrame | None = None,
     ) -> None:
         """Write ``df`` to ``<results_dir>/<name>.csv``, then show it for a reader with a download link.
 
         ``columns``: the columns the page shows first, in order (default: identifying columns first,
         detail columns of a wide table left to the collapsed full table); ``preview_rows``: rows shown
         before the full table (default: all, or the first ten of a long table); ``dash_note``: what a
-        dash (a missing value) means in this table.
+        dash (a missing value) means in this table; ``summary``: a shorter frame shown instead, the
+        full table collapsed below it.
         """
         write_csv(df, self.results_dir / f"{name}.csv")
         from IPython.display import HTML, display
@@ -82,7 +84,13 @@ class Context:
         if caption:
             markdown("**{}**", caption)
         shown = html_table(
-            df, name, decimals, columns=columns, preview_rows=preview_rows, dash_note=dash_note
+            df,
+            name,
+            decimals,
+            columns=columns,
+            preview_rows=preview_rows,
+            dash_note=dash_note,
+            summary=summary,
         )
         display(HTML(shown))
         display_markdown(markup.link(f"Download {name}.csv", self.table_link(name)))
@@ -115,9 +123,12 @@ def html_table(
     columns: list[str] | None = None,
     preview_rows: int | None = None,
     dash_note: str | None = None,
+    summary: pd.DataFrame | None = None,
 ) -> str:
     """``df`` for a reader (:mod:`iscsi_report.analyses.tables`): human headers, escaped, id from ``name``."""
-    return tables.render(df, name, decimals, shown=columns, preview_rows=preview_rows, dash_note=dash_note)
+    return tables.render(
+        df, name, decimals, shown=columns, preview_rows=preview_rows, dash_note=dash_note, summary=summary
+    )
 
 
 def display_markdown(text: str) -> None:

@@ -156,6 +156,14 @@ def _count(n: int, noun: str) -> str:
     return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
+def spread(df: pd.DataFrame, index: list[str], columns: str, values: str) -> pd.DataFrame:
+    """One row per ``index`` combination, one column per value of ``columns`` (first-seen orders kept)."""
+    wide = df.pivot_table(index=index, columns=columns, values=values, sort=False, aggfunc="first")
+    wide = wide.reindex(columns=list(dict.fromkeys(df[columns])))
+    wide.columns = [str(c) for c in wide.columns]
+    return wide.reset_index()
+
+
 def render(
     df: pd.DataFrame,
     name: str,
@@ -164,17 +172,27 @@ def render(
     shown: Sequence[object] | None = None,
     preview_rows: int | None = None,
     dash_note: str | None = None,
+    summary: pd.DataFrame | None = None,
 ) -> str:
-    """The page's HTML for ``df``: the main view, the full table collapsed when it shows more, notes."""
-    columns = formatted(df, name, 6 if decimals is None else decimals)
-    view = main_view(df, name, columns, shown, preview_rows)
+    """The page's HTML for ``df``: the main view (or ``summary``), the full table collapsed when it
+    shows more, notes."""
+    places = 6 if decimals is None else decimals
+    columns = formatted(df, name, places)
+    view = main_view(df, name, columns, shown, 0 if summary is not None else preview_rows)
     first = list(shown or [])  # the caller's columns lead the full table too
     rest = [c for c in cols.shown_order(list(df.columns)) if c not in first]
     full = View([columns[c] for c in first + rest], len(df), [])
     partial = view.rows < len(df) or len(view.columns) + len(view.constants) < len(full.columns)
     parts: list[str] = []
     dashed = False
-    if view.rows > 0:
+    if summary is not None:
+        brief = formatted(summary, name, places)
+        main, dashed = _table(View([brief[c] for c in summary.columns], len(summary), []), name)
+        parts.append(main)
+        parts.append(
+            f'<p class="{NOTE_CLASS}">{_escape("Shown above: a summary; the full table below.")}</p>'
+        )
+    elif view.rows > 0:
         main, dashed = _table(view, name)
         parts.append(main)
     if view.constants and view.rows > 0:
