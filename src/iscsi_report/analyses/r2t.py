@@ -388,7 +388,20 @@ def device_inputs(fits: Mapping[str, DeviceFit], requests: pd.DataFrame, bs_byte
                 "extrapolated": not fit.min_bs_bytes <= req <= fit.max_bs_bytes,
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=list(DEVICE_INPUT_COLUMNS))  # the columns even with no fitted device
+
+
+DEVICE_INPUT_COLUMNS = (
+    "device",
+    "bs_kib",
+    "request_kib",
+    "request_source",
+    "device_ms",
+    "local_block_ms",
+    "device_ms_lo",
+    "device_ms_hi",
+    "extrapolated",
+)
 
 
 def missing_inputs(

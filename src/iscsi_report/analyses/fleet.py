@@ -1,0 +1,332 @@
+"""The fleet chapter: every dataset side by side, one row per modelled configuration.
+
+Each row reads its dataset through the chapters' own functions, so its numbers equal theirs:
+
+- a dataset with validation runs: :func:`iscsi_report.analyses.projections.measured_projections`
+  (the projections chapter's measured-input model against the fio runs labelled ``validation``);
+- a dataset without them: the model chapter's combinations (:func:`iscsi_report.analyses.r2t.model_inputs`
+  with the manifest's parameter sets, or RFC 7143 defaults as a what-if), modelled but not measured;
+- the iSCSI lab (fio runs labelled ``r2t_window``): :mod:`iscsi_report.analyses.lab`'s primary
+  model fitted on the training delays, at one configuration per emulated network point.
+
+A dataset with nothing to model still gets a row: what it measured, a dash for the rest, and why.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from iscsi_report.analyses import projections, r2t, storage
+from iscsi_report.core import dataset as datasets
+from iscsi_report.core import model
+from iscsi_report.core.errors import ReportError
+from iscsi_report.core.model import MIB
+
+DASH = "—"
+BITS_PER_MBIT = 1e6
+# Labels that say the link or its delay was shaped for the capture, not the real path.
+EMULATION_LABELS = {
+    "one_way_delay_ms": "one-way delay emulated by a delay line",
+    "link_mbps": "link rate emulated by a delay line",
+    "link_limit_mbps": "link rate limited by a traffic shaper",
+}
+LAB_MARKER_LABEL = "r2t_window"  # fio runs of the iSCSI lab carry the target's forced window
+COLUMNS = [
+    "dataset",
+    "provenance",
+    "configuration",
+    "network",
+    "device",
+    "bs_kib",
+    "rtt_ms",
+    "link_mbit_per_s",
+    "device_local_mib_per_s",
+    "modelled_mib_per_s",
+    "measured_mib_per_s",
+    "error_pct",
+    "binding",
+    "note",
+]
+NUMERIC = [
+    "bs_kib",
+    "rtt_ms",
+    "link_mbit_per_s",
+    "device_local_mib_per_s",
+    "modelled_mib_per_s",
+    "measured_mib_per_s",
+    "error_pct",
+]
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """How a dataset's numbers came to be: measured, emulated (shaped link) or reconstructed."""
+
+    kind: str
+    detail: str
+
+
+def manifests(raw_root: Path) -> list[str]:
+    """Every dataset under ``raw_root`` with a manifest, by name."""
+    return sorted(p.parent.name for p in raw_root.glob(f"*/{datasets.MANIFEST}"))
+
+
+def provenance(ds: datasets.Dataset) -> Provenance:
+    """The dataset's provenance kind from its manifest: reconstructed flag, then emulation labels."""
+    if ds.reconstructed:
+        return Provenance("reconstructed", "generated from published summaries, not measured")
+    shaped = sorted({k for f in ds.files for k in f.labels if k in EMULATION_LABELS})
+    if shaped:
+        return Provenance("emulated", "; ".join(dict.fromkeys(EMULATION_LABELS[k] for k in shaped)))
+    return Provenance("measured", "raw tool outputs")
+
+
+def _row(ds: datasets.Dataset, prov: Provenance, **values: Any) -> dict[str, Any]:
+    """One fleet row with every column present (NaN / '' where not given)."""
+    row: dict[str, Any] = {c: (math.nan if c in NUMERIC else "") for c in COLUMNS}
+    row.update(dataset=ds.name, provenance=prov.kind, **values)
+    return row
+
+
+def _one(frame: pd.DataFrame, column: str, key: Any) -> pd.Series:
+    """The row of ``frame`` whose ``column`` equals ``key`` (the first, if the chapter gave several)."""
+    row: pd.Series = frame[frame[column] == key].iloc[0]
+    return row
+
+
+def _network_values(net: pd.Series) -> dict[str, Any]:
+    """RTT and link rate of one :func:`r2t.network_inputs` row."""
+    return {
+        "network": str(net["network"]),
+        "rtt_ms": float(net["mean_rtt_ms"]),
+        "link_mbit_per_s": float(net["received_mbit_per_s"]),
+    }
+
+
+def _device_local_mib_per_s(dev: pd.Series, bs_bytes: int) -> float:
+    """The device's local throughput at the whole block, from its storage fit (as the projections)."""
+    local_ms = float(dev["local_block_ms"])
+    return bs_bytes / (local_ms / model.MS_PER_S) / MIB if local_ms > 0 else math.nan
+
+
+def _projected_rows(
+    ds: datasets.Dataset, prov: Provenance, inputs: projections.MeasuredInputs
+) -> list[dict[str, Any]]:
+    """Rows of a dataset the projections chapter can model against its validation runs."""
+    table = projections.projection_table(projections.measured_projections(ds, inputs))
+    rows = []
+    for _, p in table.iterrows():
+        rows.append(
+            _row(
+                ds,
+                prov,
+                configuration=f"MaxOutstandingR2T {int(p['max_outstanding_r2t'])}",
+                device=str(p["device"]),
+                bs_kib=inputs.bs_bytes / storage.KIB_BYTES,
+                device_local_mib_per_s=_device_local_mib_per_s(
+                    _one(inputs.devices, "device", p["device"]), inputs.bs_bytes
+                ),
+                modelled_mib_per_s=float(p["mib_per_s"]),
+                measured_mib_per_s=float(p["measured_mib_per_s"]),
+                error_pct=float(p["error_pct"]),
+                binding=str(p["binding"]),
+                note=f"{prov.detail}; measured: fio validation runs",
+                **_network_values(_one(inputs.networks, "network", p["network"])),
+            )
+        )
+    return rows
+
+
+def _what_if_rows(
+    ds: datasets.Dataset, prov: Provenance, inputs: projections.MeasuredInputs, why_unmeasured: str
+) -> list[dict[str, Any]]:
+    """The model chapter's combinations, modelled only (the dataset has no iSCSI run to compare)."""
+    bs = inputs.bs_bytes
+    combinations = r2t.model_inputs(inputs.networks, inputs.devices, inputs.cpu)
+    if not combinations:
+        return []
+    configs = r2t.configurations(inputs.parameter_sets, bs)
+    rows = []
+    for i in combinations:
+        local_mib = _device_local_mib_per_s(_one(inputs.devices, "device", i.device_label), bs)
+        for c in configs:
+            b = model.write_latency(
+                bs, c.params, i.network, i.device_ms, i.cpu_ms, device_request_bytes=i.device_request_bytes
+            )
+            t = model.throughput(b, i.network, device_bytes_per_s=local_mib * MIB)
+            rows.append(
+                _row(
+                    ds,
+                    prov,
+                    configuration=c.label,
+                    device=i.device_label,
+                    bs_kib=bs / storage.KIB_BYTES,
+                    device_local_mib_per_s=local_mib,
+                    modelled_mib_per_s=t.mib_per_s,
+                    binding=t.binding,
+                    note=f"{prov.detail}; not measured: {why_unmeasured}; CPU: {inputs.cpu.source}",
+                    **_network_values(_one(inputs.networks, "network", i.network_label)),
+                )
+            )
+    return rows
+
+
+def _unmodelled_rows(
+    ds: datasets.Dataset, prov: Provenance, inputs: projections.MeasuredInputs, why: str
+) -> list[dict[str, Any]]:
+    """What a dataset measured when it has nothing to model: one row per network (or one row)."""
+    bs = inputs.bs_bytes
+    devs = list(inputs.devices.iterrows())
+    local = _device_local_mib_per_s(devs[0][1], bs) if len(devs) == 1 else math.nan
+    base = {
+        "bs_kib": bs / storage.KIB_BYTES,
+        "binding": DASH,
+        "note": f"{prov.detail}; nothing to model: {why}",
+    }
+    if len(devs) == 1:
+        base["device"] = str(devs[0][1]["device"])
+    rows = []
+    for _, net in inputs.networks.iterrows():
+        rows.append(_row(ds, prov, device_local_mib_per_s=local, **base, **_network_values(net)))
+    return rows or [_row(ds, prov, device_local_mib_per_s=local, **base)]
+
+
+def dataset_rows(
+    raw_dir: Path,
+    bs_bytes: int = projections.DEFAULT_BS_BYTES,
+    *,
+    ping_interval_s: float = r2t.DEFAULT_PING_INTERVAL_S,
+    lab_bs_bytes: int = MIB,
+) -> list[dict[str, Any]]:
+    """Every fleet row of one dataset (see the module docstring for which model each kind gets)."""
+    ds = datasets.load(raw_dir)
+    prov = provenance(ds)
+    if any(LAB_MARKER_LABEL in f.labels for f in ds.select("fio")):
+        return lab_rows(raw_dir, prov, lab_bs_bytes)
+    inputs = projections.measured_inputs(ds, bs_bytes, ping_interval_s=ping_interval_s)
+    try:
+        return _projected_rows(ds, prov, inputs)
+    except projections.MissingDataError as exc:
+        why_unmeasured = str(exc).split(": ", 1)[-1]
+        if inputs.validation.empty:
+            why_unmeasured = f"no iSCSI run (no fio run labelled validation: true at {bs_bytes} bytes)"
+    rows = _what_if_rows(ds, prov, inputs, why_unmeasured)
+    if rows:
+        return rows
+    runs = storage.fio_runs(ds)
+    fits, unfitted = storage.fit_devices(runs)
+    missing = r2t.missing_inputs(inputs.networks, runs, fits, unfitted)
+    return _unmodelled_rows(ds, prov, inputs, "; ".join(missing) or "no network and fitted device pair")
+
+
+def fleet_table(raw_root: Path, names: Iterable[str] | None = None, **options: Any) -> pd.DataFrame:
+    """Rows of every named dataset (default: every manifest under ``raw_root``), in name order."""
+    chosen = sorted(names) if names else manifests(raw_root)
+    if not chosen:
+        raise ReportError(f"{raw_root}: no dataset with a {datasets.MANIFEST}")
+    rows = [row for name in chosen for row in dataset_rows(raw_root / name, **options)]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The table for the page: numbers rounded to 3 significant places' worth, a dash where absent."""
+    out = table.copy()
+    for col in NUMERIC:
+        out[col] = [DASH if pd.isna(v) else round(float(v), 3) for v in table[col]]
+    out["binding"] = out["binding"].replace("", DASH)
+    return out
+
+
+def per_dataset(table: pd.DataFrame) -> pd.DataFrame:
+    """One line per dataset: rows, how many modelled and measured, median and largest |error| %."""
+    g = table.assign(abs_error_pct=table["error_pct"].abs()).groupby(["dataset", "provenance"], sort=True)
+    out = g.agg(
+        rows=("dataset", "size"),
+        modelled=("modelled_mib_per_s", "count"),
+        measured=("measured_mib_per_s", "count"),
+        median_abs_error_pct=("abs_error_pct", "median"),
+        max_abs_error_pct=("abs_error_pct", "max"),
+    ).reset_index()
+    bindings = table[table["binding"].isin(model.BOUND_NAMES)].groupby("dataset")["binding"]
+    joined = {name: ", ".join(sorted(set(b))) for name, b in bindings}
+    out["bindings"] = [joined.get(name, DASH) for name in out["dataset"]]
+    return out
+
+
+# ---- the iSCSI lab -------------------------------------------------------------------------------
+
+LAB_IMMEDIATE_BYTES = 65536  # the lab latency chapter's configuration: 64 KiB immediate data,
+LAB_SEGMENT_BYTES = 262144  # 256 KiB data segments
+LAB_NOTE = (
+    "modelled: the lab's primary latency model fitted on its training rows (one-way delays "
+    "{train} ms) at one write in flight; device: RAM-backed LUN, no local run"
+)
+
+
+def _lab_block(sizes: Iterable[int], bs_bytes: int) -> int:
+    """The largest block the lab measured not above ``bs_bytes`` (else its smallest)."""
+    measured = sorted(set(int(s) for s in sizes))
+    below = [s for s in measured if s <= bs_bytes]
+    return below[-1] if below else measured[0]
+
+
+def lab_bounds(bs_bytes: int, latency_ms: float, link_bps: float) -> tuple[float, str]:
+    """MiB/s at one write in flight: Little's law at ``latency_ms`` against the link; and which binds."""
+    ceilings = {
+        "latency": bs_bytes / (latency_ms / model.MS_PER_S),
+        "link": link_bps / model.BITS_PER_BYTE,
+    }
+    binding = min(ceilings, key=lambda k: (ceilings[k], model.BOUND_NAMES.index(k)))
+    return ceilings[binding] / MIB, binding
+
+
+def lab_rows(raw_dir: Path, prov: Provenance, bs_bytes: int = MIB) -> list[dict[str, Any]]:
+    """One row per emulated network point: the lab latency chapter's configuration at the widest window."""
+    from iscsi_report.analyses import lab  # statsmodels: only when a lab dataset is in the fleet
+
+    data = lab.load(raw_dir)
+    rows = lab.write_fit_rows(lab.features(data))
+    coef = lab.coefficients(rows[rows["design_role"] == "fit"])
+    bs = _lab_block(rows["bs_bytes"], bs_bytes)
+    sel = rows[
+        (rows["bs_bytes"] == bs)
+        & (rows["immediate_data_bytes"] == LAB_IMMEDIATE_BYTES)
+        & (rows["max_recv_data_segment_bytes"] == LAB_SEGMENT_BYTES)
+    ]
+    if sel.empty:
+        return [
+            _row(data.dataset, prov, note=f"{prov.detail}; nothing to model: no write at the chosen keys")
+        ]
+    sel = sel[sel["r2t_window"] == sel["r2t_window"].max()]
+    lines = lab.model_lines(data, coef, sel)
+    nets = data.networks.set_index(lab.NETWORK_KEYS)
+    train = ", ".join(f"{d:g}" for d in lab.TRAIN_DELAYS_MS)
+    out = []
+    for _, p in lines.sort_values(lab.NETWORK_KEYS).iterrows():
+        net = nets.loc[(p["one_way_delay_ms"], p["link_mbps"])]
+        modelled, binding = lab_bounds(bs, float(p["predicted_ms"]), float(net["iperf3_bps"]))
+        measured = bs / (float(p["measured_ms"]) / model.MS_PER_S) / MIB
+        out.append(
+            _row(
+                data.dataset,
+                prov,
+                configuration=f"window {int(p['r2t_window'])}, 64 KiB immediate, 256 KiB segments",
+                network=f"delay {p['one_way_delay_ms']:g} ms, {p['link_mbps']:g} Mbit/s",
+                device="ram",
+                bs_kib=bs / storage.KIB_BYTES,
+                rtt_ms=float(net["ping_rtt_mean_ms"]),
+                link_mbit_per_s=float(net["iperf3_bps"]) / BITS_PER_MBIT,
+                modelled_mib_per_s=modelled,
+                measured_mib_per_s=measured,
+                error_pct=model.error_pct(measured, modelled),
+                binding=binding,
+                note=f"{prov.detail}; " + LAB_NOTE.format(train=train),
+            )
+        )
+    return out

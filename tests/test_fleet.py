@@ -1,0 +1,126 @@
+"""The fleet chapter's table: each row equals what the dataset's own chapter computes, gaps are explained."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from iscsi_report.analyses import fleet, lab, projections, r2t
+from iscsi_report.core import dataset as datasets
+from iscsi_report.core.errors import ReportError
+
+RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
+
+
+@pytest.fixture(scope="module")
+def small_fleet() -> pd.DataFrame:
+    """The two quick datasets (the lab's fit is tested apart: it takes a minute to read)."""
+    return fleet.fleet_table(RAW, ["blog-2023", "lab-veth-2026"])
+
+
+def _copy_with(tmp_path: Path, source: str, keep_tools: set[str], drop_label: str | None = None) -> Path:
+    """A copy of a dataset whose manifest lists only ``keep_tools`` files (optionally without a label)."""
+    dest = tmp_path / "raw" / "host-a"
+    shutil.copytree(RAW / source, dest)
+    manifest = dest / datasets.MANIFEST
+    doc = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+    doc["dataset"] = "host-a"
+    doc["files"] = [f for f in doc["files"] if f["tool"] in keep_tools]
+    for f in doc["files"]:
+        (f.get("labels") or {}).pop(drop_label, None)
+    manifest.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
+    return dest
+
+
+def test_default_is_every_dataset_with_a_manifest(tmp_path: Path) -> None:
+    assert fleet.manifests(RAW) == sorted(p.parent.name for p in RAW.glob("*/manifest.yaml"))
+    (tmp_path / "no-manifest").mkdir()
+    with pytest.raises(ReportError, match=r"no dataset with a manifest\.yaml"):
+        fleet.fleet_table(tmp_path)
+
+
+def test_blog_rows_equal_the_projections_chapter(small_fleet: pd.DataFrame) -> None:
+    ds = datasets.load(RAW / "blog-2023")
+    inputs = projections.measured_inputs(ds)
+    expected = projections.projection_table(projections.measured_projections(ds, inputs))
+    got = small_fleet[small_fleet["dataset"] == "blog-2023"].reset_index(drop=True)
+    assert len(got) == len(expected) > 0
+    for col_fleet, col_chapter in [
+        ("modelled_mib_per_s", "mib_per_s"),
+        ("measured_mib_per_s", "measured_mib_per_s"),
+        ("error_pct", "error_pct"),
+    ]:
+        assert got[col_fleet].tolist() == pytest.approx(expected[col_chapter].tolist(), rel=1e-12)
+    assert got["binding"].tolist() == expected["binding"].tolist()
+    rtt = inputs.networks.set_index("network")["mean_rtt_ms"]
+    assert got["rtt_ms"].tolist() == pytest.approx(rtt[got["network"]].tolist())
+    assert set(got["provenance"]) == {"reconstructed"}
+
+
+def test_unmeasured_dataset_is_modelled_like_the_model_chapter(small_fleet: pd.DataFrame) -> None:
+    got = small_fleet[small_fleet["dataset"] == "lab-veth-2026"]
+    ds = datasets.load(RAW / "lab-veth-2026")
+    inputs = projections.measured_inputs(ds)
+    configs = r2t.configurations(inputs.parameter_sets, inputs.bs_bytes)
+    terms = r2t.latency_terms(
+        configs, r2t.model_inputs(inputs.networks, inputs.devices, inputs.cpu), inputs.bs_bytes
+    )
+    totals = r2t.latency_totals(terms).set_index("configuration")["mib_per_s"]
+    assert len(got) == len(totals) > 0
+    for _, row in got.iterrows():  # capped by link, device and CPU: never above the uncapped model
+        assert row["modelled_mib_per_s"] <= totals[row["configuration"]] * (1 + 1e-12)
+        if row["binding"] == "latency":
+            assert row["modelled_mib_per_s"] == pytest.approx(totals[row["configuration"]], rel=1e-12)
+    assert got["measured_mib_per_s"].isna().all()
+    assert got["note"].str.contains("no iSCSI run").all()
+    assert set(got["provenance"]) == {"emulated"}  # its link was shaped by tbf (link_limit_mbps)
+
+
+def test_dataset_with_nothing_to_model_shows_a_dash_and_why(tmp_path: Path) -> None:
+    _copy_with(tmp_path, "lab-veth-2026", {"ping"})
+    table = fleet.fleet_table(tmp_path / "raw")
+    assert len(table) == 1
+    row = table.iloc[0]
+    assert math.isnan(row["modelled_mib_per_s"]) and math.isnan(row["measured_mib_per_s"])
+    assert "nothing to model" in row["note"] and "iperf3" in row["note"]
+    shown = fleet.shown(table).iloc[0]
+    assert shown["modelled_mib_per_s"] == fleet.DASH and shown["binding"] == fleet.DASH
+    assert shown["link_mbit_per_s"] == fleet.DASH and shown["rtt_ms"] != fleet.DASH  # what it did measure
+    summary = fleet.per_dataset(table)
+    assert summary.loc[0, "modelled"] == 0 and summary.loc[0, "bindings"] == fleet.DASH
+
+
+def test_provenance_kinds(tmp_path: Path) -> None:
+    assert fleet.provenance(datasets.load(RAW / "blog-2023")).kind == "reconstructed"
+    assert fleet.provenance(datasets.load(RAW / "lab-veth-2026")).kind == "emulated"
+    plain = _copy_with(tmp_path, "lab-veth-2026", {"ping", "iperf3", "fio"}, drop_label="link_limit_mbps")
+    assert fleet.provenance(datasets.load(plain)).kind == "measured"
+
+
+def test_lab_bounds_name_the_smaller_ceiling() -> None:
+    slow_link = fleet.lab_bounds(1 << 20, latency_ms=1.0, link_bps=8e6)  # 1 MB/s link, 1000 MiB/s latency
+    assert slow_link == (pytest.approx(8e6 / 8 / (1 << 20)), "link")
+    assert fleet.lab_bounds(1 << 20, latency_ms=1000.0, link_bps=8e9) == (pytest.approx(1.0), "latency")
+
+
+@pytest.mark.skipif(not (RAW / "lab-iscsi-2026" / "manifest.yaml").is_file(), reason="lab dataset absent")
+def test_lab_rows_equal_the_lab_latency_chapter() -> None:
+    got = pd.DataFrame(fleet.dataset_rows(RAW / "lab-iscsi-2026"), columns=fleet.COLUMNS)
+    data = lab.load(RAW / "lab-iscsi-2026")
+    rows = lab.write_fit_rows(lab.features(data))
+    coef = lab.coefficients(rows[rows["design_role"] == "fit"])
+    at = rows[(rows["bs_bytes"] == 1 << 20) & (rows["immediate_data_bytes"] == 65536)]
+    at = at[(at["max_recv_data_segment_bytes"] == 262144) & (at["r2t_window"] == at["r2t_window"].max())]
+    lines = lab.model_lines(data, coef, at).sort_values(lab.NETWORK_KEYS)
+    assert len(got) == len(lines) > 0
+    measured = (1 << 20) / (lines["measured_ms"] / 1000) / (1 << 20)
+    assert got["measured_mib_per_s"].tolist() == pytest.approx(measured.tolist(), rel=1e-12)
+    latency_bound = (1 << 20) / (lines["predicted_ms"] / 1000) / (1 << 20)
+    assert (got["modelled_mib_per_s"].to_numpy() <= latency_bound.to_numpy() * (1 + 1e-12)).all()
+    assert set(got["provenance"]) == {"emulated"} and set(got["device"]) == {"ram"}
+    assert got["binding"].isin(["latency", "link"]).all()
