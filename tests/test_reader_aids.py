@@ -263,7 +263,8 @@ def test_measured_dataset_pages_open_with_what_the_dataset_is() -> None:
 
     ds = datasets.load(VETH)
     box = about.dataset_box(ds, "network")
-    assert box.startswith(":::{note} About this dataset: ") and box.endswith(":::")
+    assert box.startswith(":::{admonition} About this dataset: This machine") and box.endswith(":::")
+    assert box.splitlines()[1] == ":class: note"
     assert "veth pair" in box and "No iSCSI traffic is in this dataset" in box
     assert "interpretation" in about.dataset_box(ds, "network"), "the chapter's own note from notes.yaml"
     assert about.dataset_box(ds, "model") != about.dataset_box(ds, "storage")
@@ -334,3 +335,31 @@ def test_durations_switch_to_microseconds_below_a_tenth_of_a_millisecond() -> No
     assert prose.duration_ms(0.001343) == "1.3 µs"
     assert prose.duration_ms(0.025433) == "25.4 µs"
     assert prose.duration_ms(1.5) == "1.500 ms"
+
+
+def test_published_notebooks_give_no_cell_a_toggle_of_its_own(tmp_path: Path) -> None:
+    import json
+
+    import nbformat
+
+    from iscsi_report.pipeline.batch import _publishable
+    from iscsi_report.pipeline.paths import Project
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Page"),
+        nbformat.v4.new_code_cell('run_name = "x"', metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell('run_name = "r"', metadata={"tags": ["injected-parameters"]}),
+        nbformat.v4.new_code_cell("import math"),
+        nbformat.v4.new_code_cell("_ = 1", metadata={"tags": ["remove-input"]}),
+    ]
+    src = tmp_path / "executed.ipynb"
+    nbformat.write(nb, src)
+    out = json.loads(_publishable(src, ROOT / "book" / "runs" / "r" / "page.ipynb", Project.at(ROOT)))
+    tags = [c["metadata"].get("tags", []) for c in out["cells"] if c["cell_type"] == "code"]
+    assert tags == [
+        ["parameters", "remove-cell"],
+        ["injected-parameters", "remove-cell"],
+        [],
+        ["remove-input"],
+    ]

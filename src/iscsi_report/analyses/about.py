@@ -68,7 +68,7 @@ def dataset_box(ds: Dataset, chapter: str) -> str:
     """The page's opening note on a measured dataset (MyST admonition); "" on a reconstructed one."""
     if ds.reconstructed:
         return ""  # the reconstructed-data banner (analyses/provenance.py) says what it is
-    lines = [f":::{{note}} About this dataset: {markup.text(ds.title)}"]
+    lines = [f":::{{admonition}} About this dataset: {markup.text(ds.title)}", ":class: note", ""]
     if ds.description:
         lines.append(markup.text(ds.description))
     if not has_iscsi(ds):

@@ -68,9 +68,9 @@ def watch_sigint() -> None:
 
 # Cells papermill adds (the parameters it injects, the red banners it puts around a failed cell).
 PAPERMILL_CELL_TAGS = {"injected-parameters", "papermill-error-cell-tag"}
-# Tags that keep the runner's plumbing off the published page; other code is collapsed.
+# Tags that keep the runner's plumbing off the published page. Other code cells get no tag: the site
+# hides all code behind one "Show the code" switch per page (book/_static/code-toggle.js).
 HIDDEN_CELL_TAGS = {"injected-parameters": "remove-cell", "parameters": "remove-cell"}
-CODE_CELL_TAG = "hide-input"
 # Metadata of an execution, not of its result (times, durations, staging paths): never published,
 # so that the same inputs publish the same bytes.
 EXECUTION_METADATA = ("papermill", "execution")
@@ -223,8 +223,6 @@ def _publishable(src: Path, dest: Path, project: Project) -> bytes:
         for tag, hide in HIDDEN_CELL_TAGS.items():
             if tag in tags and hide not in tags:
                 tags.append(hide)
-        if cell.cell_type == "code" and not set(tags) & {"remove-cell", "remove-input", CODE_CELL_TAG}:
-            tags.append(CODE_CELL_TAG)
     nb = nbformat.from_dict(_without_machine_paths(nb, machine_paths(project)))
     text: str = nbformat.writes(nb)
     return (text if text.endswith("\n") else text + "\n").encode("utf-8")  # as nbformat.write
