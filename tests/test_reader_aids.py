@@ -363,3 +363,21 @@ def test_published_notebooks_give_no_cell_a_toggle_of_its_own(tmp_path: Path) ->
         [],
         ["remove-input"],
     ]
+
+
+def test_one_search_entry_and_no_index_page_but_a_glossary() -> None:
+    from jupyter_book.config import get_final_config
+
+    cfg, _ = get_final_config(
+        user_yaml=yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8")),
+        sourcedir=ROOT / "book",
+        cli_config={"latex_individualpages": False},
+    )
+    assert cfg["html_use_index"] is False
+    sidebar = cfg["html_sidebars"]["**"]
+    assert "sbt-sidebar-nav.html" in sidebar and not any("search" in item for item in sidebar)
+    toc = yaml.safe_load((ROOT / "book" / "_toc.base.yml").read_text(encoding="utf-8"))
+    reference = [
+        c["file"] for part in toc["parts"] if part.get("caption") == "Reference" for c in part["chapters"]
+    ]
+    assert "glossary" in reference and "references" in reference
