@@ -38,6 +38,10 @@ TABLE_CLASS = "iscsi-table"
 FULL_CLASS = "iscsi-table-full"  # the <details> holding the whole table
 NOTE_CLASS = "iscsi-table-note"  # what a dash means, what the preview leaves out
 NUM_CLASS = "num"
+LONG_CLASS = "long"  # a text column with long cells (explanations): given room to wrap
+LONG_TEXT_CHARS = 40
+BREAK_AFTER = re.compile(r"([._/])(?=[^\s])")  # where a long identifier may wrap: after . _ /
+LONG_WORD_CHARS = 16
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,14 @@ class Column:
     numeric: bool
     detail: bool
     key: bool
+
+    @property
+    def css_class(self) -> str:
+        """The cell class: numbers right-aligned, long text given room."""
+        if self.numeric:
+            return f' class="{NUM_CLASS}"'
+        longest = max((len(c) for c in self.cells if c is not None), default=0)
+        return f' class="{LONG_CLASS}"' if longest > LONG_TEXT_CHARS else ""
 
     @property
     def constant(self) -> bool:
@@ -74,6 +86,12 @@ def table_id(name: str) -> str:
 def _escape(value: object) -> str:
     """Text as HTML: one line, control characters visible, every markup character escaped."""
     return html.escape(markup.flat(value), quote=True)
+
+
+def _cell(text: str) -> str:
+    """A cell's text as HTML, escaped; a long identifier (``a.b_c.d``) may wrap after . _ or /."""
+    words = _escape(text).split(" ")  # entities (&lt; &amp; &quot; &#x27;) hold none of . _ /
+    return " ".join(BREAK_AFTER.sub(r"\1<wbr>", w) if len(w) > LONG_WORD_CHARS else w for w in words)
 
 
 def formatted(df: pd.DataFrame, name: str, decimals: int) -> dict[object, Column]:
@@ -132,16 +150,18 @@ def main_view(
 def _table(view: View, table_name: str) -> tuple[str, bool]:
     """One ``<table>`` in its scrolling wrapper, and whether a cell showed a dash."""
     wide = len(view.columns) > WIDE_COLUMNS
-    num = f' class="{NUM_CLASS}"'
-    th = "".join(f'<th scope="col"{num if c.numeric else ""}>{_escape(c.title)}</th>' for c in view.columns)
+    classes = [c.css_class for c in view.columns]
+    th = "".join(
+        f'<th scope="col"{k}>{_escape(c.title)}</th>' for c, k in zip(view.columns, classes, strict=True)
+    )
     dashed = False
     body = []
     for i in range(view.rows):
         tds = []
-        for c in view.columns:
+        for c, k in zip(view.columns, classes, strict=True):
             cell = c.cells[i]
             dashed |= cell is None
-            tds.append(f"<td{num if c.numeric else ''}>{cols.DASH if cell is None else _escape(cell)}</td>")
+            tds.append(f"<td{k}>{cols.DASH if cell is None else _cell(cell)}</td>")
         body.append("<tr>" + "".join(tds) + "</tr>")
     wrap = f"{WRAP_CLASS} {WIDE_CLASS}" if wide else WRAP_CLASS
     out = (
