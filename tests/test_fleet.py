@@ -91,6 +91,9 @@ def test_dataset_with_nothing_to_model_shows_a_dash_and_why(tmp_path: Path) -> N
     shown = fleet.shown(table).iloc[0]
     assert shown["modelled_mib_per_s"] == fleet.DASH and shown["binding"] == fleet.DASH
     assert shown["link_mbit_per_s"] == fleet.DASH and shown["rtt_ms"] != fleet.DASH  # what it did measure
+    assert (
+        "note" not in fleet.shown(table) and fleet.notes(table)["note"].str.contains("nothing to model").all()
+    )
     summary = fleet.per_dataset(table)
     assert summary.loc[0, "modelled"] == 0 and summary.loc[0, "bindings"] == fleet.DASH
 

@@ -235,8 +235,8 @@ def fleet_table(raw_root: Path, names: Iterable[str] | None = None, **options: A
 
 
 def shown(table: pd.DataFrame) -> pd.DataFrame:
-    """The table for the page: numbers rounded to 3 significant places' worth, a dash where absent."""
-    out = table.copy()
+    """The table for the page: numbers to 3 decimals, a dash where absent, no notes (:func:`notes`)."""
+    out = table.drop(columns=["note"])
     for col in NUMERIC:
         out[col] = [DASH if pd.isna(v) else round(float(v), 3) for v in table[col]]
     out["binding"] = out["binding"].replace("", DASH)
@@ -330,3 +330,8 @@ def lab_rows(raw_dir: Path, prov: Provenance, bs_bytes: int = MIB) -> list[dict[
             )
         )
     return out
+
+
+def notes(table: pd.DataFrame) -> pd.DataFrame:
+    """Each distinct note of each dataset once: where its numbers come from, or why a value is missing."""
+    return table[["dataset", "note"]].drop_duplicates(ignore_index=True)

@@ -19,7 +19,7 @@ def modelled_vs_measured(table: pd.DataFrame) -> alt.LayerChart:
     hi = float(max(both["modelled_mib_per_s"].max(), both["measured_mib_per_s"].max())) * 1.25
     bounds = [b for b in BOUND_NAMES if b in set(both["binding"])]
     kinds = [k for k in PROVENANCE_SHAPES if k in set(both["provenance"])]
-    scale = alt.Scale(type="log", domain=[lo, hi])
+    scale = alt.Scale(type="log", domain=[lo, hi], nice=False)
     points = (
         alt.Chart(both)
         .mark_point(filled=True, size=70, opacity=0.8)
