@@ -127,16 +127,20 @@ def shaped_runs(ds: Dataset) -> list[Shaped]:
 def shaping_sentence(run: Shaped) -> str:
     """Why a shaped link's TCP rate sits below the shaper's rate, with the numbers of one run."""
     share = 100 * run.received_mbit_per_s / run.payload_ceiling_mbit_per_s
+    limit = prose.number(run.limit_mbit_per_s)
+    headers = (
+        f"IPv4 {IPV4_HEADER_BYTES}, TCP with timestamps {TCP_HEADER_WITH_TIMESTAMPS_BYTES}, "
+        f"Ethernet {ETHERNET_HEADER_BYTES}"
+    )
     return (
         f"**The iperf3 rate is the shaper's, not the link's.** The run {markup.code(run.file)} crossed a "
-        f"shaper set to {prose.number(run.limit_mbit_per_s)} Mbit/s (manifest label `link_limit_mbps`). "
+        f"{{term}}`shaper <traffic shaper>` set to {limit} Mbit/s (manifest label `link_limit_mbps`). "
         f"A shaper counts whole frames: each segment carries {prose.count(run.mss_bytes, 'byte')} of "
-        f"payload (iperf3's MSS) in {prose.count(run.frame_bytes, 'byte')} (IPv4 {IPV4_HEADER_BYTES}, "
-        f"TCP with timestamps {TCP_HEADER_WITH_TIMESTAMPS_BYTES}, Ethernet {ETHERNET_HEADER_BYTES}), "
+        f"payload (iperf3's {{term}}`MSS`) in {prose.count(run.frame_bytes, 'byte')} ({headers}), "
         f"so TCP payload tops out at {prose.number(run.payload_ceiling_mbit_per_s, 1)} Mbit/s. "
         f"iperf3 received {prose.number(run.received_mbit_per_s, 1)} Mbit/s, {prose.number(share, 1)} % "
         f"of that ceiling, with the sending host's CPU {prose.number(run.sender_cpu_pct, 1)} % busy: the "
-        "shaper is the binding bound."
+        "shaper is the {term}`binding bound`."
     )
 
 
