@@ -212,6 +212,15 @@ SPECS: dict[str, ColumnSpec] = {
     "max_vif": _s("Largest VIF"),
     "condition_number": _s("Condition number", digits=3),
     "bimodality_coefficient": _s("Bimodality coefficient"),
+    # ceilings (cross-study bounds)
+    "gbit_per_s": _s("Rate", "Gbit/s"),
+    "mbit_per_s": _s("Rate", "Mbit/s"),
+    "frac_latency_qd": _s("Share of the latency × depth ceiling", decimals=3),
+    "frac_link": _s("Share of the link ceiling", decimals=3),
+    "frac_cpu": _s("Share of the CPU ceiling", decimals=3),
+    "frac_device": _s("Share of the device ceiling", decimals=3),
+    "tightest": _s("Tightest ceiling"),
+    "tightest_fraction": _s("Share of the tightest ceiling", decimals=3),
 }
 
 # Unit suffixes of machine names (longest first): tokens -> (unit shown, scale).
@@ -285,6 +294,12 @@ WORDS = {
     "std": "SD",
     "err": "error",
     "abs": "absolute",
+    "frac": "fraction of",
+    "tol": "tolerance",
+    "rel": "relative",
+    "diff": "difference",
+    "cmds": "commands",
+    "qd": "queue depth",
     "iowait": "I/O wait",
     "beta": "β",
     "op": "operation",
@@ -293,7 +308,6 @@ WORDS = {
     "num": "number",
     "req": "request",
     "sz": "size",
-    "qd": "queue depth",
     "iodepth": "queue depth",
     "fio": "fio",
     "iostat": "iostat",
