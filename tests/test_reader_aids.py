@@ -3,6 +3,7 @@ cited by author and year (never by the file name of a copy), and prose that read
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import subprocess
@@ -268,6 +269,8 @@ def test_measured_dataset_pages_open_with_what_the_dataset_is() -> None:
     assert "veth pair" in box and "No iSCSI traffic is in this dataset" in box
     assert "interpretation" in about.dataset_box(ds, "network"), "the chapter's own note from notes.yaml"
     assert about.dataset_box(ds, "model") != about.dataset_box(ds, "storage")
+    bare = dataclasses.replace(ds, description="", iscsi_parameters={"s": {}}, root=Path("/nonexistent"))
+    assert about.dataset_box(bare, "network") == "", "no empty admonition (Sphinx refuses one)"
     blog = datasets.load(ROOT / "data" / "raw" / "blog-2023")
     assert about.has_iscsi(blog) and about.dataset_box(blog, "network") == "", "the banner covers it"
 

@@ -65,23 +65,29 @@ def has_iscsi(ds: Dataset) -> bool:
 
 
 def dataset_box(ds: Dataset, chapter: str) -> str:
-    """The page's opening note on a measured dataset (MyST admonition); "" on a reconstructed one."""
+    """The page's opening note on a measured dataset (MyST admonition); "" on a reconstructed one.
+
+    What matters most comes first: whether any iSCSI traffic is in the data, then the dataset's
+    note for this chapter, then the manifest's description (tools, versions, how it was captured).
+    """
     if ds.reconstructed:
         return ""  # the reconstructed-data banner (analyses/provenance.py) says what it is
-    lines = [f":::{{admonition}} About this dataset: {markup.text(ds.title)}", ":class: note", ""]
-    if ds.description:
-        lines.append(markup.text(ds.description))
+    paragraphs = []
     if not has_iscsi(ds):
-        lines += [
-            "",
+        paragraphs.append(
             "**No iSCSI traffic is in this dataset.** Its fio runs write to a local device and its "
             "ping and iperf3 runs cross the network alone, so the chapters over it show the parts "
-            "an iSCSI write is made of, measured separately; any iSCSI figure is the model's.",
-        ]
+            "an iSCSI write is made of, measured separately; any iSCSI figure is the model's."
+        )
     note = notes(ds.root).get(chapter, "")
     if note:
-        lines += ["", markup.text(note)]
-    return "\n".join([*lines, ":::"])
+        paragraphs.append(markup.text(note))
+    if ds.description:
+        paragraphs.append("*How it was measured:* " + markup.text(ds.description))
+    if not paragraphs:
+        return ""  # an admonition needs a body: nothing to say beyond the page itself
+    head = [f":::{{admonition}} About this dataset: {markup.text(ds.title)}", ":class: note", ""]
+    return "\n".join([*head, "\n\n".join(paragraphs), ":::"])
 
 
 # ---- network findings -----------------------------------------------------------------------------
