@@ -12,31 +12,27 @@ from __future__ import annotations
 
 import json
 import shutil
-import threading
 from collections.abc import Iterator
-from functools import partial
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 import yaml
 from e2e.projects import LAB, ROOT, cli, make_project
 
-from browser.test_site import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    LOCAL_HOST,
+from browser.harness import (
+    CHAPTERS,
     PAGE_TIMEOUT_MS,
-    _browser_or_skip,
-    _page_files,
-    _QuietHandler,
+    add_toc_part,
+    browser_or_skip,
+    chromium,
+    page_files,
+    serve,
 )
 from iscsi_report.core.dataset import update_checksums
 
-pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.xdist_group("browser")]
+pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
 RUN = "hostile"
-CHAPTERS = ["network", "storage", "model"]
 TITLE = "Hostile page"
 
 
@@ -93,9 +89,9 @@ def _hostile_dataset(root: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def html_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def hostile_html(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The hostile project, executed and built; its live site folder."""
-    _browser_or_skip()
+    browser_or_skip()
     root = make_project(tmp_path_factory.mktemp("hostile") / "proj", runs={RUN: (LAB, CHAPTERS)})
     _hostile_dataset(root)
     shutil.copytree(ROOT / "data" / "published", root / "data" / "published")  # the model chapter reads it
@@ -103,69 +99,47 @@ def html_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     doc = yaml.safe_load(params.read_text())
     doc["notebooks"] = ["network", "storage", {"model": {"cpu_scenario": PARAM}}]
     params.write_text(yaml.safe_dump(doc, allow_unicode=True))
-    toc_path = root / "book" / "_toc.yml"
-    toc = yaml.safe_load(toc_path.read_text())
-    toc["parts"].append({"caption": "About this build", "chapters": [{"file": "provenance"}]})
-    toc_path.write_text(yaml.safe_dump(toc, sort_keys=False))
+    add_toc_part(root, "About this build", ["provenance"])
     result = cli(root, "book", "--jobs", "2")
     assert result.returncode == 0, result.stdout + result.stderr
     return (root / "_build" / "html").resolve()
 
 
 @pytest.fixture(scope="module")
-def server(html_dir: Path) -> Iterator[str]:
-    handler = partial(_QuietHandler, directory=str(html_dir))
-    httpd = ThreadingHTTPServer((LOCAL_HOST, 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://{LOCAL_HOST}:{httpd.server_address[1]}/"
-    httpd.shutdown()
-    httpd.server_close()
+def hostile_server(hostile_html: Path) -> Iterator[str]:
+    """The hostile site served on 127.0.0.1."""
+    with serve(hostile_html) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
-def pages(html_dir: Path, server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+def pages(
+    hostile_html: Path, hostile_server: str, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, dict]:
     """Per page: what the payload flag and the title were after load, and the page's visible text."""
-    from playwright.sync_api import sync_playwright
-
     found: dict[str, dict] = {}
-    profile = tmp_path_factory.mktemp("chromium-hostile")
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            context.route(
-                "**/*",
-                lambda route: route.continue_() if LOCAL_HOST in route.request.url else route.abort(),
+    with chromium(tmp_path_factory.mktemp("chromium-hostile")) as (context, _gate):
+        for rel in page_files(hostile_html):
+            page = context.new_page()
+            page.goto(hostile_server + rel, wait_until="networkidle", timeout=PAGE_TIMEOUT_MS)
+            page.wait_for_timeout(200)  # let any onerror handler of a failed image fire
+            found[rel] = page.evaluate(
+                "() => ({xss: window.__xss === undefined ? null : String(window.__xss),"
+                " title: document.title, text: document.body.innerText})"
             )
-            for rel in _page_files(html_dir):
-                page = context.new_page()
-                page.goto(server + rel, wait_until="networkidle", timeout=PAGE_TIMEOUT_MS)
-                page.wait_for_timeout(200)  # let any onerror handler of a failed image fire
-                found[rel] = page.evaluate(
-                    "() => ({xss: window.__xss === undefined ? null : String(window.__xss),"
-                    " title: document.title, text: document.body.innerText})"
-                )
-                page.close()
-        finally:
-            context.close()
+            page.close()
     return found
 
 
-def test_the_harness_would_see_a_payload_run(server: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_the_harness_would_see_a_payload_run(
+    hostile_server: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """Control: the same payload, put into a page unescaped, does set the flag in this browser."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page()
-            page.goto(server + "intro.html", wait_until="load", timeout=PAGE_TIMEOUT_MS)
-            page.evaluate("h => { document.body.insertAdjacentHTML('beforeend', h); }", payload("control"))
-            page.wait_for_function("() => window.__xss === 'control'", timeout=PAGE_TIMEOUT_MS)
-        finally:
-            browser.close()
+    with chromium(tmp_path_factory.mktemp("chromium-control")) as (context, _gate):
+        page = context.new_page()
+        page.goto(hostile_server + "intro.html", wait_until="load", timeout=PAGE_TIMEOUT_MS)
+        page.evaluate("h => { document.body.insertAdjacentHTML('beforeend', h); }", payload("control"))
+        page.wait_for_function("() => window.__xss === 'control'", timeout=PAGE_TIMEOUT_MS)
 
 
 def test_no_payload_runs_on_any_page(pages: dict[str, dict]) -> None:

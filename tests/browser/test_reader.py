@@ -1,15 +1,17 @@
 """The site as a reader meets it: headless Chromium at desktop (1400 px) and phone (390 px) width.
 
-A lab copy of the book is built with the chapters and provenance page of ``test_site.py`` plus
-the Reference part (equation, glossary, references); with ``ISCSI_REPORT_SITE_ROOT`` set, the
-project's own site is read instead. The network is blocked as in ``test_site.py``: every chart
-runtime, MathJax and font must come from the site itself. Every page is screenshotted at both
-widths (into ``ISCSI_REPORT_SCREENSHOTS`` when set, else a temporary folder), then the tests
-assert: no horizontal page scroll at 390 px, every chart a figure with a caption and an alt text
-that is a sentence and not a file path, every chart drawn live and showing a tooltip on hover,
-every formula typeset by MathJax. The heaviest page's weight and time to first render are
-measured with the browser's own performance timeline and written to ``reader-metrics.json``
-next to the screenshots.
+The site is the lab copy of ``conftest.py`` (chapters, provenance page and the Reference part:
+equation, glossary, references; built once per test run, shared with ``test_site.py``); with
+``ISCSI_REPORT_SITE_ROOT`` set, the project's own site is read instead. The network is blocked as
+in ``test_site.py``: every chart runtime, MathJax and font must come from the site itself. Every
+page is screenshotted at both widths (into ``ISCSI_REPORT_SCREENSHOTS`` when set, else a temporary
+folder), then the tests assert: no horizontal page scroll at 390 px, every chart a figure with a
+caption and an alt text that is a sentence and not a file path, every chart drawn live and showing
+a tooltip on hover, every formula typeset by MathJax; and, for tables and code (issue 15): every
+table fits its column or scrolls inside it at both widths, no header is a raw snake_case name, no
+cell reads ``nan``/``None``, code is hidden by default behind at most one toggle per page. The
+heaviest page's weight and time to first render are measured with the browser's own performance
+timeline and written to ``reader-metrics.json`` next to the screenshots.
 """
 
 from __future__ import annotations
@@ -17,41 +19,29 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-import yaml
-from e2e.projects import LAB, ROOT, cli, make_project
 
-from browser.test_site import (
-    CHAPTERS,
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    LOCAL_HOST,
-    PAGE_TIMEOUT_MS,
-    SITE_ROOT_ENV,
-    _browser_or_skip,
-    _page_files,
-    _with_provenance_page,
-    html_dir,  # noqa: F401  (fixture, resolved with this module's ``project``)
-    server,  # noqa: F401  (fixture)
-)
+from browser.harness import PAGE_TIMEOUT_MS, REFERENCE_PAGES, chromium, page_files, watch
 
-pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.xdist_group("browser")]
+pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
 DESKTOP = {"width": 1400, "height": 900}
 PHONE = {"width": 390, "height": 844}
-REFERENCE_PAGES = ["model_equation", "glossary", "references"]
 SCREENSHOTS_ENV = "ISCSI_REPORT_SCREENSHOTS"
 CHART_TIMEOUT_MS = 20_000
 MATH_TIMEOUT_MS = 20_000
 PATH_LIKE = re.compile(r"\.(svg|png|jpe?g|ipynb|json|html?)\b|(^|\s)(\.\.?/|/(?=\S)|_images/)")
 MIN_ALT_WORDS = 4
 MAX_TOOLTIP_TRIES = 40
+SNAKE_CASE = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)+$")  # a column name as code wrote it, not a header
+EMPTY_CELL_TEXTS = ["nan", "NaN", "None", "<NA>", "NaT"]  # what pandas prints for a missing value
+FIT_TOLERANCE_PX = 1  # sub-pixel rounding of layout boxes
+MAX_CODE_TOGGLES = 1
 # Budgets for the heaviest page (bytes over the wire, first contentful paint), set well above what
 # was measured (see BENCHMARKS.md) so that only a real regression trips them.
 MAX_PAGE_BYTES = 8 * 2**20
@@ -92,6 +82,10 @@ class ReaderPage:
     errors: list[str] = field(default_factory=list)
     term_links: list[str] = field(default_factory=list)
     glossary_terms: list[tuple[str, str]] = field(default_factory=list)  # (anchor id, term)
+    tables: dict[int, list[dict]] = field(default_factory=dict)  # viewport width -> every table's fit
+    headers: list[str] = field(default_factory=list)  # text of every table header cell
+    empty_cells: list[str] = field(default_factory=list)  # cells reading nan, None...
+    code: dict = field(default_factory=dict)  # visible code inputs and code toggles, as loaded
 
 
 @dataclass
@@ -102,32 +96,6 @@ class Reader:
     shots: Path
     blocked: list[str]
     metrics: dict
-
-
-def _with_reference_part(project: Path) -> None:
-    """Copy the Reference pages into the copy's book and list them in its toc."""
-    for name in REFERENCE_PAGES:
-        shutil.copy(ROOT / "book" / f"{name}.md", project / "book" / f"{name}.md")
-    toc_path = project / "book" / "_toc.yml"
-    toc = yaml.safe_load(toc_path.read_text())
-    toc["parts"].append({"caption": "Reference", "chapters": [{"file": n} for n in REFERENCE_PAGES]})
-    toc_path.write_text(yaml.safe_dump(toc, sort_keys=False))
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A lab copy with the Reference part, built once here, or $ISCSI_REPORT_SITE_ROOT."""
-    _browser_or_skip()
-    if os.environ.get(SITE_ROOT_ENV):
-        return Path(os.environ[SITE_ROOT_ENV]).resolve()
-    root = make_project(tmp_path_factory.mktemp("reader"), runs={LAB: (LAB, CHAPTERS)})
-    if not (root / "data" / "published").is_dir():  # the model chapter reads the published numbers
-        shutil.copytree(ROOT / "data" / "published", root / "data" / "published")
-    _with_reference_part(root)
-    _with_provenance_page(root)
-    result = cli(root, "book", "--jobs", "2")
-    assert result.returncode == 0, result.stdout + result.stderr
-    return root
 
 
 _LAYOUT_JS = """() => {
@@ -162,6 +130,55 @@ _LAYOUT_JS = """() => {
 
 # Points to hover per chart: the centre of each symbol, cell, bar or band, and the middle of each
 # line or rule along its path (a line's bounding-box centre is usually off the line).
+# Every visible table of the page body and whether it fits its column: the table's own box lies
+# within the column, or its closest ancestor that scrolls sideways (overflow-x auto or scroll) does.
+_TABLES_JS = """() => {
+  const column = document.querySelector('article.bd-article') || document.querySelector('main')
+                 || document.body;
+  const col = column.getBoundingClientRect();
+  const scroller = el => {
+    for (let e = el.parentElement; e && e !== document.body; e = e.parentElement) {
+      const o = getComputedStyle(e).overflowX;
+      if (o === 'auto' || o === 'scroll') return e;
+      if (e === column) return null;
+    }
+    return null;
+  };
+  return Array.from(column.querySelectorAll('table')).filter(t => t.getClientRects().length > 0).map(t => {
+    const r = t.getBoundingClientRect();
+    const s = scroller(t);
+    const w = s ? s.getBoundingClientRect() : null;
+    return {id: t.id || (t.querySelector('caption') || {textContent: ''}).textContent.trim().slice(0, 60),
+            left: r.left, right: r.right, col_left: col.left, col_right: col.right,
+            scroller: s ? {left: w.left, right: w.right} : null};
+  });
+}"""
+
+# Header texts, cells printing a missing value, and the code on the page as loaded: code inputs
+# one can see without clicking, and the controls that reveal code (a <details> holding a cell's
+# input, or any button or summary that names code).
+_CONTENT_JS = """(emptyTexts) => {
+  const text = e => e.textContent.replace(/\\s+/g, ' ').trim();
+  const cells = Array.from(document.querySelectorAll('table td, table th'));
+  const codeDetails = Array.from(document.querySelectorAll('details')).filter(
+    d => d.querySelector('.cell_input, .cell-input'));
+  const buttons = Array.from(document.querySelectorAll('button, [role="button"], summary')).filter(
+    b => /\\bcode\\b/i.test(text(b) + ' ' + (b.getAttribute('aria-label') || ''))
+         && !codeDetails.some(d => d.contains(b)));
+  return {
+    headers: Array.from(document.querySelectorAll('table th')).map(text),
+    empty_cells: cells.map(text).filter(t => emptyTexts.includes(t)),
+    code: {
+      visible_inputs: Array.from(document.querySelectorAll('.cell_input, .cell-input')).filter(
+        e => !e.closest('details:not([open])') && e.checkVisibility({visibilityProperty: true})
+             && e.getBoundingClientRect().height > 0).length,
+      toggles: codeDetails.length + buttons.length,
+      toggle_texts: [...codeDetails.map(d => text(d.querySelector('summary') || d).slice(0, 40)),
+                     ...buttons.map(b => text(b).slice(0, 40))],
+    },
+  };
+}"""
+
 _HOVER_TARGETS_JS = """(index) => {
   const fig = document.querySelectorAll('figure.iscsi-chart')[index];
   const box = fig.querySelector('.iscsi-chart-live').getBoundingClientRect();
@@ -255,20 +272,21 @@ def _read(context, url: str, shots: Path, rel: str) -> ReaderPage:
     """Open one page at desktop then phone width: screenshots, layout, charts, math, tooltips."""
     found = ReaderPage()
     page = context.new_page()
-    page.on("console", lambda m: m.type == "error" and found.errors.append(m.text))
-    page.on("pageerror", lambda e: found.errors.append(f"uncaught: {e}"))
-    page.on("requestfailed", lambda r: found.errors.append(f"{r.url}: {r.failure}"))
-    page.on("response", lambda r: r.status >= 400 and found.errors.append(f"{r.url}: {r.status}"))
+    watch(page, found.errors)
     page.set_viewport_size(DESKTOP)
     page.goto(url, wait_until="networkidle", timeout=PAGE_TIMEOUT_MS)
     found.errors += _settle(page)
     page.screenshot(path=str(shots / f"{_slug(rel)}-1400.png"), full_page=True)
+    content = page.evaluate(_CONTENT_JS, EMPTY_CELL_TEXTS)  # as loaded: before any hover or click
+    found.headers, found.empty_cells, found.code = content["headers"], content["empty_cells"], content["code"]
+    found.tables[DESKTOP["width"]] = page.evaluate(_TABLES_JS)
     n_figures = page.evaluate("() => document.querySelectorAll('figure.iscsi-chart').length")
     found.tooltips = _hover_tooltips(page, n_figures)  # at desktop width: wide charts scroll on a phone
     page.set_viewport_size(PHONE)
     page.wait_for_timeout(300)  # charts sized to their container redraw on resize
     page.screenshot(path=str(shots / f"{_slug(rel)}-390.png"), full_page=True)
     layout = page.evaluate(_LAYOUT_JS)
+    found.tables[PHONE["width"]] = page.evaluate(_TABLES_JS)
     found.scroll_width, found.client_width = layout["scroll_width"], layout["client_width"]
     found.figures, found.math = layout["figures"], layout["math"]
     found.term_links, found.glossary_terms = layout["term_links"], layout["glossary_terms"]
@@ -291,37 +309,18 @@ def _measure(context, url: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def reader(html_dir: Path, server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reader]:  # noqa: F811
+def reader(html_dir: Path, server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reader]:
     """Read every page in headless Chromium with the network blocked; measure the heaviest page."""
-    from playwright.sync_api import sync_playwright
-
     shots = Path(os.environ.get(SCREENSHOTS_ENV) or tmp_path_factory.mktemp("screenshots"))
     shots.mkdir(parents=True, exist_ok=True)
-    blocked: list[str] = []
-
-    def gate(route) -> None:
-        if urlparse(route.request.url).hostname == LOCAL_HOST:
-            route.continue_()
-        else:
-            blocked.append(route.request.url)
-            route.abort()
-
-    profile = tmp_path_factory.mktemp("reader-profile")
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            context.route("**/*", gate)
-            pages = {rel: _read(context, server + rel, shots, rel) for rel in _page_files(html_dir)}
-            weights = {rel: (html_dir / rel).stat().st_size for rel in pages}
-            heaviest = max(weights, key=lambda rel: weights[rel])
-            metrics = {"page": heaviest, **_measure(context, server + heaviest)}
-        finally:
-            context.close()
+    with chromium(tmp_path_factory.mktemp("reader-profile")) as (context, gate):
+        pages = {rel: _read(context, server + rel, shots, rel) for rel in page_files(html_dir)}
+        weights = {rel: (html_dir / rel).stat().st_size for rel in pages}
+        heaviest = max(weights, key=lambda rel: weights[rel])
+        metrics = {"page": heaviest, **_measure(context, server + heaviest)}
     (shots / "reader-metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     print(f"\nreader screenshots and metrics in {shots}: {json.dumps(metrics)}")
-    yield Reader(pages, shots, blocked, metrics)
+    yield Reader(pages, shots, gate.blocked, metrics)
 
 
 # ------------------------------------------------------------------------------ tests
@@ -397,3 +396,52 @@ def test_heaviest_page_weight_and_first_render_are_measured_within_budget(reader
     assert 0 < metrics["bytes"] <= MAX_PAGE_BYTES, metrics
     assert metrics["first_contentful_paint_ms"] is not None, metrics
     assert 0 < metrics["first_contentful_paint_ms"] <= MAX_FIRST_PAINT_MS, metrics
+
+
+# ------------------------------------------------------------------------------ tables and code (issue 15)
+
+
+def _table_fits(table: dict) -> bool:
+    """The table lies within its column, or within a sideways-scrolling box that does."""
+    box = table["scroller"] or table
+    return (
+        box["left"] >= table["col_left"] - FIT_TOLERANCE_PX
+        and box["right"] <= table["col_right"] + FIT_TOLERANCE_PX
+    )
+
+
+def test_every_table_fits_or_scrolls_inside_its_column(reader: Reader) -> None:
+    n_tables = 0
+    overflowing = []
+    for rel, page in reader.pages.items():
+        for width, tables in page.tables.items():
+            n_tables += len(tables)
+            overflowing += [(rel, width, t["id"]) for t in tables if not _table_fits(t)]
+    assert overflowing == [], overflowing
+    assert n_tables > 0, "no table on any page: the check would prove nothing"
+
+
+def test_no_table_header_is_a_raw_snake_case_name(reader: Reader) -> None:
+    raw = {
+        rel: sorted({h for h in page.headers if SNAKE_CASE.match(h)}) for rel, page in reader.pages.items()
+    }
+    assert {rel: names for rel, names in raw.items() if names} == {}
+    assert any(page.headers for page in reader.pages.values()), "no table header anywhere"
+
+
+def test_no_table_cell_reads_nan_or_none(reader: Reader) -> None:
+    found = {rel: sorted(set(page.empty_cells)) for rel, page in reader.pages.items() if page.empty_cells}
+    assert found == {}
+
+
+def test_code_is_hidden_by_default_behind_at_most_one_toggle(reader: Reader) -> None:
+    shown = {
+        rel: page.code["visible_inputs"] for rel, page in reader.pages.items() if page.code["visible_inputs"]
+    }
+    assert shown == {}, f"code visible without a click: {shown}"
+    many = {
+        rel: page.code["toggle_texts"]
+        for rel, page in reader.pages.items()
+        if page.code["toggles"] > MAX_CODE_TOGGLES
+    }
+    assert many == {}, f"more than {MAX_CODE_TOGGLES} code toggle on: {many}"

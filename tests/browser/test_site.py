@@ -1,9 +1,8 @@
 """The built site in a real browser: headless Chromium, served from 127.0.0.1, network blocked.
 
-By default one book is built from a project copy with the small real lab dataset (three chapters
-and the provenance page). With ``ISCSI_REPORT_SITE_ROOT`` set (``make check-site``, used by
-``make publish`` and CI) the project's own live site is checked instead, exactly the folder that
-will be published (``ISCSI_REPORT_SITE``, default ``_build/html`` resolved).
+The site is the lab copy of ``conftest.py`` (built once per test run, shared with ``test_reader``),
+or with ``ISCSI_REPORT_SITE_ROOT`` set (``make check-site``, used by ``make publish`` and CI) the
+project's own live site, exactly the folder that will be published.
 
 Every HTML page is opened once; what each page did and shows is collected, then each test asserts
 one property: no console error and no request leaving the machine, every chart drawn, every glued
@@ -17,60 +16,38 @@ import ast
 import json
 import os
 import re
-import shutil
-import threading
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urldefrag, urlparse
 
 import nbformat
 import pytest
 import yaml
-from e2e.projects import LAB, ROOT, cli, make_project
+from e2e.projects import LAB
 
-pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.xdist_group("browser")]
+from browser.conftest import html_dir, server  # noqa: F401  (re-exported: modules still import them here)
+from browser.harness import (  # noqa: F401  (CHROMIUM, CHROMIUM_ARGS: re-exported as well)
+    CHAPTERS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    LOCAL_HOST,
+    PAGE_TIMEOUT_MS,
+    SITE_ROOT_ENV,
+    browser_or_skip,
+    chromium,
+    page_files,
+    watch,
+)
 
-CHROMIUM = Path("/usr/bin/chromium")
-LOCAL_HOST = "127.0.0.1"
-CHAPTERS = ["network", "storage", "model"]
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-PAGE_TIMEOUT_MS = 30_000
+pytestmark = [pytest.mark.browser, pytest.mark.e2e]
+
 CHART_MARKER = 'class="iscsi-chart"'  # a chart output: a figure drawn by the site's own Vega runtime
 GLUE_ROLE = re.compile(r"\{glue(?::text)?\}`([^`]+)`")
 TABLE_LINK = re.compile(r"Download (\S+\.csv)")
 CANARY_URL = "http://192.0.2.1/canary.js"  # TEST-NET-1: must be blocked, never reached
-SITE_ROOT_ENV = "ISCSI_REPORT_SITE_ROOT"  # check this project's own site instead of a lab copy
-SITE_ENV = "ISCSI_REPORT_SITE"  # the exact site folder to check (default: its _build/html)
-
-
-def _browser_or_skip() -> None:
-    """Skip without Chromium or playwright locally; fail under CI (it must not skip silently)."""
-    missing = []
-    if not CHROMIUM.is_file():
-        missing.append(f"{CHROMIUM} (Debian package chromium)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        missing.append("the playwright Python package (pip install -e '.[test]')")
-    if missing:
-        message = "browser test needs " + " and ".join(missing)
-        if os.environ.get("CI"):
-            pytest.fail(message + " (CI is set: refusing to skip)")
-        pytest.skip(message)
+_browser_or_skip = browser_or_skip  # the name other modules import from here
 
 
 @dataclass
@@ -98,62 +75,6 @@ class Site:
     canary_blocked: bool
 
 
-def _with_provenance_page(project: Path) -> None:
-    """List the generated provenance page in the copy's toc, as the real book does."""
-    toc_path = project / "book" / "_toc.yml"
-    toc = yaml.safe_load(toc_path.read_text())
-    toc["parts"].append({"caption": "About this build", "chapters": [{"file": "provenance"}]})
-    toc_path.write_text(yaml.safe_dump(toc, sort_keys=False))
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The project whose site is checked: a lab copy built once here, or $ISCSI_REPORT_SITE_ROOT."""
-    _browser_or_skip()
-    if os.environ.get(SITE_ROOT_ENV):
-        return Path(os.environ[SITE_ROOT_ENV]).resolve()
-    root = make_project(tmp_path_factory.mktemp("site"), runs={LAB: (LAB, CHAPTERS)})
-    shutil.copytree(ROOT / "data" / "published", root / "data" / "published")  # the model chapter reads it
-    _with_provenance_page(root)
-    result = cli(root, "book", "--jobs", "2")
-    assert result.returncode == 0, result.stdout + result.stderr
-    return root
-
-
-@pytest.fixture(scope="module")
-def html_dir(project: Path) -> Path:
-    """The site folder served: $ISCSI_REPORT_SITE if set, else the live ``_build/html`` resolved."""
-    chosen = Path(os.environ.get(SITE_ENV) or project / "_build" / "html").resolve()
-    assert (chosen / "index.html").is_file(), f"no built site at {chosen}"
-    return chosen
-
-
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@pytest.fixture(scope="module")
-def server(html_dir: Path) -> Iterator[str]:
-    """The site folder served on 127.0.0.1 from a thread."""
-    handler = partial(_QuietHandler, directory=str(html_dir))
-    httpd = ThreadingHTTPServer((LOCAL_HOST, 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://{LOCAL_HOST}:{httpd.server_address[1]}/"
-    httpd.shutdown()
-    httpd.server_close()
-
-
-def _page_files(html: Path) -> list[str]:
-    """Every HTML page of the site, relative to its root (theme assets excluded)."""
-    return sorted(
-        p.relative_to(html).as_posix()
-        for p in html.rglob("*.html")
-        if not p.relative_to(html).parts[0].startswith("_")
-    )
-
-
 _COLLECT_JS = """() => ({
   hrefs: Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
   ids: Array.from(document.querySelectorAll('[id]')).map(e => e.id),
@@ -174,10 +95,7 @@ _CHARTS_SETTLED_JS = """() => Array.from(document.querySelectorAll('figure.iscsi
 def _visit(page, url: str) -> PageVisit:
     """Open one page, wait for the network to settle, collect what it shows and what went wrong."""
     visit = PageVisit()
-    page.on("console", lambda m: m.type == "error" and visit.console_errors.append(m.text))
-    page.on("pageerror", lambda e: visit.console_errors.append(f"uncaught: {e}"))
-    page.on("requestfailed", lambda r: visit.failed_requests.append(f"{r.url}: {r.failure}"))
-    page.on("response", lambda r: r.status >= 400 and visit.failed_requests.append(f"{r.url}: {r.status}"))
+    watch(page, visit.console_errors, visit.failed_requests)
     page.goto(url, wait_until="networkidle", timeout=PAGE_TIMEOUT_MS)
     if page.url != url:  # index.html redirects to the root page: collect where it landed
         page.wait_for_load_state("networkidle", timeout=PAGE_TIMEOUT_MS)
@@ -190,43 +108,21 @@ def _visit(page, url: str) -> PageVisit:
 
 
 @pytest.fixture(scope="module")
-def site(project: Path, html_dir: Path, server: str, tmp_path_factory: pytest.TempPathFactory) -> Site:
-    """Open every page (and every chart's SVG) in headless Chromium with the network blocked."""
-    from playwright.sync_api import sync_playwright
-
-    blocked: list[str] = []
-
-    def gate(route) -> None:
-        if urlparse(route.request.url).hostname == LOCAL_HOST:
-            route.continue_()
-        else:
-            blocked.append(route.request.url)
-            route.abort()
-
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(profile),
-            executable_path=str(CHROMIUM),
-            headless=True,
-            args=CHROMIUM_ARGS,
-        )
-        try:
-            context.route("**/*", gate)
+def site(project: Path, html_dir: Path, server: str, tmp_path_factory: pytest.TempPathFactory) -> Site:  # noqa: F811
+    """Open every page in headless Chromium with the network blocked."""
+    with chromium(tmp_path_factory.mktemp("chromium-profile")) as (context, gate):
+        page = context.new_page()
+        page.goto(server + "intro.html", wait_until="load", timeout=PAGE_TIMEOUT_MS)
+        page.evaluate("u => fetch(u).catch(() => null)", CANARY_URL)  # prove the gate works
+        canary = CANARY_URL in gate.blocked
+        gate.blocked.clear()
+        page.close()
+        pages = {}
+        for rel in page_files(html_dir):
             page = context.new_page()
-            page.goto(server + "intro.html", wait_until="load", timeout=PAGE_TIMEOUT_MS)
-            page.evaluate("u => fetch(u).catch(() => null)", CANARY_URL)  # prove the gate works
-            canary = CANARY_URL in blocked
-            blocked.clear()
+            pages[rel] = _visit(page, server + rel)
             page.close()
-            pages = {}
-            for rel in _page_files(html_dir):
-                page = context.new_page()
-                pages[rel] = _visit(page, server + rel)
-                page.close()
-        finally:
-            context.close()
-    return Site(project, html_dir, server, pages, blocked, canary)
+    return Site(project, html_dir, server, pages, gate.blocked, canary)
 
 
 def _chapter_pages(site: Site) -> list[tuple[str, Path]]:

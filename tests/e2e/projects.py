@@ -14,10 +14,13 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB = "lab-veth-2026"
+# The Reference part every copy carries: chapters link glossary terms and cite references, and the
+# strict build refuses a term or citation whose page is missing.
+REFERENCE_PAGES = ["model_equation", "glossary", "references"]
 
 
 def make_project(dest: Path, runs: dict[str, tuple[str, list[str]]] | None = None) -> Path:
-    """Copy notebooks, book sources, config and the lab dataset into ``dest``.
+    """Copy notebooks, book sources (intro and the Reference part), config and the lab dataset into ``dest``.
 
     ``runs`` maps run name -> (dataset, notebooks); default: the lab run with the network chapter.
     """
@@ -34,7 +37,14 @@ def make_project(dest: Path, runs: dict[str, tuple[str, list[str]]] | None = Non
         doc = {"title": f"test run {run}", "dataset": dataset, "timeout_s": 300, "notebooks": notebooks}
         (dest / "params" / f"{run}.yaml").write_text(yaml.safe_dump(doc))
         chapters += [{"file": f"runs/{run}/{nb}"} for nb in notebooks]
-    toc = {"format": "jb-book", "root": "intro", "parts": [{"caption": "Runs", "chapters": chapters}]}
+    for page in REFERENCE_PAGES:
+        shutil.copy(ROOT / "book" / f"{page}.md", dest / "book" / f"{page}.md")
+    reference = {"caption": "Reference", "chapters": [{"file": page} for page in REFERENCE_PAGES]}
+    toc = {
+        "format": "jb-book",
+        "root": "intro",
+        "parts": [{"caption": "Runs", "chapters": chapters}, reference],
+    }
     (dest / "book" / "_toc.yml").write_text(yaml.safe_dump(toc, sort_keys=False))
     return dest
 

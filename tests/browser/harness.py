@@ -1,0 +1,156 @@
+"""What every browser test shares: Chromium, the network gate, serving a site, watching a page, one build.
+
+``build_once`` builds a site at most once per test run, however many xdist workers ask for it: the
+first worker builds under a file lock in the run's shared temporary root, the others wait and reuse
+the folder (the pattern of pytest-xdist's "session-scoped fixture once" recipe).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+import yaml
+from e2e import projects
+from filelock import FileLock
+
+CHROMIUM = Path("/usr/bin/chromium")
+LOCAL_HOST = "127.0.0.1"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+PAGE_TIMEOUT_MS = 30_000
+SITE_ROOT_ENV = "ISCSI_REPORT_SITE_ROOT"  # check this project's own site instead of a lab copy
+SITE_ENV = "ISCSI_REPORT_SITE"  # the exact site folder to check (default: its _build/html)
+BUILT_MARK = ".built-once"  # written last in a build_once folder: the build finished
+CHAPTERS = ["network", "storage", "model"]  # the lab site's chapters (tests/browser/conftest.py)
+REFERENCE_PAGES = projects.REFERENCE_PAGES  # and its Reference part (every project copy has it)
+
+
+def browser_or_skip() -> None:
+    """Skip without Chromium or playwright locally; fail under CI (it must not skip silently)."""
+    missing = []
+    if not CHROMIUM.is_file():
+        missing.append(f"{CHROMIUM} (Debian package chromium)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        missing.append("the playwright Python package (pip install -e '.[test]')")
+    if missing:
+        message = "browser test needs " + " and ".join(missing)
+        if os.environ.get("CI"):
+            pytest.fail(message + " (CI is set: refusing to skip)")
+        pytest.skip(message)
+
+
+def add_toc_part(project: Path, caption: str, files: list[str]) -> None:
+    """Append a part listing ``files`` to a project copy's toc."""
+    toc_path = project / "book" / "_toc.yml"
+    toc = yaml.safe_load(toc_path.read_text())
+    toc["parts"].append({"caption": caption, "chapters": [{"file": f} for f in files]})
+    toc_path.write_text(yaml.safe_dump(toc, sort_keys=False))
+
+
+def page_files(html: Path) -> list[str]:
+    """Every HTML page of the site, relative to its root (theme assets excluded)."""
+    return sorted(
+        p.relative_to(html).as_posix()
+        for p in html.rglob("*.html")
+        if not p.relative_to(html).parts[0].startswith("_")
+    )
+
+
+def build_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Path]) -> Path:
+    """``build(folder)`` run once per test run (all xdist workers); every caller gets its result."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the run's root, common to every worker
+    folder = shared / f"built-{name}"
+    with FileLock(str(shared / f"built-{name}.lock")):
+        mark = folder / BUILT_MARK
+        if mark.is_file():
+            return Path(mark.read_text())
+        if folder.exists():  # an earlier attempt failed: start from nothing
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        result = build(folder)
+        mark.write_text(str(result))
+        return result
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    """Static files, no request log on stderr."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def serve(html: Path) -> Iterator[str]:
+    """The folder served on 127.0.0.1 from a thread; yields its base URL (ending in '/')."""
+    httpd = ThreadingHTTPServer((LOCAL_HOST, 0), partial(QuietHandler, directory=str(html)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://{LOCAL_HOST}:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@dataclass
+class Gate:
+    """Playwright route handler: requests to 127.0.0.1 go through, every other one is aborted and kept."""
+
+    blocked: list[str] = field(default_factory=list)
+
+    def __call__(self, route: Any) -> None:
+        if urlparse(route.request.url).hostname == LOCAL_HOST:
+            route.continue_()
+        else:
+            self.blocked.append(route.request.url)
+            route.abort()
+
+
+@contextmanager
+def chromium(profile: Path) -> Iterator[tuple[Any, Gate]]:
+    """A headless Chromium context (fresh profile) with the network gate on every request."""
+    from playwright.sync_api import sync_playwright
+
+    gate = Gate()
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            context.route("**/*", gate)
+            yield context, gate
+        finally:
+            context.close()
+
+
+def watch(page: Any, errors: list[str] | None = None, failed: list[str] | None = None) -> None:
+    """Collect console errors and uncaught exceptions in ``errors``, failed requests in ``failed``."""
+    errors = [] if errors is None else errors
+    failed = errors if failed is None else failed
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))
+    page.on("pageerror", lambda e: errors.append(f"uncaught: {e}"))
+    page.on("requestfailed", lambda r: failed.append(f"{r.url}: {r.failure}"))
+    page.on("response", lambda r: r.status >= 400 and failed.append(f"{r.url}: {r.status}"))
