@@ -127,3 +127,28 @@ def test_lab_rows_equal_the_lab_latency_chapter() -> None:
     assert (got["modelled_mib_per_s"].to_numpy() <= latency_bound.to_numpy() * (1 + 1e-12)).all()
     assert set(got["provenance"]) == {"emulated"} and set(got["device"]) == {"ram"}
     assert got["binding"].isin(["latency", "link"]).all()
+
+
+def test_cache_reuses_rows_until_a_file_of_the_dataset_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raw = _copy_with(tmp_path, "lab-veth-2026", {"ping", "iperf3", "fio", "iostat"}).parent
+    cache = tmp_path / "cache"
+    first = fleet.fleet_table(raw, cache_dir=cache)
+    pd.testing.assert_frame_equal(first, fleet.fleet_table(raw))  # cached rows = computed rows
+    assert len(list(cache.glob("host-a-*.json"))) == 1
+
+    def must_not_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("dataset_rows ran on a cache hit")
+
+    with monkeypatch.context() as m:
+        m.setattr(fleet, "dataset_rows", must_not_run)
+        pd.testing.assert_frame_equal(first, fleet.fleet_table(raw, cache_dir=cache))
+        with pytest.raises(AssertionError, match="cache hit"):  # other options: another key
+            fleet.fleet_table(raw, cache_dir=cache, bs_bytes=1 << 20)
+    readme = raw / "host-a" / "notes.txt"  # any file of the dataset, listed in the manifest or not
+    readme.write_text("re-measured\n", encoding="utf-8")
+    calls = []
+    monkeypatch.setattr(fleet, "dataset_rows", lambda *a, **k: calls.append(a) or [])
+    fleet.fleet_table(raw, cache_dir=cache)
+    assert len(calls) == 1 and len(list(cache.glob("host-a-*.json"))) == 1  # the stale entry is gone

@@ -14,6 +14,8 @@ A dataset with nothing to model still gets a row: what it measured, a dash for t
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -25,7 +27,9 @@ import pandas as pd
 from iscsi_report.analyses import projections, r2t, storage
 from iscsi_report.core import dataset as datasets
 from iscsi_report.core import model
+from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.ingest.textio import record_read, sha256_file
 from iscsi_report.core.model import MIB
 
 DASH = "—"
@@ -225,12 +229,58 @@ def dataset_rows(
     return _unmodelled_rows(ds, prov, inputs, "; ".join(missing) or "no network and fitted device pair")
 
 
-def fleet_table(raw_root: Path, names: Iterable[str] | None = None, **options: Any) -> pd.DataFrame:
-    """Rows of every named dataset (default: every manifest under ``raw_root``), in name order."""
+def _code_digest() -> str:
+    """sha256 of the library code the rows are computed with (core and analyses sources)."""
+    package = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for path in sorted([*package.glob("core/**/*.py"), *package.glob("analyses/**/*.py")]):
+        h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def _dataset_key(raw_dir: Path, code: str, options: dict[str, Any]) -> str:
+    """sha256 of everything a dataset's rows depend on: every file's bytes, the options, the code.
+
+    Each file is recorded as read, so the batch's run cache sees the same inputs on a cache hit.
+    """
+    h = hashlib.sha256(code.encode() + json.dumps(options, sort_keys=True).encode())
+    for path in sorted(p for p in raw_dir.rglob("*") if p.is_file()):
+        h.update(path.relative_to(raw_dir).as_posix().encode() + b"\0" + sha256_file(path).encode())
+        record_read(path)
+    return h.hexdigest()
+
+
+def cached_rows(raw_dir: Path, cache_dir: Path, code: str, **options: Any) -> list[dict[str, Any]]:
+    """:func:`dataset_rows`, kept in ``cache_dir`` under the sha256 of its inputs and code."""
+    key = _dataset_key(raw_dir, code, options)
+    path = cache_dir / f"{raw_dir.name}-{key[:32]}.json"
+    if path.is_file():
+        rows: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))
+        return rows
+    rows = dataset_rows(raw_dir, **options)
+    for old in cache_dir.glob(f"{raw_dir.name}-*.json"):  # this dataset's rows for older inputs
+        if old.stem.rsplit("-", 1)[0] == raw_dir.name:
+            old.unlink(missing_ok=True)
+    write_atomic(path, json.dumps(rows, default=float))
+    return rows
+
+
+def fleet_table(
+    raw_root: Path, names: Iterable[str] | None = None, cache_dir: Path | None = None, **options: Any
+) -> pd.DataFrame:
+    """Rows of every named dataset (default: every manifest under ``raw_root``), in name order.
+
+    With ``cache_dir`` each dataset's rows are reused while its files, the options and the code
+    are unchanged (a fleet of hundreds of hosts recomputes only the datasets that changed).
+    """
     chosen = sorted(names) if names else manifests(raw_root)
     if not chosen:
         raise ReportError(f"{raw_root}: no dataset with a {datasets.MANIFEST}")
-    rows = [row for name in chosen for row in dataset_rows(raw_root / name, **options)]
+    if cache_dir is None:
+        rows = [row for name in chosen for row in dataset_rows(raw_root / name, **options)]
+    else:
+        code = _code_digest()
+        rows = [row for name in chosen for row in cached_rows(raw_root / name, cache_dir, code, **options)]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
