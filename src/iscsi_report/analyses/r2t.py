@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from iscsi_report.analyses import network, storage
+from iscsi_report.analyses import network, prose, storage
 from iscsi_report.analyses.storage import KIB_BYTES, DeviceFit
 from iscsi_report.core import labels as label_contract
 from iscsi_report.core import model
@@ -351,7 +351,7 @@ def request_bytes_for(requests: pd.DataFrame, device: str, bs_bytes: int) -> tup
     rows = request_rows(requests, device, bs_bytes)
     if rows.empty:
         return float(bs_bytes), "no iostat at this size: whole block assumed"
-    return float(rows["request_bytes"].mean()), f"iostat wareq-sz ({len(rows)} file(s))"
+    return float(rows["request_bytes"].mean()), f"iostat wareq-sz ({prose.count(len(rows), 'file')})"
 
 
 def request_rows(requests: pd.DataFrame, device: str, bs_bytes: int) -> pd.DataFrame:
