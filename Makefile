@@ -17,8 +17,9 @@ LINT_PATHS := src tests tools benchmarks scripts
 book: venv
 	$(BIN)/iscsi-report book --jobs $(JOBS)
 
+# Whole files per worker (a module's build fixtures run once), heaviest files first (tests/conftest.py).
 test: venv sysdeps labsetup
-	$(BIN)/pytest -n $(JOBS) --dist loadgroup
+	$(BIN)/pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder
 
 # The same gates as .pre-commit-config.yaml: lint, format, types, import contracts.
 lint: venv

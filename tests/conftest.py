@@ -29,3 +29,35 @@ def corpus_dir() -> Path:
     if not CORPUS.is_dir():
         pytest.skip("../shared/corpus is absent")
     return CORPUS
+
+
+# Test files that execute or build books, heaviest first. `make test` runs the suite with
+# `--dist loadfile --no-loadscope-reorder`: xdist hands whole files to the workers in collection
+# order, so these start first on both workers and the many quick files fill the gaps at the end.
+# test_site.py comes last among them: it waits for the lab site test_reader.py builds (build_once).
+SLOW_FIRST = [
+    "tests/e2e/test_chapters.py",
+    "tests/browser/test_front_page.py",
+    "tests/e2e/test_reproducible_site.py",
+    "tests/browser/test_reader.py",
+    "tests/browser/test_hostile_site.py",
+    "tests/e2e/test_safety.py",
+    "tests/e2e/test_dask.py",
+    "tests/e2e/test_pipeline.py",
+    "tests/e2e/test_provenance.py",
+    "tests/e2e/test_run_selection.py",
+    "tests/browser/test_site.py",
+]
+
+
+def _start_rank(item: pytest.Item) -> int:
+    """Where the item's file starts: its place in SLOW_FIRST, then other e2e files, then the rest."""
+    rel = item.path.relative_to(PROJECT_ROOT).as_posix() if item.path.is_relative_to(PROJECT_ROOT) else ""
+    if rel in SLOW_FIRST:
+        return SLOW_FIRST.index(rel)
+    return len(SLOW_FIRST) + (0 if item.get_closest_marker("e2e") else 1)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Order files heaviest first (stable: a file's tests keep their order and stay together)."""
+    items.sort(key=_start_rank)

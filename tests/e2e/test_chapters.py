@@ -34,7 +34,7 @@ from iscsi_report.pipeline.paths import Project
 
 from .projects import ROOT, cli, copy_package, make_study_project
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e-chapters")]
+pytestmark = [pytest.mark.e2e]
 
 MIB = 2**20
 RECORD_MIME = "application/papermill.record/text/plain"

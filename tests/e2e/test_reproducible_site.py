@@ -19,7 +19,7 @@ from iscsi_report.core.dataset import update_checksums
 
 from .projects import LAB, cli, copy_package, make_project
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e-reproducible")]
+pytestmark = [pytest.mark.e2e]
 
 EXTRA = "extra-run"  # a second run over its own dataset, deleted in the last test
 EXTRA_DATASET = "extra-set"
