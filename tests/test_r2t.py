@@ -126,7 +126,7 @@ def test_request_size_prefers_target_iostat_and_otherwise_assumes_the_block() ->
             "request_bytes": [512.0 * 1024, MIB, MIB],
         }
     )
-    assert r2t.request_bytes_for(req, "hdd", 2 * MIB) == (MIB, "iostat wareq-sz (2 file(s))")
+    assert r2t.request_bytes_for(req, "hdd", 2 * MIB) == (MIB, "iostat wareq-sz (2 files)")
     size, source = r2t.request_bytes_for(req, "ssd", 2 * MIB)
     assert size == 2 * MIB and "assumed" in source
 
