@@ -1,13 +1,21 @@
 """Per-notebook overhead, and N notebook runs on the local pool vs a two-worker Dask cluster on loopback.
 
-Usage: nice -n 19 .venv/bin/python benchmarks/dask_batch.py [--runs 40] [--workers 2] [--rounds 1]
-       [--batch-only] [--out FILE.json]
+Usage: nice -n 5 .venv/bin/python benchmarks/dask_batch.py [--runs 40] [--workers 2] [--rounds 3]
+       [--batch-only] [--baseline REV] [--out FILE.json]
 
-1. Where a notebook's seconds go: Python start, kernel start (to kernel_info), the imports a chapter
-   makes (pandas, altair, statsmodels, the analyses package), one small chart rendered to SVG, and a
-   papermill run of a notebook that only holds its parameters (papermill's own I/O and kernel).
-2. ``--runs`` one-table notebooks through ``iscsi-report run``: locally with ``--jobs W`` and through
-   ``--scheduler`` on W single-thread ``dask worker`` processes (127.0.0.1 only, stopped by PID).
+1. Where a notebook's seconds go (best of 3 each): Python start, kernel start to kernel_info (the
+   stock ipykernel launcher, and the runner's without debugpy), papermill's own import (stock, and
+   without pyarrow as the runner starts it), each import a chapter makes (pandas, altair,
+   statsmodels, the analyses package), one small chart rendered to SVG, and the runner end to end on
+   a notebook holding only its parameters and on a one-table notebook. With ``--baseline REV`` the
+   runner is also timed with ``pipeline/batch.py`` as of REV (before/after the start-up cut), the
+   two interleaved.
+2. ``--runs`` one-table notebooks through ``iscsi-report run``, ``--rounds`` times each way,
+   interleaved (local, Dask, local, Dask, ...): locally with ``--jobs W`` and through ``--scheduler``
+   on W single-thread ``dask worker`` processes (127.0.0.1 only, stopped by PID). Per run: wall
+   seconds, CPU seconds of the process trees (the runner and what it waited for; for Dask also the
+   scheduler and the workers with the papermill processes they waited for), the load average before
+   and after. Medians, min and max are reported; the ratio is of the medians.
 3. A paper estimate of a fleet (1,000 hosts x 3 chapters) on N workers from the measured cost.
 """
 
@@ -19,6 +27,7 @@ import os
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,6 +37,7 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+import psutil
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,18 +49,33 @@ CHAPTER = (
     "ctx = report.start(run_name, dataset, project_root, results_dir or None)\n"
     "ctx.table(pd.DataFrame({'run': [run_name], 'x_ms': [len(run_name) * 1.25]}), 'bench_table')"
 )
-IMPORTS = "import pandas, altair, statsmodels.api, iscsi_report.analyses.report"
+IMPORTS = {
+    "pandas": "import pandas",
+    "altair": "import altair",
+    "statsmodels": "import statsmodels.api",
+    "analyses_report": "import iscsi_report.analyses.report",
+    "all_four": "import pandas, altair, statsmodels.api, iscsi_report.analyses.report",
+}
+PAPERMILL_STOCK = "import papermill.__main__"
+PAPERMILL_RUNNER = "import sys; sys.modules['pyarrow'] = None; import papermill.cli"
 CHART = (
     "import time, altair as alt, pandas as pd, vl_convert as vlc\n"
     "c = alt.Chart(pd.DataFrame({'x': range(50), 'y': range(50)})).mark_line().encode(x='x', y='y')\n"
     "t = time.perf_counter(); vlc.vegalite_to_svg(c.to_dict()); print(time.perf_counter() - t)"
 )
 KERNEL = (
-    "import time\nfrom jupyter_client.manager import start_new_kernel\n"
-    "t = time.perf_counter(); km, kc = start_new_kernel(kernel_name='python3')\n"
+    "import os, sys, tempfile, time\nfrom pathlib import Path\n"
+    "from iscsi_report.pipeline import batch\n"
+    "os.environ.update(batch._kernel_env(Path(tempfile.mkdtemp()) / 'jupyter'))\n"
+    "from jupyter_client.manager import start_new_kernel\n"
+    "t = time.perf_counter(); km, kc = start_new_kernel(kernel_name=sys.argv[1])\n"
     "print(time.perf_counter() - t); kc.stop_channels(); km.shutdown_kernel(now=True)"
 )
 FLEET_HOSTS, FLEET_CHAPTERS = 1000, 3
+# The files of the per-notebook start-up cut (kernel without debugpy, papermill without pyarrow,
+# statsmodels only where the lab fits): --baseline REV times the runner with these as of REV.
+CUT_FILES = ("iscsi_report/pipeline/batch.py", "iscsi_report/analyses/lab.py")
+LAB_CHAPTER_IMPORTS = "import iscsi_report.analyses.lab, iscsi_report.analyses.charts.lab"
 
 
 def _seconds(cmd: list[str]) -> float:
@@ -97,27 +122,79 @@ def _project(dest: Path, runs: int, code: str | None) -> Path:
     return dest
 
 
-def _run(project: Path, *args: str) -> float:
+def _run(project: Path, *args: str, pythonpath: str | None = None) -> float:
     """Seconds of ``iscsi-report --root project run --force ARGS`` (which must succeed)."""
-    return _seconds([PY, "-m", "iscsi_report.cli", "--root", str(project), "run", "--force", *args])
+    cmd = [PY, "-m", "iscsi_report.cli", "--root", str(project), "run", "--force", *args]
+    if pythonpath is None:
+        return _seconds(cmd)
+    saved = os.environ["PYTHONPATH"]
+    os.environ["PYTHONPATH"] = pythonpath
+    try:
+        return _seconds(cmd)
+    finally:
+        os.environ["PYTHONPATH"] = saved
 
 
-def overhead(tmp: Path) -> dict[str, float]:
+def _printed(code: str, *args: str) -> float:
+    """The number a Python snippet prints (its own timing of the part it measures)."""
+    out = subprocess.check_output([PY, "-c", code, *args], text=True, stderr=subprocess.DEVNULL)
+    return float(out.strip().splitlines()[-1])
+
+
+def _baseline_package(tmp: Path, rev: str) -> Path:
+    """A copy of the private package with the files of the start-up cut as of git revision ``rev``."""
+    dest = tmp / "baseline"
+    shutil.copytree(Path(os.environ["PYTHONPATH"]), dest / "src")
+    for rel in CUT_FILES:
+        old = subprocess.check_output(["git", "-C", str(ROOT), "show", f"{rev}:src/{rel}"])
+        (dest / "src" / rel).write_bytes(old)
+    return dest / "src"
+
+
+def _import_s(code: str, pythonpath: str) -> float:
+    """Seconds to run ``python -c code`` importing from ``pythonpath``."""
+    return _seconds(["env", f"PYTHONPATH={pythonpath}", PY, "-c", code])
+
+
+def overhead(tmp: Path, baseline: str | None = None) -> dict[str, float]:
     """The floor of each per-notebook cost (best of 3), in seconds."""
     empty = _project(tmp / "empty", 1, None)
     one = _project(tmp / "one", 1, CHAPTER)
     python = _best(3, lambda: _seconds([PY, "-c", "pass"]))
-    return {
+    out = {
         "python_start_s": python,
-        "kernel_start_s": _best(
-            3,
-            lambda: float(subprocess.check_output([PY, "-c", KERNEL], text=True, stderr=subprocess.DEVNULL)),
-        ),
-        "chapter_imports_s": _best(3, lambda: _seconds([PY, "-c", IMPORTS])) - python,
-        "chart_svg_s": _best(3, lambda: float(subprocess.check_output([PY, "-c", CHART], text=True))),
+        "kernel_start_stock_s": _best(3, lambda: _printed(KERNEL, "python3")),
+        "kernel_start_runner_s": _best(3, lambda: _printed(KERNEL, "iscsi-report")),
+        "papermill_import_stock_s": _best(3, lambda: _seconds([PY, "-c", PAPERMILL_STOCK])) - python,
+        "papermill_import_runner_s": _best(3, lambda: _seconds([PY, "-c", PAPERMILL_RUNNER])) - python,
+        **{
+            f"import_{name}_s": _best(3, lambda code=code: _seconds([PY, "-c", code])) - python
+            for name, code in IMPORTS.items()
+        },
+        "chart_svg_s": _best(3, lambda: _printed(CHART)),
         "runner_empty_notebook_s": _best(3, lambda: _run(empty, "--jobs", "1")),
         "runner_one_table_notebook_s": _best(3, lambda: _run(one, "--jobs", "1")),
     }
+    if baseline:
+        old = str(_baseline_package(tmp, baseline))
+        new = os.environ["PYTHONPATH"]
+        before, after, lab_before, lab_after = [], [], [], []
+        for _ in range(5):  # interleaved: background load falls on both
+            before.append(_run(one, "--jobs", "1", pythonpath=old))
+            after.append(_run(one, "--jobs", "1", pythonpath=new))
+            lab_before.append(_import_s(LAB_CHAPTER_IMPORTS, old))
+            lab_after.append(_import_s(LAB_CHAPTER_IMPORTS, new))
+        out.update(
+            {
+                "one_table_before_median_s": statistics.median(before),
+                "one_table_after_median_s": statistics.median(after),
+                "one_table_before_min_s": min(before),
+                "one_table_after_min_s": min(after),
+                "lab_chapter_imports_before_median_s": statistics.median(lab_before),
+                "lab_chapter_imports_after_median_s": statistics.median(lab_after),
+            }
+        )
+    return out
 
 
 def _free_port() -> int:
@@ -133,17 +210,44 @@ def _wait_for_workers(address: str, n: int) -> None:
         client.wait_for_workers(n, timeout=60)
 
 
-def batch(tmp: Path, runs: int, workers: int, rounds: int = 1) -> dict[str, float]:
-    """Seconds for ``runs`` notebooks: local pool of ``workers`` vs ``workers`` Dask workers.
+def _tree_cpu_s(pids: list[int]) -> float:
+    """CPU seconds of running processes and of the children they have waited for."""
+    total = 0.0
+    for pid in pids:
+        t = psutil.Process(pid).cpu_times()
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
 
-    With ``rounds`` > 1 the two alternate (local, Dask, local, ...) so that a change in the
-    machine's background load falls on both; the totals over all rounds are compared.
+
+def _measured(project: Path, args: list[str], long_lived: list[int]) -> dict[str, float]:
+    """One batch: wall s, CPU s of the runner's tree plus ``long_lived`` processes, load before/after."""
+    load_before = os.getloadavg()[0]
+    cpu_before = _tree_cpu_s(long_lived)
+    own = psutil.Process().cpu_times()
+    wall = _run(project, *args)
+    own_after = psutil.Process().cpu_times()
+    children = own_after.children_user + own_after.children_system - own.children_user - own.children_system
+    cpu = children + _tree_cpu_s(long_lived) - cpu_before
+    return {"wall_s": wall, "cpu_s": cpu, "load_before": load_before, "load_after": os.getloadavg()[0]}
+
+
+def _stats(runs: list[dict[str, float]], key: str) -> dict[str, float]:
+    values = [r[key] for r in runs]
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def batch(tmp: Path, runs: int, workers: int, rounds: int = 1) -> dict[str, object]:
+    """``runs`` notebooks: a local pool of ``workers`` vs ``workers`` Dask workers, ``rounds`` times each.
+
+    The order alternates local, Dask, local, ... so that a change in the machine's background load
+    falls on both; every batch is reported, with medians and the spread.
     """
     project = _project(tmp / "batch", runs, CHAPTER)
-    local_s = dask_s = 0.0
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
     procs = []
+    local: list[dict[str, float]] = []
+    dask: list[dict[str, float]] = []
     try:
         scheduler = [str(DASK), "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"]
         procs.append(subprocess.Popen(scheduler, stderr=subprocess.DEVNULL, start_new_session=True))
@@ -152,20 +256,37 @@ def batch(tmp: Path, runs: int, workers: int, rounds: int = 1) -> dict[str, floa
             worker += ["--no-dashboard", "--local-directory", str(tmp / f"w{i}")]
             procs.append(subprocess.Popen(worker, stderr=subprocess.DEVNULL, start_new_session=True))
         _wait_for_workers(address, workers)
-        for _ in range(rounds):
-            local_s += _run(project, "--jobs", str(workers))
-            dask_s += _run(project, "--scheduler", address)
+        cluster = [p.pid for p in procs]
+        for r in range(rounds):
+            local.append(_measured(project, ["--jobs", str(workers)], []))
+            dask.append(_measured(project, ["--scheduler", address], cluster))
+            print(f"round {r + 1}: local {local[-1]} dask {dask[-1]}", flush=True)
     finally:
         for proc in reversed(procs):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    return {
-        "runs": runs * rounds,
+    summary = {
+        "runs_per_batch": runs,
         "workers": workers,
-        "local_s": local_s,
-        "dask_s": dask_s,
-        "ratio": dask_s / local_s,
+        "rounds": rounds,
+        "local": local,
+        "dask": dask,
+        **{
+            f"{mode}_{key}": _stats(b, key)
+            for mode, b in (("local", local), ("dask", dask))
+            for key in ("wall_s", "cpu_s")
+        },
     }
+    lw, dw = summary["local_wall_s"], summary["dask_wall_s"]
+    lc, dc = summary["local_cpu_s"], summary["dask_cpu_s"]
+    assert isinstance(lw, dict) and isinstance(dw, dict) and isinstance(lc, dict) and isinstance(dc, dict)
+    summary["wall_ratio_of_medians"] = dw["median"] / lw["median"]
+    summary["cpu_ratio_of_medians"] = dc["median"] / lc["median"]
+    summary["load_range"] = [
+        min(r["load_before"] for r in local + dask),
+        max(r["load_after"] for r in local + dask),
+    ]
+    return summary
 
 
 def fleet(per_notebook_s: float) -> list[dict[str, float]]:
@@ -178,23 +299,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=1, help="alternate local and Dask this many times")
+    parser.add_argument("--rounds", type=int, default=3, help="alternate local and Dask this many times")
     parser.add_argument("--batch-only", action="store_true", help="skip the per-notebook overhead part")
+    parser.add_argument("--overhead-only", action="store_true", help="skip the local vs Dask batches")
+    parser.add_argument("--baseline", help="git revision whose pipeline/batch.py is the 'before' runner")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    doc: dict[str, object] = {}
     with tempfile.TemporaryDirectory(prefix="dask-batch-") as tmp:
         _private_package(Path(tmp))
-        costs = {} if args.batch_only else overhead(Path(tmp))
-        print(json.dumps(costs, indent=1), flush=True)
-        result = batch(Path(tmp), args.runs, args.workers, args.rounds)
-        print(json.dumps(result, indent=1), flush=True)
-    per_notebook_s = result["dask_s"] * args.workers / result["runs"]  # worker-seconds per notebook
-    plan = fleet(per_notebook_s)
-    print(f"fleet {FLEET_HOSTS} hosts x {FLEET_CHAPTERS} chapters at {per_notebook_s:.2f} worker-s/notebook:")
-    for row in plan:
-        print(f"  {row['workers']:4d} workers: {row['hours']:.2f} h")
+        if not args.batch_only:
+            doc["overhead"] = overhead(Path(tmp), args.baseline)
+            print(json.dumps(doc["overhead"], indent=1), flush=True)
+        if not args.overhead_only:
+            result = batch(Path(tmp), args.runs, args.workers, args.rounds)
+            doc["batch"] = result
+            print(
+                json.dumps({k: v for k, v in result.items() if k not in ("local", "dask")}, indent=1),
+                flush=True,
+            )
+            wall = result["dask_wall_s"]
+            assert isinstance(wall, dict)
+            per_notebook_s = wall["median"] * args.workers / args.runs  # worker-seconds per notebook
+            doc["per_notebook_s"] = per_notebook_s
+            doc["fleet"] = plan = fleet(per_notebook_s)
+            print(
+                f"fleet {FLEET_HOSTS} hosts x {FLEET_CHAPTERS} chapters at "
+                f"{per_notebook_s:.2f} worker-s/notebook:"
+            )
+            for row in plan:
+                print(f"  {row['workers']:4d} workers: {row['hours']:.2f} h")
     if args.out:
-        doc = {"overhead": costs, "batch": result, "per_notebook_s": per_notebook_s, "fleet": plan}
         args.out.write_text(json.dumps(doc, indent=1))
 
 

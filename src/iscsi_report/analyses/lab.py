@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 
 from iscsi_report.core import dataset as datasets
 from iscsi_report.core import model
@@ -248,6 +247,8 @@ def write_fit_rows(feat: pd.DataFrame) -> pd.DataFrame:
 
 def design_matrix(rows: pd.DataFrame, terms: list[str]) -> pd.DataFrame:
     """The regressors ``terms`` plus a constant (the fixed cost)."""
+    import statsmodels.api as sm  # only where fitting: the protocol chapter never pays its import
+
     x: pd.DataFrame = sm.add_constant(rows[terms].astype(float), has_constant="add")
     return x
 
@@ -260,6 +261,8 @@ def identifiable(train: pd.DataFrame, terms: list[str]) -> bool:
 
 def fit_ols(train: pd.DataFrame, terms: list[str], offset: str | None = None) -> Any:
     """OLS of ``latency_ms`` (less ``offset``) on ``terms`` + fixed cost, HC3, training rows only."""
+    import statsmodels.api as sm
+
     y = train["latency_ms"].astype(float)
     if offset is not None:
         y = y - train[offset].astype(float)
@@ -533,6 +536,35 @@ def confirmation_summary(pred: pd.DataFrame) -> pd.DataFrame:
             row[method] = float(e.median())
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def path_check(data: LabData) -> pd.DataFrame:
+    """Per delay: ping's RTT (measured before the fio runs) against the captured command-to-first-R2T time.
+
+    The difference is the target's time to answer a command plus whatever the path added during
+    the runs beyond what ping saw; on a quiet machine it is a fraction of a millisecond at every
+    delay. A difference that grows with the delay means the delay line ran late while fio ran
+    (a busy host), so the ping-based one-way delay the model is fed understates the real one.
+    """
+    out = []
+    for rel, res in data.capture_files.items():
+        ev = tshark.timeline(res)
+        for _, g in ev.groupby(["stream", "itt"]):
+            cmd, r2t = g[g["event"] == "command"], g[g["event"] == "r2t"]
+            if len(cmd) and len(r2t):
+                gap_ms = (float(r2t["time_s"].min()) - float(cmd["time_s"].min())) * MS_PER_S
+                out.append({"file": rel, "command_to_first_r2t_ms": gap_ms})
+    if not out:
+        return pd.DataFrame()
+    caps = data.captures[["file", *NETWORK_KEYS]].drop_duplicates("file")
+    t = pd.DataFrame(out).merge(caps, on="file", how="inner", validate="many_to_one")
+    g = t.groupby(NETWORK_KEYS, as_index=False).agg(
+        command_to_first_r2t_ms=("command_to_first_r2t_ms", "median"), writes=("file", "size")
+    )
+    g = g.merge(data.networks[[*NETWORK_KEYS, "one_way_ms"]], on=NETWORK_KEYS, how="left")
+    g["ping_rtt_ms"] = 2.0 * g["one_way_ms"]
+    g["excess_ms"] = g["command_to_first_r2t_ms"] - g["ping_rtt_ms"]
+    return g.drop(columns=["one_way_ms"])
 
 
 def confirmation_coefficients(train: pd.DataFrame) -> pd.DataFrame:
