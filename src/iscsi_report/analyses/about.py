@@ -156,8 +156,8 @@ def interval_effects(summary: pd.DataFrame) -> pd.DataFrame:
     for net, group in summary.dropna(subset=["interval_s"]).groupby("network", sort=True):
         if group["interval_s"].nunique() < 2:
             continue
-        dense = group.loc[group["interval_s"].idxmin()]
-        sparse = group.loc[group["interval_s"].idxmax()]
+        ordered = group.sort_values("interval_s")
+        dense, sparse = ordered.iloc[0], ordered.iloc[-1]
         rows.append(
             {
                 "network": net,
@@ -191,13 +191,13 @@ def interval_sentence(row: pd.Series) -> str:
 def print_steps(samples: pd.DataFrame) -> pd.DataFrame:
     """Per network and interval: ping's print step, distinct values and median, in ms."""
     rows = []
-    for (net, interval), group in samples.groupby(list(network.SUMMARY_KEYS), sort=True, dropna=False):
+    for _, group in samples.groupby(list(network.SUMMARY_KEYS), sort=True, dropna=False):
         values = np.unique(np.round(group["rtt_ms"].to_numpy(), 9))
         steps = np.diff(values)
         rows.append(
             {
-                "network": net,
-                "interval_ms": 1000 * interval,
+                "network": group["network"].iloc[0],
+                "interval_ms": 1000 * float(group["interval_s"].iloc[0]),
                 "step_ms": float(steps.min()) if steps.size else np.nan,
                 "distinct_values": int(values.size),
                 "median_ms": float(group["rtt_ms"].median()),
