@@ -21,13 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from .projects import LAB, add_notebook, cli, copy_package, make_project
+from .projects import LAB, add_notebook, cli, copy_package, make_project, make_study_project
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e-dask")]
 
 DASK = Path(sys.executable).with_name("dask")
 RUNS = [f"r{i}" for i in range(8)]
 WAIT_S = 90  # upper bound for a state the test waits for (never a timed assertion)
+RUN_WAIT_S = 900  # upper bound for a whole batch of tiny notebooks on one surviving worker, loaded machine
 # Records which papermill process (the kernel's parent) runs it, then holds the worker a moment.
 TINY = (
     "import os, pathlib, time\nimport pandas as pd\nfrom iscsi_report.analyses import report\n"
@@ -152,7 +153,7 @@ def test_worker_killed_mid_notebook_is_retried_and_results_match_a_local_run(
         time.sleep(0.02)
     assert _running_on(project, victim.pid), "worker w0 never ran a notebook"
     os.kill(victim.pid, signal.SIGKILL)  # mid-notebook: its job must be rescheduled
-    out, err = proc.communicate(timeout=WAIT_S)
+    out, err = proc.communicate(timeout=RUN_WAIT_S)
     assert proc.returncode == 0, out + err
     assert victim.wait(timeout=WAIT_S) == -signal.SIGKILL
     assert out.count("ok") >= len(RUNS)
@@ -196,3 +197,21 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path: Path) -> None:
     result = cli(project, "run", "--scheduler", address, timeout=120)
     assert result.returncode == 2, result.stdout + result.stderr
     assert f"error: --scheduler {address}: cannot reach the Dask scheduler" in result.stderr
+
+
+def test_book_through_the_scheduler_builds_the_site(cluster: Cluster, tmp_path: Path) -> None:
+    project = make_study_project(tmp_path / "book")  # the real book pages, params and datasets
+    result = cli(project, "book", LAB, "--scheduler", cluster.address, env=cluster.env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    chapters = [p.stem for p in sorted((project / "book" / "runs" / LAB).glob("*.ipynb"))]
+    assert chapters and all(f"{LAB:24} {nb:18}" in result.stdout for nb in chapters)
+    assert "on Dask worker" not in result.stdout  # no job failed
+    site = project / "_build" / "html"
+    assert (site / "index.html").is_file()
+    for nb in chapters:  # each page built, its tables came back from the workers and are linked
+        page = (site / "runs" / LAB / f"{nb}.html").read_text(encoding="utf-8")
+        assert "Download" in page
+    assert any((project / "results" / LAB).glob("*.csv"))
+    again = cli(project, "book", LAB, "--scheduler", cluster.address, env=cluster.env)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "queued" not in again.stdout and again.stdout.count("cached") == len(chapters)
