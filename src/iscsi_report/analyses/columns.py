@@ -263,6 +263,7 @@ WORDS = {
     "iops": "IOPS",
     "cpu": "CPU",
     "r2t": "R2T",
+    "r2ts": "R2Ts",
     "pdu": "PDU",
     "pdus": "PDUs",
     "ssd": "SSD",
