@@ -68,6 +68,8 @@ def test_real_frames_show_human_headers_with_units(real_frames: dict[str, pd.Dat
             assert not [h for h in shown if SNAKE.fullmatch(h) or "_" in h], (name, shown)
     remote = report.html_table(real_frames["remote_throughput"], "remote_throughput")
     assert {"Throughput (MiB/s)", "Block size (KiB)", "MaxOutstandingR2T", "Network"} <= set(headers(remote))
+    audit, per_section = real_frames["audit"], real_frames["audit_reconstructed"]
+    assert per_section["numbers"].sum() == (audit["verdict"] == "consistent with the reconstruction").sum()
     assert headers(report.html_table(real_frames["audit_mismatches"], "m"))[:3] == [
         "Verdict",
         "Published number",
