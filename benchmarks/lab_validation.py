@@ -1,6 +1,7 @@
 """Print the lab fit's coefficients and the held-out error table (issue 13), from the committed dataset.
 
 PYTHONPATH=src .venv/bin/python benchmarks/lab_validation.py [data/raw/lab-iscsi-2026] [--goal-pct 5]
+    [--confirm data/raw/lab-iscsi-2026-confirm]
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ def main() -> None:
         "raw_dir", nargs="?", default=str(Path(__file__).resolve().parents[1] / "data/raw/lab-iscsi-2026")
     )
     ap.add_argument("--goal-pct", type=float, default=5.0)
+    ap.add_argument(
+        "--confirm",
+        default=str(Path(__file__).resolve().parents[1] / "data/raw/lab-iscsi-2026-confirm"),
+        help="the confirmation sweep ('' to skip)",
+    )
     args = ap.parse_args()
     t0 = time.monotonic()
     data = lab.load(args.raw_dir)
@@ -35,6 +41,14 @@ def main() -> None:
     print(lab.goal_met(v, args.goal_pct).round(2).to_string(index=False))
     print(f"\nvariants chosen by the nested selection: {sorted(set(v.chosen.values()))}")
     print(f"load {t1 - t0:.1f} s, validation {t2 - t1:.1f} s, {len(rows)} fit rows")
+    if args.confirm:
+        new = lab.write_fit_rows(lab.features(lab.load(args.confirm)))
+        print("\ndeclared model, fitted once on every first-sweep row (HC3 95% CI):")
+        print(lab.confirmation_coefficients(rows).round(4).to_string(index=False))
+        print(f"\nconfirmation sweep ({len(new)} runs): median absolute error (%) by what is new:")
+        print(
+            lab.confirmation_summary(lab.confirmation_predictions(rows, new)).round(2).to_string(index=False)
+        )
 
 
 if __name__ == "__main__":

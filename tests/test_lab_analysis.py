@@ -133,3 +133,72 @@ def test_unknown_parameter_set_is_an_error_naming_the_manifest(data: lab.LabData
     row = {**data.runs.iloc[0].to_dict(), "iscsi_parameters": "no-such-set"}
     with pytest.raises(IngestError, match=r"manifest\.yaml.*no-such-set"):
         lab.iscsi_params(data.dataset, row)
+
+
+# ---- the confirmation sweep (a prospective test) ------------------------------------------------
+
+CONFIRM_RAW = RAW.parent / "lab-iscsi-2026-confirm"
+
+
+@pytest.fixture(scope="module")
+def confirm_rows() -> pd.DataFrame:
+    """Fit rows of the confirmation sweep, collected after the declared model was committed."""
+    if not (CONFIRM_RAW / "manifest.yaml").is_file():
+        pytest.skip("data/raw/lab-iscsi-2026-confirm is absent")
+    return lab.write_fit_rows(lab.features(lab.load(CONFIRM_RAW)))
+
+
+def test_declared_model_is_the_one_committed_before_the_sweep() -> None:
+    # The README of the confirmation sweep declares these terms; changing them after the sweep
+    # would turn the prospective test into another fit to seen data.
+    assert lab.CONFIRMATION_TERMS == ["wire_ms", "exposed_rounds", "data_pdus"]
+    assert lab.CONFIRMATION_OFFSET == "one_way_ms_paid"
+
+
+def test_confirmation_sweep_measures_only_unseen_delays(
+    rows: pd.DataFrame, confirm_rows: pd.DataFrame
+) -> None:
+    assert not set(confirm_rows["one_way_delay_ms"]) & set(rows["one_way_delay_ms"])
+    assert set(confirm_rows["bs_bytes"]) - set(rows["bs_bytes"])
+    assert set(confirm_rows["r2t_window"]) - set(rows["r2t_window"])
+    assert (confirm_rows["design_role"] == "confirmation").all()
+
+
+def test_confirmation_predictions_never_see_the_new_latencies(
+    rows: pd.DataFrame, confirm_rows: pd.DataFrame
+) -> None:
+    shuffled = confirm_rows.assign(latency_ms=confirm_rows["latency_ms"].to_numpy()[::-1] * 3.0)
+    a = lab.confirmation_predictions(rows, confirm_rows)
+    b = lab.confirmation_predictions(rows, shuffled)
+    np.testing.assert_allclose(a["predicted_ms"], b["predicted_ms"])
+
+
+def test_declared_model_charges_each_trip_exactly_the_measured_one_way_delay(
+    rows: pd.DataFrame, confirm_rows: pd.DataFrame
+) -> None:
+    coef = lab.confirmation_coefficients(rows).set_index("term")["coefficient"]
+    pred = lab.confirmation_predictions(rows, confirm_rows)
+    declared = pred[pred["method"] == lab.CONFIRMATION].set_index(lab.CONFIG_KEYS)["predicted_ms"]
+    x = confirm_rows.groupby(lab.CONFIG_KEYS)[
+        ["one_way_ms_paid", "wire_ms", "exposed_rounds", "data_pdus"]
+    ].mean()
+    expect = (
+        coef["fixed cost (ms)"]
+        + x["one_way_ms_paid"]
+        + coef["x wire time at the iperf3 rate"] * x["wire_ms"]
+        + coef["ms per exposed R2T round"] * x["exposed_rounds"]
+        + coef["ms per data PDU"] * x["data_pdus"]
+    )
+    np.testing.assert_allclose(declared.sort_index(), expect.sort_index(), rtol=1e-9)
+
+
+def test_confirmation_summary_is_the_median_of_per_configuration_errors(
+    rows: pd.DataFrame, confirm_rows: pd.DataFrame
+) -> None:
+    pred = lab.confirmation_predictions(rows, confirm_rows)
+    summ = lab.confirmation_summary(pred).set_index("configurations")
+    for method in lab.CONFIRMATION_METHODS:
+        e = pred.loc[pred["method"] == method, "error_pct"].abs()
+        assert summ.loc["every configuration", method] == pytest.approx(float(e.median()))
+        new_bs = pred[(pred["method"] == method) & pred["new_block_size"]]["error_pct"].abs()
+        assert summ.loc["unseen block size", method] == pytest.approx(float(new_bs.median()))

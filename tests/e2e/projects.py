@@ -1,4 +1,9 @@
-"""Helpers to make throwaway copies of the project for end-to-end tests."""
+"""Helpers to make throwaway copies of the project for end-to-end tests.
+
+``build_once`` runs a costly build at most once per test run, however many xdist workers ask for
+it: the first builds under a file lock in the run's shared temporary root, the others wait and
+reuse the folder (pytest-xdist's "session-scoped fixture executed once" recipe).
+"""
 
 from __future__ import annotations
 
@@ -6,17 +11,22 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import jupytext
 import nbformat
+import pytest
 import yaml
+from filelock import FileLock
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB = "lab-veth-2026"
 # The Reference part every copy carries: chapters link glossary terms and cite references, and the
 # strict build refuses a term or citation whose page is missing.
 REFERENCE_PAGES = ["model_equation", "glossary", "references"]
+BUILT_MARK = ".built-once"  # written last in a build_once folder: the build finished
+STUDY_STDOUT = ".study-run-stdout.txt"  # the first execution's output, kept beside the executed study
 
 
 def make_project(dest: Path, runs: dict[str, tuple[str, list[str]]] | None = None) -> Path:
@@ -60,13 +70,10 @@ def add_notebook(project: Path, name: str, code: str) -> None:
 
 
 def make_study_project(dest: Path) -> Path:
-    """Copy the real params, chapters, published numbers and the raw datasets the params name."""
-    for folder in ("notebooks", "params", "data/published"):
+    """Copy the real params, chapters, published numbers and every raw dataset (chapters such as the
+    lab validation's confirmation sweep and the fleet read datasets beyond their run's own)."""
+    for folder in ("notebooks", "params", "data/published", "data/raw"):
         shutil.copytree(ROOT / folder, dest / folder)
-    for params in sorted((ROOT / "params").glob("*.yaml")):
-        dataset = yaml.safe_load(params.read_text()).get("dataset")
-        if dataset and not (dest / "data" / "raw" / dataset).exists():
-            shutil.copytree(ROOT / "data" / "raw" / dataset, dest / "data" / "raw" / dataset)
     shutil.copytree(ROOT / "book", dest / "book", ignore=shutil.ignore_patterns("runs"))
     shutil.copy(ROOT / "_config.yml", dest / "_config.yml")
     return dest
@@ -90,3 +97,47 @@ def cli(
         check=False,
         env=env,
     )
+
+
+def build_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Path]) -> Path:
+    """``build(folder)`` run once per test run (all xdist workers); every caller gets its result."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the run's root, common to every worker
+    folder = shared / f"built-{name}"
+    with FileLock(str(shared / f"built-{name}.lock")):
+        mark = folder / BUILT_MARK
+        if mark.is_file():
+            return Path(mark.read_text())
+        if folder.exists():  # an earlier attempt failed: start from nothing
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        result = build(folder)
+        mark.write_text(str(result))
+        return result
+
+
+def _execute_study(folder: Path) -> Path:
+    """The real params, chapters and datasets in a copy running its own ``src/``, every run executed."""
+    root = make_study_project(folder / "study")
+    env = copy_package(root)
+    result = cli(root, "run", "--jobs", "2", env=env, timeout=3600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    (folder / STUDY_STDOUT).write_text(result.stdout)
+    return root
+
+
+def executed_study(tmp_path_factory: pytest.TempPathFactory, dest: Path) -> tuple[Path, str]:
+    """A private copy at ``dest`` of the study executed once per test run: (root, the execution's stdout).
+
+    The copy keeps its run cache (content-keyed, no paths in it): ``run`` or ``book`` on it executes
+    nothing that already ran; its ``src/`` is its own (``study_env``), free to edit.
+    """
+    shared = build_once(tmp_path_factory, "study", _execute_study)
+    shutil.copytree(shared, dest, symlinks=True)
+    return dest, (shared.parent / STUDY_STDOUT).read_text()
+
+
+def study_env(root: Path) -> dict[str, str]:
+    """The environment whose Python imports the study copy's own ``src/`` first."""
+    return {**os.environ, "PYTHONPATH": str(root / "src")}

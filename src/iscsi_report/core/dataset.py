@@ -329,6 +329,7 @@ class Dataset:
     description: str
     iscsi_parameters: dict[str, dict[str, Any]]
     files: list[RawFile]
+    lab: dict[str, Any] = field(default_factory=dict)  # the lab's record of how it ran (lab datasets only)
 
     def select(self, tool: str | None = None, **labels: Any) -> list[RawFile]:
         """Files of ``tool`` whose labels equal every given label."""
@@ -411,6 +412,7 @@ def load(raw_dir: str | Path) -> Dataset:
         description=m.description or "",
         iscsi_parameters=dict(m.iscsi_parameters or {}),
         files=files,
+        lab=dict(m.lab or {}),
     )
 
 

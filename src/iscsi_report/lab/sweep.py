@@ -392,6 +392,7 @@ def execute(lab: Lab, out: Path, quick: bool, say=print, confirm: bool = False) 
     runs, points = design(quick, confirm)
     out.mkdir(parents=True, exist_ok=True)
     runner = Runner(lab, out, say)
+    load_at_start = load_average()
     t_start = time.monotonic()
     done_points: set[tuple[float, float]] = set()
     # groups: runs sharing the target's settings (a window change restarts tgtd). Within a
@@ -429,7 +430,8 @@ def execute(lab: Lab, out: Path, quick: bool, say=print, confirm: bool = False) 
                 runner.captured(caps)
     sweep_s = time.monotonic() - t_start
     verify = verify_check(runner)
-    manifest = write_manifest(out, runner, quick, sweep_s, verify, confirm)
+    loads = {"at_start": load_at_start, "at_end": load_average()}
+    manifest = write_manifest(out, runner, quick, sweep_s, verify, confirm, loads)
     return {
         "runs": len(runs),
         "files": len(runner.entries),
@@ -438,6 +440,11 @@ def execute(lab: Lab, out: Path, quick: bool, say=print, confirm: bool = False) 
         "manifest": str(manifest),
         "verify": verify,
     }
+
+
+def load_average() -> list[float]:
+    """The host's 1, 5 and 15 minute load averages (how busy the shared machine was)."""
+    return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
 
 
 def visit_order(points: list, replicate: int) -> list:
@@ -470,7 +477,13 @@ def verify_check(runner: Runner) -> dict[str, Any]:
 
 
 def write_manifest(
-    out: Path, runner: Runner, quick: bool, sweep_s: float, verify: dict[str, Any], confirm: bool = False
+    out: Path,
+    runner: Runner,
+    quick: bool,
+    sweep_s: float,
+    verify: dict[str, Any],
+    confirm: bool = False,
+    loads: dict[str, list[float]] | None = None,
 ) -> Path:
     """manifest.yaml with every raw file's tool, side, labels, sha256 and size."""
     tools = runner.lab.tools
@@ -533,6 +546,7 @@ def write_manifest(
             "lun": "512 MiB sparse file on /dev/shm, tgt rdwr backing store",
             "capture_point": "initiator namespace, TUN device lab0 (before the delay line)",
             "sweep_s": round(sweep_s, 1),
+            "host_load_average_1_5_15_min": loads or {},
             "libiscsi_verify_at_window_8": verify,
             "failures": runner.failures,
         },

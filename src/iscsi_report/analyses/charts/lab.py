@@ -87,3 +87,39 @@ def held_out_errors(summary: pd.DataFrame) -> alt.Chart:
         )
         .properties(width=WIDTH - 140, height=110)
     )
+
+
+def confirmation_scatter(pred: pd.DataFrame, method: str) -> alt.Chart:
+    """Predicted vs measured per-write latency on the confirmation sweep, log axes, with y = x."""
+    t = pred[pred["method"] == method].assign(
+        block_kib=lambda d: d["bs_bytes"] // 1024,
+        segment_kib=lambda d: d["max_recv_data_segment_bytes"] // 1024,
+    )
+    lo = float(min(t["measured_ms"].min(), t["predicted_ms"].min())) * 0.9
+    hi = float(max(t["measured_ms"].max(), t["predicted_ms"].max())) * 1.1
+    scale = alt.Scale(type="log", domain=[lo, hi])
+    diagonal = (
+        alt.Chart(pd.DataFrame({"measured_ms": [lo, hi], "predicted_ms": [lo, hi]}))
+        .mark_line(color="#888", strokeDash=[4, 4])
+        .encode(x=alt.X("measured_ms:Q", scale=scale), y=alt.Y("predicted_ms:Q", scale=scale))
+    )
+    points = (
+        alt.Chart(t)
+        .mark_point(filled=True, size=50)
+        .encode(
+            x=alt.X("measured_ms:Q", scale=scale, title="measured per-write latency (ms)"),
+            y=alt.Y("predicted_ms:Q", scale=scale, title="predicted (ms)"),
+            color=alt.Color("one_way_delay_ms:O", title="one-way delay (ms)"),
+            shape=alt.Shape("segment_kib:O", title="segment (KiB)"),
+            tooltip=[
+                alt.Tooltip("one_way_delay_ms:Q", title="one-way delay (ms)"),
+                alt.Tooltip("block_kib:Q", title="block (KiB)"),
+                alt.Tooltip("r2t_window:Q", title="R2T window"),
+                alt.Tooltip("segment_kib:Q", title="segment (KiB)"),
+                alt.Tooltip("measured_ms:Q", title="measured (ms)", format=".2f"),
+                alt.Tooltip("predicted_ms:Q", title="predicted (ms)", format=".2f"),
+                alt.Tooltip("error_pct:Q", title="error (%)", format="+.1f"),
+            ],
+        )
+    )
+    return (diagonal + points).properties(width=WIDTH - 160, height=WIDTH - 160).interactive()
