@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import re
 import shutil
 import signal
 import socket
@@ -86,13 +88,22 @@ CUT_FILES = ("iscsi_report/pipeline/batch.py", "iscsi_report/analyses/lab.py")
 LAB_CHAPTER_IMPORTS = "import iscsi_report.analyses.lab, iscsi_report.analyses.charts.lab"
 
 
+LAST_STDOUT: list[str] = [""]  # the output of the last command _seconds ran
+
+
 def _seconds(cmd: list[str]) -> float:
     """Wall-clock seconds of one command, which must succeed (else its output is shown)."""
     t = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
+    LAST_STDOUT[0] = proc.stdout
     return time.perf_counter() - t
+
+
+def _job_seconds(summary: str) -> list[float]:
+    """Each notebook's own seconds (staging to result) from the runner's summary table."""
+    return [float(m) for m in re.findall(r"^\S+\s+bench\s+([0-9.]+)\s+ok$", summary, flags=re.M)]
 
 
 def _private_package(tmp: Path) -> None:
@@ -236,7 +247,14 @@ def _measured(project: Path, args: list[str], long_lived: list[int]) -> dict[str
     own_after = psutil.Process().cpu_times()
     children = own_after.children_user + own_after.children_system - own.children_user - own.children_system
     cpu = children + _tree_cpu_s(long_lived) - cpu_before
-    return {"wall_s": wall, "cpu_s": cpu, "load_before": load_before, "load_after": os.getloadavg()[0]}
+    jobs = _job_seconds(LAST_STDOUT[0])
+    return {
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "job_s_median": statistics.median(jobs) if jobs else math.nan,
+        "load_before": load_before,
+        "load_after": os.getloadavg()[0],
+    }
 
 
 def _stats(runs: list[dict[str, float]], key: str) -> dict[str, float]:
@@ -285,7 +303,7 @@ def batch(tmp: Path, runs: int, workers: int, rounds: int = 1, tuned: bool = Tru
         **{
             f"{mode}_{key}": _stats(b, key)
             for mode, b in (("local", local), ("dask", dask))
-            for key in ("wall_s", "cpu_s")
+            for key in ("wall_s", "cpu_s", "job_s_median")
         },
     }
     lw, dw = summary["local_wall_s"], summary["dask_wall_s"]
