@@ -1,16 +1,13 @@
-"""What every browser test shares: Chromium, the network gate, serving a site, watching a page, one build.
+"""What every browser test shares: Chromium, the network gate, serving a site, watching a page.
 
-``build_once`` builds a site at most once per test run, however many xdist workers ask for it: the
-first worker builds under a file lock in the run's shared temporary root, the others wait and reuse
-the folder (the pattern of pytest-xdist's "session-scoped fixture once" recipe).
+``build_once`` (from ``e2e/projects.py``) builds a site at most once per test run for all workers.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -22,7 +19,7 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 from e2e import projects
-from filelock import FileLock
+from e2e.projects import build_once  # noqa: F401  (re-exported for the browser modules)
 
 CHROMIUM = Path("/usr/bin/chromium")
 LOCAL_HOST = "127.0.0.1"
@@ -39,7 +36,6 @@ CHROMIUM_ARGS = [
 PAGE_TIMEOUT_MS = 30_000
 SITE_ROOT_ENV = "ISCSI_REPORT_SITE_ROOT"  # check this project's own site instead of a lab copy
 SITE_ENV = "ISCSI_REPORT_SITE"  # the exact site folder to check (default: its _build/html)
-BUILT_MARK = ".built-once"  # written last in a build_once folder: the build finished
 CHAPTERS = ["network", "storage", "model"]  # the lab site's chapters (tests/browser/conftest.py)
 REFERENCE_PAGES = projects.REFERENCE_PAGES  # and its Reference part (every project copy has it)
 
@@ -75,24 +71,6 @@ def page_files(html: Path) -> list[str]:
         for p in html.rglob("*.html")
         if not p.relative_to(html).parts[0].startswith("_")
     )
-
-
-def build_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Path]) -> Path:
-    """``build(folder)`` run once per test run (all xdist workers); every caller gets its result."""
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent  # the run's root, common to every worker
-    folder = shared / f"built-{name}"
-    with FileLock(str(shared / f"built-{name}.lock")):
-        mark = folder / BUILT_MARK
-        if mark.is_file():
-            return Path(mark.read_text())
-        if folder.exists():  # an earlier attempt failed: start from nothing
-            shutil.rmtree(folder)
-        folder.mkdir(parents=True)
-        result = build(folder)
-        mark.write_text(str(result))
-        return result
 
 
 class QuietHandler(SimpleHTTPRequestHandler):

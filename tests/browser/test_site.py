@@ -40,6 +40,7 @@ from browser.harness import (  # noqa: F401  (CHROMIUM, CHROMIUM_ARGS: re-export
     page_files,
     watch,
 )
+from iscsi_report.analyses import about
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
@@ -262,7 +263,9 @@ def test_downloads_serve_the_exact_source_bytes(site: Site) -> None:
             assert checked[href] == source.read_bytes(), f"{rel}: {href} differs from {source}"
             served.add(source)
     tables = set(site.project.glob("results/*/*.csv"))
-    raw = set(site.project.glob("data/raw/*/**/*.*")) - set(site.project.glob("data/raw/*/README*"))
+    # every raw file but the dataset's prose (README, reader notes: text shown, no number read from it)
+    prose = {*site.project.glob("data/raw/*/README*"), *site.project.glob(f"data/raw/*/{about.NOTES}")}
+    raw = set(site.project.glob("data/raw/*/**/*.*")) - prose
     assert tables and tables <= served, sorted(map(str, tables - served))
     assert raw and raw <= served, sorted(map(str, raw - served))
 

@@ -49,6 +49,8 @@ def make_project(dest: Path, runs: dict[str, tuple[str, list[str]]] | None = Non
         chapters += [{"file": f"runs/{run}/{nb}"} for nb in notebooks]
     for page in REFERENCE_PAGES:
         shutil.copy(ROOT / "book" / f"{page}.md", dest / "book" / f"{page}.md")
+    if (ROOT / "book" / "_static").is_dir():  # the site's own assets (the page's one code switch)
+        shutil.copytree(ROOT / "book" / "_static", dest / "book" / "_static")
     reference = {"caption": "Reference", "chapters": [{"file": page} for page in REFERENCE_PAGES]}
     toc = {
         "format": "jb-book",
