@@ -35,11 +35,11 @@ CEILINGS = ("link", "device", "cpu")  # the physical bounds every model caps its
 BLOG_DATASET = "blog-2023"
 LAB_DATASET = "lab-iscsi-2026"
 
-PUBLISHED = "measured by the blog (published)"
-BLOG_FORMULA = "blog formula, blog's inputs"
-PHYSICAL = "physical model, inputs from raw files"
-FITTED = "fitted model (95 % interval)"
-LAB = "real iSCSI lab, measured"
+PUBLISHED = "Blog's runs (published)"
+BLOG_FORMULA = "Blog formula"
+PHYSICAL = "Physical model"
+FITTED = "Fitted model, 95 % interval"
+LAB = "Real iSCSI lab (measured)"
 SOURCES = (PUBLISHED, BLOG_FORMULA, PHYSICAL, FITTED, LAB)
 CHAPTERS = {
     PUBLISHED: "runs/blog-2023/projections",
@@ -81,57 +81,73 @@ class Settings:
     lab_link_mbps: float = 1000.0
 
 
+NETWORK_WORDS = {"wireless": "Wi-Fi", "wired": "Ethernet"}
+DEVICE_WORDS = {"hdd": "HDD", "ssd": "SSD"}
+INTERVAL_PCT = uncertainty.UPPER_PCT - uncertainty.LOWER_PCT  # the fitted model's prediction interval
+
+
+def _words(config: Config) -> str:
+    """'Wi-Fi, HDD, MaxOutstandingR2T 1' for a configuration."""
+    net, dev = NETWORK_WORDS.get(config[1], config[1]), DEVICE_WORDS.get(config[2], config[2])
+    return f"{net}, {dev}, MaxOutstandingR2T {config[0]}"
+
+
 def upgrades(settings: Settings = Settings()) -> list[Upgrade]:
     """The upgrades the blog asked about, each from the configuration it would replace."""
     today: Config = (1, "wireless", "hdd")
+    wired: Config = (1, "wired", "hdd")
+    burst: Config = (16, "wireless", "hdd")
+    best: Config = (16, "wired", "ssd")
+    faster = f"{settings.faster_link_bps / 1e9:g} Gbit/s"
     return [
         Upgrade(
             "wired",
-            "Gigabit Ethernet instead of Wi-Fi (HDD, MaxOutstandingR2T 1)",
+            f"Ethernet instead of Wi-Fi (from {_words(today)})",
             today,
-            (1, "wired", "hdd"),
-            why="All sources agree within their spread: the one-way trips and the per-64-KiB time both "
-            "shrink. The blog formula keeps every R2T round in lock-step and adds no PDU headers; the "
-            "physical model slides the R2T window and counts 48-byte headers; the fitted model "
-            "weights each term by a coefficient fitted on the remote runs.",
+            wired,
+            why=(
+                "Same physics in all: the two largest terms (one-way trips, transmission) shrink; the "
+                "models differ in rounding, PDU headers and fitted weights."
+            ),
         ),
         Upgrade(
             "ssd",
-            "SSD instead of HDD (Gigabit Ethernet, MaxOutstandingR2T 1)",
-            (1, "wired", "hdd"),
+            f"SSD instead of HDD (from {_words(wired)})",
+            wired,
             (1, "wired", "ssd"),
-            why="Small everywhere: the device is one term of a serial sum. The blog charges a 1 MiB "
-            "device request per 2 MiB write (its shadowing assumption); the physical model charges "
-            "the request iostat shows; the fitted model's device term comes from the local fits "
-            "with a request of half the block.",
+            why=(
+                "The device is one serial term. All three models charge a device request of half the "
+                "block (what iostat shows); the fitted model scales it by a fitted coefficient."
+            ),
         ),
         Upgrade(
             "r2t",
-            "MaxOutstandingR2T 16 instead of 1 (Wi-Fi, HDD)",
+            f"MaxOutstandingR2T {burst[0]} instead of {today[0]} (from {_words(today)})",
             today,
-            (16, "wireless", "hdd"),
-            why="A 2 MiB write needs 8 R2T bursts of 256 KiB, so any window of 8 or more removes the "
-            "same rounds. The blog formula pays one one-way trip for all R2Ts at once; the physical "
-            "model still serialises the data on the link; the lab measures window 8 against 1 on a "
-            "RAM-backed target over an emulated 1 Gbit/s delay line, where device and CPU cost "
-            "little, so the rounds are a larger share of each write and the gain is larger.",
+            burst,
+            why=(
+                "The lab's wider window, like the blog's setting, covers every R2T burst of the write; its "
+                "RAM disk and small CPU time leave the R2T rounds a larger share, so removing them gains "
+                "more."
+            ),
         ),
         Upgrade(
             "all",
-            "all three: Ethernet, SSD and MaxOutstandingR2T 16",
+            f"all three (to {_words(best)})",
             today,
-            (16, "wired", "ssd"),
-            why="The gains do not multiply: each upgrade removes time from one serial sum, and what "
-            "is left (CPU time per write, the transmission of 2 MiB) bounds the result.",
+            best,
+            why=(
+                "Gains do not multiply: what is left (CPU time, sending the block) bounds the result. The "
+                "blog found its own formula pessimistic with R2Ts sent at once."
+            ),
         ),
         Upgrade(
             "faster_link",
-            f"a {settings.faster_link_bps / 1e9:g} Gbit/s link after all three (same latency)",
-            (16, "wired", "ssd"),
-            (16, "wired", "ssd"),
+            f"a {faster} link after all three (same latency)",
+            best,
+            best,
             after_link_bps=settings.faster_link_bps,
-            why="Never measured: every value is a model. The transmission term shrinks tenfold; the "
-            "device and CPU time per write, paid in series with one write in flight, then dominate.",
+            why="Never measured: with one write in flight, device and CPU time, paid in series, dominate.",
         ),
     ]
 
@@ -284,6 +300,29 @@ def lab_window_effect(raw_dir: Path, s: Settings) -> pd.DataFrame:
     return out
 
 
+LAB_HEADERS = {
+    "one_way_delay_ms": "Delay set, one way (ms)",
+    "measured_one_way_ms": "Delay measured, one way (ms)",
+    "runs_per_window": "Runs per window",
+    "before_latency_ms": "Latency, window before (ms)",
+    "after_latency_ms": "Latency, window after (ms)",
+    "before_mib_per_s": "MiB/s, window before",
+    "after_mib_per_s": "MiB/s, window after",
+    "gain_pct": "Gain (%)",
+}
+
+
+def lab_table(effect: pd.DataFrame, s: Settings) -> pd.DataFrame:
+    """The lab's window effect with headers for people (the windows named)."""
+    names = {
+        k: v.replace("window before", f"window {s.lab_window_before}").replace(
+            "window after", f"window {s.lab_window_after}"
+        )
+        for k, v in LAB_HEADERS.items()
+    }
+    return effect[list(names)].rename(columns=names)
+
+
 def nearest_delay(effect: pd.DataFrame, one_way_ms: float) -> pd.Series:
     """The lab's delay point whose measured one-way latency is nearest ``one_way_ms``."""
     at = int(np.argmin(np.abs(effect["measured_one_way_ms"].to_numpy() - one_way_ms)))
@@ -303,6 +342,7 @@ class Reconciliation:
     blog_questions: pd.DataFrame  # projections.blog_questions from measured inputs
     blog_questions_blog: pd.DataFrame  # the same from the blog's inputs
     upgrades: list[Upgrade]
+    settings: Settings
 
 
 def _estimate(u: Upgrade, source: str, before: float, after: float, **extra: Any) -> dict[str, Any]:
@@ -439,6 +479,7 @@ def reconcile(project_root: str | Path, settings: Settings = Settings()) -> Reco
             blog_table, projections.terms_table(blog_projs), setup, local, s.bs_bytes
         ),
         upgrades=ups,
+        settings=s,
     )
 
 
@@ -475,7 +516,7 @@ def binding_text(estimates: pd.DataFrame, upgrade: str) -> str:
 
 
 BINDING_WORDS = {
-    "latency": "latency: one write in flight pays every term in series",
+    "latency": "latency (one write in flight)",
     "link": "the link rate",
     "device": "the device's local throughput",
     "cpu": "the target CPU",
@@ -554,6 +595,15 @@ def _est(rec: Reconciliation, upgrade: str, source: str, column: str) -> float:
     return float(sel[column].iloc[0])
 
 
+def side(values: list[float], reference: float) -> str:
+    """Where ``values`` lie against ``reference``: 'above', 'below' or 'on both sides of'."""
+    if all(v > reference for v in values):
+        return "above"
+    if all(v < reference for v in values):
+        return "below"
+    return "on both sides of"
+
+
 def answers(rec: Reconciliation) -> dict[str, float | str]:
     """The values the front page and the conclusions glue, by key."""
     q = rec.blog_questions
@@ -570,6 +620,14 @@ def answers(rec: Reconciliation) -> dict[str, float | str]:
         "lab_one_way_ms": float(rec.lab_point["measured_one_way_ms"]),
     }
     out["network_share_pct"] = float(out["trips_share_pct"]) + float(out["transmission_share_pct"])
+    s = rec.settings
+    out["bs_mib"] = s.bs_bytes / model.MIB
+    out["serial_r2t"] = projections.QuestionSetup().serial_r2t
+    out["burst_r2t"] = next(u.after[0] for u in rec.upgrades if u.key == "r2t")
+    out["lab_window_before"] = s.lab_window_before
+    out["lab_window_after"] = s.lab_window_after
+    out["faster_link_gbit_per_s"] = s.faster_link_bps / 1e9
+    out["interval_pct"] = INTERVAL_PCT
     for u in rec.upgrades:
         for source, tag in (
             (PUBLISHED, "measured"),
@@ -588,4 +646,10 @@ def answers(rec: Reconciliation) -> dict[str, float | str]:
             )
     out["r2t_lab_gain_pct"] = _est(rec, "r2t", LAB, "gain_pct")
     out["today_fitted_mib_per_s"] = _est(rec, "wired", FITTED, "before_mib_per_s")
+    for key in ("wired", "ssd", "r2t", "all"):
+        models = [float(out[f"{key}_{tag}_gain_pct"]) for tag in ("blog", "model", "fitted")]
+        out[f"{key}_models_side"] = side(models, float(out[f"{key}_measured_gain_pct"]))
+        lo, hi = float(out[f"{key}_fitted_lo_mib_per_s"]), float(out[f"{key}_fitted_hi_mib_per_s"])
+        measured = float(out[f"{key}_measured_mib_per_s"])
+        out[f"{key}_interval_holds"] = "holds" if lo <= measured <= hi else "misses"
     return out

@@ -1,0 +1,206 @@
+"""The conclusions chapter and the front page: every estimate equals its chapter's own function,
+every row names its binding bound, no model beats a ceiling, and the front page's toc logic."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from iscsi_report.analyses import conclusions as c
+from iscsi_report.analyses import fit, projections, uncertainty, whatif
+from iscsi_report.core import dataset as datasets
+from iscsi_report.pipeline import toc
+
+ROOT = Path(__file__).resolve().parents[1]
+PUBLISHED = ROOT / "data" / "published"
+SETTINGS = c.Settings(n_draws=2000)  # fewer draws than the chapter: the same seed and order still apply
+
+
+@pytest.fixture(scope="module")
+def rec() -> c.Reconciliation:
+    return c.reconcile(ROOT, SETTINGS)
+
+
+@pytest.fixture(scope="module")
+def blog_ds() -> datasets.Dataset:
+    return datasets.load(ROOT / "data" / "raw" / c.BLOG_DATASET)
+
+
+def _est(rec: c.Reconciliation, upgrade: str, source: str) -> dict[str, float]:
+    sel = rec.estimates[(rec.estimates["upgrade"] == upgrade) & (rec.estimates["source"] == source)]
+    assert len(sel) == 1, (upgrade, source)
+    return sel.iloc[0].to_dict()
+
+
+def _by_config(projs: list[projections.Projection]) -> dict[c.Config, projections.Projection]:
+    return {(p.max_outstanding_r2t, p.network, p.device): p for p in projs}
+
+
+def test_one_row_per_upgrade_and_source(rec: c.Reconciliation) -> None:
+    keys = [u.key for u in rec.upgrades]
+    assert keys == ["wired", "ssd", "r2t", "all", "faster_link"]
+    assert len(rec.estimates) == len(keys) * len(c.SOURCES)
+    assert list(c.wide_table(rec)["Upgrade"]) == [u.label for u in rec.upgrades]
+
+
+def test_blog_formula_and_published_values_equal_the_projections_chapter(rec: c.Reconciliation) -> None:
+    blog = _by_config(projections.blog_projections(PUBLISHED))
+    for u in rec.upgrades:
+        formula = _est(rec, u.key, c.BLOG_FORMULA)
+        measured = _est(rec, u.key, c.PUBLISHED)
+        assert formula["before_mib_per_s"] == blog[u.before].mib_per_s
+        assert measured["before_mib_per_s"] == blog[u.before].measured_mib_per_s
+        if u.after_link_bps is None:
+            assert formula["after_mib_per_s"] == blog[u.after].mib_per_s
+            assert measured["after_mib_per_s"] == blog[u.after].measured_mib_per_s
+        else:  # never measured: no value, and a note says so
+            assert math.isnan(measured["after_mib_per_s"]) and measured["note"]
+            assert formula["after_mib_per_s"] > blog[u.after].mib_per_s  # a faster link only helps
+
+
+def test_physical_values_equal_the_measured_projections(
+    rec: c.Reconciliation, blog_ds: datasets.Dataset
+) -> None:
+    inputs = projections.measured_inputs(blog_ds, SETTINGS.bs_bytes)
+    measured = _by_config(projections.measured_projections(blog_ds, inputs))
+    for u in rec.upgrades:
+        row = _est(rec, u.key, c.PHYSICAL)
+        assert row["before_mib_per_s"] == measured[u.before].mib_per_s
+        if u.after_link_bps is None:
+            assert row["after_mib_per_s"] == measured[u.after].mib_per_s
+            assert row["binding"] == measured[u.after].throughput.binding
+    faster = _est(rec, "faster_link", c.PHYSICAL)
+    raw_mib_per_s = (
+        SETTINGS.faster_link_bps / 8 / 2**20
+    )  # the link's ceiling is payload: headers take a share
+    assert 0.98 * raw_mib_per_s < faster["after_link_ceiling_mib_per_s"] < raw_mib_per_s
+
+
+def test_fitted_values_equal_the_whatif_chapter(rec: c.Reconciliation, blog_ds: datasets.Dataset) -> None:
+    """The What-if chapter's own upgrade table, computed as its notebook does, gives the same values."""
+    runs, device_fits = fit.runs_from_dataset(blog_ds, PUBLISHED)
+    result = fit.fit_variant(runs, fit.variant_by_name(fit.PRIMARY_VARIANT))
+    devices = {**whatif.profiles_from_storage(device_fits), whatif.NVME_DEFAULT.name: whatif.NVME_DEFAULT}
+    questions = whatif.blog_questions(faster_link_bps=SETTINGS.faster_link_bps)
+    configs = whatif.upgrade_configs(
+        runs, whatif.cpu_profile_from_runs(runs), devices, questions, SETTINGS.device_request_fraction
+    )
+    chapter = uncertainty.project(
+        configs, result, fit.rtt_samples_by_network(blog_ds), n_draws=SETTINGS.n_draws, seed=SETTINGS.seed
+    )
+    today, wired, r2t, everything, faster = (chapter.iloc[i] for i in (0, 1, 3, 4, 5))
+    pairs = [
+        ("wired", today, wired),
+        ("r2t", today, r2t),
+        ("all", today, everything),
+        ("faster_link", everything, faster),
+    ]
+    for key, before, after in pairs:
+        row = _est(rec, key, c.FITTED)
+        assert row["before_mib_per_s"] == before["mib_per_s"]
+        assert row["after_mib_per_s"] == after["mib_per_s"]
+        assert (row["after_lo_mib_per_s"], row["after_hi_mib_per_s"]) == (
+            after["mib_per_s_lo"],
+            after["mib_per_s_hi"],
+        )
+        assert row["binding"] == after["binding"]
+
+
+def test_every_row_names_its_binding_bound_and_no_model_beats_a_ceiling(rec: c.Reconciliation) -> None:
+    wide = c.wide_table(rec)
+    assert all(isinstance(b, str) and b for b in wide["Binding bound"])
+    models = rec.estimates[rec.estimates["source"].isin([c.BLOG_FORMULA, c.PHYSICAL, c.FITTED])]
+    assert set(models["binding"]) <= {"latency", "link", "device", "cpu"}
+    for _, row in models.iterrows():
+        ceilings = [row[f"after_{k}_ceiling_mib_per_s"] for k in c.CEILINGS]
+        assert row["after_mib_per_s"] <= min(ceilings) + 1e-9, row.to_dict()
+    assert all(w for w in wide["Why the estimates differ"])
+
+
+def test_lab_row_is_the_measured_window_effect_at_the_nearest_delay(
+    rec: c.Reconciliation, blog_ds: datasets.Dataset
+) -> None:
+    lab = _est(rec, "r2t", c.LAB)
+    point = rec.lab_point
+    assert lab["gain_pct"] == pytest.approx(
+        point["before_latency_ms"] / point["after_latency_ms"] * 100 - 100
+    )
+    inputs = projections.measured_inputs(blog_ds, SETTINGS.bs_bytes)
+    slow_ms = float(inputs.networks.set_index("network").loc["wireless", "one_way_ms"])
+    gaps = (rec.lab_window["measured_one_way_ms"] - slow_ms).abs()
+    assert point["measured_one_way_ms"] == rec.lab_window.loc[gaps.idxmin(), "measured_one_way_ms"]
+    for other in ("wired", "ssd", "all", "faster_link"):  # the lab varied only the window
+        row = _est(rec, other, c.LAB)
+        assert math.isnan(row["after_mib_per_s"]) and row["note"] == "not varied in the lab"
+    assert c.wide_table(rec).loc[0, c.LAB] == c.DASH
+
+
+def test_nearest_delay_picks_the_closest_measured_one_way_latency(rec: c.Reconciliation) -> None:
+    effect = rec.lab_window
+    for i, ms in enumerate(effect["measured_one_way_ms"]):
+        assert (
+            c.nearest_delay(effect, float(ms) + 0.01)["measured_one_way_ms"]
+            == effect["measured_one_way_ms"].iloc[i]
+        )
+
+
+def test_every_value_the_front_page_and_conclusions_glue_exists_and_is_finite(rec: c.Reconciliation) -> None:
+    answers = c.answers(rec)
+    for page in ("front", "conclusions"):
+        text = (ROOT / "notebooks" / f"{page}.md").read_text(encoding="utf-8")
+        keys = set(re.findall(r"\{glue:text\}`([A-Za-z0-9_]+)", text))
+        assert keys, page
+        computed_in_page = {
+            "faster_link_gbit_per_s",
+            "lab_gain_low_pct",
+            "lab_gain_high_pct",
+            "lab_delay_high_ms",
+        }
+        for key in keys - computed_in_page:
+            assert key in answers, (page, key)
+            value = answers[key]
+            assert isinstance(value, str) or math.isfinite(value), (page, key)
+
+
+def test_front_page_answers_come_from_the_estimates(rec: c.Reconciliation) -> None:
+    answers = c.answers(rec)
+    assert answers["wired_measured_gain_pct"] == _est(rec, "wired", c.PUBLISHED)["gain_pct"]
+    assert answers["r2t_lab_gain_pct"] == _est(rec, "r2t", c.LAB)["gain_pct"]
+    q = rec.blog_questions.set_index("key")["value"]
+    assert answers["measured_mib_per_s"] < answers["link_mib_per_s"] < answers["local_device_mib_per_s"]
+    assert answers["network_share_pct"] == pytest.approx(
+        q["q1_one_way_trips_share_pct"] + q["q1_transmission_share_pct"]
+    )
+
+
+# ---- the front page in the table of contents -----------------------------------------------------
+
+BASE = {
+    "format": "jb-book",
+    "root": "intro",
+    "parts": [
+        {"caption": "Runs", "chapters": [{"file": "runs/a/x"}]},
+        {"caption": "Summary", "chapters": [{"file": "runs/summary/front"}]},
+        {"caption": "About", "chapters": [{"file": "intro"}, {"file": "provenance"}]},
+    ],
+}
+
+
+def test_front_page_becomes_the_root_when_its_run_is_built() -> None:
+    doc = toc.with_front_page(BASE, "runs/summary/front")
+    assert doc["root"] == "runs/summary/front"
+    files = [ch["file"] for p in doc["parts"] for ch in p["chapters"]]
+    assert files == ["runs/a/x", "intro", "provenance"]  # the emptied part is gone; intro stays a chapter
+    assert [p["caption"] for p in doc["parts"]] == ["Runs", "About"]
+
+
+def test_without_its_run_the_base_root_stays_and_is_listed_once() -> None:
+    base = {**BASE, "parts": [BASE["parts"][0], BASE["parts"][2]]}
+    for front in ("runs/summary/front", None):
+        doc = toc.with_front_page(base, front)
+        assert doc["root"] == "intro"
+        files = [ch["file"] for p in doc["parts"] for ch in p["chapters"]]
+        assert files == ["runs/a/x", "provenance"]
