@@ -20,11 +20,11 @@ import pandas as pd
 import yaml
 
 from iscsi_report.analyses import network, prose
-from iscsi_report.analyses.report import Context, display_markdown
+from iscsi_report.analyses.report import Context, display_markdown, glue
 from iscsi_report.core import markup
 from iscsi_report.core.dataset import Dataset, load, verify
 from iscsi_report.core.errors import ReportError
-from iscsi_report.core.ingest import iperf3
+from iscsi_report.core.ingest import iperf3, textio
 
 NOTES = "notes.yaml"
 CHAPTERS = ("network", "storage", "model")
@@ -241,3 +241,66 @@ def show_dataset_box(ctx: Context, chapter: str) -> str:
     if text:
         display_markdown(text)
     return text
+
+
+# ---- the page's run: its label and its sibling chapters ------------------------------------------
+
+
+def run_params(ctx: Context) -> dict[str, object]:
+    """The run's params file (``params/<run>.yaml``) as read, recorded for the run cache; {} without one.
+
+    A page that links its sibling chapters or names its run depends on this file: recording it as
+    read makes a change of the run's chapters or titles re-execute the page.
+    """
+    path = ctx.project_root / "params" / f"{ctx.run_name}.yaml"
+    if not path.is_file():
+        return {}  # a notebook opened by hand under a run name with no params file
+    try:
+        doc = yaml.safe_load(textio.read_text(path))
+    except yaml.YAMLError as exc:
+        raise ReportError(f"{path}: not valid YAML ({exc})") from exc
+    if not isinstance(doc, dict):
+        raise ReportError(f"{path}: expected a mapping (title, dataset, notebooks, ...)")
+    return doc
+
+
+def run_chapters(ctx: Context) -> list[str]:
+    """The notebooks of the page's run, in params order (names or one-key ``{name: overrides}``)."""
+    entries = run_params(ctx).get("notebooks") or []
+    if not isinstance(entries, list):
+        return []  # the runner refuses such a file before any notebook runs
+    return [
+        e if isinstance(e, str) else str(next(iter(e))) for e in entries if isinstance(e, str | dict) and e
+    ]
+
+
+def run_label(ctx: Context) -> str:
+    """What tells this run's pages from another run's: params ``short_title``, else ``title``, else the
+    dataset manifest's title, else the run's name."""
+    doc = run_params(ctx)
+    for key in ("short_title", "title"):
+        value = doc.get(key)
+        if isinstance(value, str) and value.strip():
+            return " ".join(value.split())
+    if ctx.dataset and (ctx.raw_dir / "manifest.yaml").is_file():
+        return load(ctx.raw_dir).title
+    return ctx.run_name
+
+
+def chapter_link(chapters: list[str], notebook: str, text: str) -> str:
+    """A MyST link to a sibling chapter when the run has it, else the plain ``text`` (no broken link)."""
+    return f"{{doc}}`{text} <{notebook}>`" if notebook in chapters else text
+
+
+def glue_page(ctx: Context, links: dict[str, tuple[str, str]]) -> None:
+    """Glue the page's run label (``run_label``, for the H1) and its links to sibling chapters.
+
+    ``links`` maps a glue name to (notebook, link text); the prose pastes each with
+    ``{glue:md}`name:myst``` so a chapter the run leaves out reads as plain text.
+    """
+    from IPython.display import Markdown
+
+    glue("run_label", run_label(ctx))
+    chapters = run_chapters(ctx)
+    for name, (notebook, text) in links.items():
+        glue(name, Markdown(chapter_link(chapters, notebook, text)))
