@@ -82,14 +82,7 @@ class Settings:
 
 
 NETWORK_WORDS = {"wireless": "Wi-Fi", "wired": "Ethernet"}
-DEVICE_WORDS = {"hdd": "HDD", "ssd": "SSD"}
 INTERVAL_PCT = uncertainty.UPPER_PCT - uncertainty.LOWER_PCT  # the fitted model's prediction interval
-
-
-def _words(config: Config) -> str:
-    """'Wi-Fi, HDD, MaxOutstandingR2T 1' for a configuration."""
-    net, dev = NETWORK_WORDS.get(config[1], config[1]), DEVICE_WORDS.get(config[2], config[2])
-    return f"{net}, {dev}, MaxOutstandingR2T {config[0]}"
 
 
 def upgrades(settings: Settings = Settings()) -> list[Upgrade]:
@@ -102,7 +95,7 @@ def upgrades(settings: Settings = Settings()) -> list[Upgrade]:
     return [
         Upgrade(
             "wired",
-            f"Ethernet instead of Wi-Fi (from {_words(today)})",
+            "Ethernet instead of Wi-Fi",
             today,
             wired,
             why=(
@@ -112,7 +105,7 @@ def upgrades(settings: Settings = Settings()) -> list[Upgrade]:
         ),
         Upgrade(
             "ssd",
-            f"SSD instead of HDD (from {_words(wired)})",
+            f"SSD instead of HDD, on {NETWORK_WORDS['wired']}",
             wired,
             (1, "wired", "ssd"),
             why=(
@@ -122,7 +115,7 @@ def upgrades(settings: Settings = Settings()) -> list[Upgrade]:
         ),
         Upgrade(
             "r2t",
-            f"MaxOutstandingR2T {burst[0]} instead of {today[0]} (from {_words(today)})",
+            f"MaxOutstandingR2T {burst[0]} instead of {today[0]}",
             today,
             burst,
             why=(
@@ -133,7 +126,7 @@ def upgrades(settings: Settings = Settings()) -> list[Upgrade]:
         ),
         Upgrade(
             "all",
-            f"all three (to {_words(best)})",
+            "all three",
             today,
             best,
             why=(
@@ -143,7 +136,7 @@ def upgrades(settings: Settings = Settings()) -> list[Upgrade]:
         ),
         Upgrade(
             "faster_link",
-            f"a {faster} link after all three (same latency)",
+            f"{faster} link after all three",
             best,
             best,
             after_link_bps=settings.faster_link_bps,
@@ -351,6 +344,8 @@ def _estimate(u: Upgrade, source: str, before: float, after: float, **extra: Any
     return {
         "upgrade": u.key,
         "label": u.label,
+        "before": config_label(u.before),
+        "after": config_label(u.after, u.after_link_bps),
         "source": source,
         "chapter": CHAPTERS[source],
         "before_mib_per_s": before,
@@ -489,12 +484,12 @@ DASH = "—"  # a value a source does not give; the table's note says why
 
 
 def _gain_text(row: pd.Series) -> str:
-    """'+100 % (62.0 MiB/s)', the interval when there is one, or an em dash."""
+    """'+100 % (62)': gain and MiB/s after, '; lo–hi' with an interval; an em dash when not given."""
     if not math.isfinite(row["gain_pct"]) and not math.isfinite(row["after_mib_per_s"]):
         return DASH
-    after = f"{row['after_mib_per_s']:.1f} MiB/s"
+    after = f"{row['after_mib_per_s']:.0f}"
     if math.isfinite(row["after_lo_mib_per_s"]):
-        after += f", {row['after_lo_mib_per_s']:.1f}–{row['after_hi_mib_per_s']:.1f}"
+        after += f"; {row['after_lo_mib_per_s']:.0f}–{row['after_hi_mib_per_s']:.0f}"
     if not math.isfinite(row["gain_pct"]):
         return after
     return f"{row['gain_pct']:+.0f} % ({after})"
@@ -516,7 +511,7 @@ def binding_text(estimates: pd.DataFrame, upgrade: str) -> str:
 
 
 BINDING_WORDS = {
-    "latency": "latency (one write in flight)",
+    "latency": "latency",
     "link": "the link rate",
     "device": "the device's local throughput",
     "cpu": "the target CPU",
