@@ -32,7 +32,7 @@ from iscsi_report.pipeline import batch, cache
 from iscsi_report.pipeline.params import NotebookJob
 from iscsi_report.pipeline.paths import Project
 
-from .projects import ROOT, cli, copy_package, make_study_project
+from .projects import ROOT, cli, executed_study, study_env
 
 pytestmark = [pytest.mark.e2e]
 
@@ -79,12 +79,9 @@ class Study:
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory: pytest.TempPathFactory) -> Study:
-    """The real params, chapters and datasets in a copy running its own ``src/``, executed once."""
-    root = make_study_project(tmp_path_factory.mktemp("study"))
-    env = copy_package(root)
-    result = cli(root, "run", "--jobs", "2", env=env)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return Study(root, env, result.stdout)
+    """A private copy of the real study (params, chapters, datasets, own ``src/``), executed once per run."""
+    root, stdout = executed_study(tmp_path_factory, tmp_path_factory.mktemp("study") / "study")
+    return Study(root, study_env(root), stdout)
 
 
 def glued_values(nb: nbformat.NotebookNode) -> dict[str, Any]:
