@@ -15,11 +15,13 @@ from iscsi_report.pipeline.build import prepare_toc, toc_files
 from iscsi_report.pipeline.params import discover
 from iscsi_report.pipeline.paths import Project
 
-from .projects import LAB, ROOT, cli, make_project
+from .projects import LAB, REFERENCE_PAGES, ROOT, cli, make_project
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e-run-selection")]
 
-BASE = {"format": "jb-book", "root": "intro", "parts": [toc.PLACEHOLDER]}
+# The Reference part as the real base toc has it: chapters link glossary terms and cite references.
+REFERENCE = {"caption": "Reference", "chapters": [{"file": page} for page in REFERENCE_PAGES]}
+BASE = {"format": "jb-book", "root": "intro", "parts": [toc.PLACEHOLDER, REFERENCE]}
 
 
 def _params(project: Path, run: str, dataset: str, notebooks: list[str], **extra: object) -> None:
@@ -59,10 +61,10 @@ def test_toc_parts_are_generated_per_enabled_run(project: Path) -> None:
     path = prepare_toc(p)
     assert path == project / "book/_toc.yml" and path.read_text().startswith("# GENERATED")
     doc = yaml.safe_load(path.read_text())
-    assert [part["caption"] for part in doc["parts"]] == ["Study bundled", "Study mine"]
+    assert [part["caption"] for part in doc["parts"]] == ["Study bundled", "Study mine", "Reference"]
     assert doc["parts"][1]["chapters"] == [{"file": "runs/mine/model", "title": "Model — mine"}]
     chosen = prepare_toc(p, discover(p, ["mine"]))
-    assert chosen != path and toc_files(p, chosen) == {"intro", "runs/mine/model"}
+    assert chosen != path and toc_files(p, chosen) == {"intro", "runs/mine/model", *REFERENCE_PAGES}
     assert "runs/bundled/network" in toc_files(p)  # book/_toc.yml still describes the whole book
 
 
