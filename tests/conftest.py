@@ -34,10 +34,10 @@ def corpus_dir() -> Path:
 # Test files that execute or build books, heaviest first. `make test` runs the suite with
 # `--dist loadfile --no-loadscope-reorder`: xdist hands whole files to the workers in collection
 # order, so these start first on both workers and the many quick files fill the gaps at the end.
-# test_site.py comes last among them: it waits for the lab site test_reader.py builds (build_once).
+# test_site.py and test_front_page.py come last among them: they wait for what test_reader.py and
+# test_chapters.py build (build_once: the lab site, the executed study), not blocking a worker meanwhile.
 SLOW_FIRST = [
     "tests/e2e/test_chapters.py",
-    "tests/browser/test_front_page.py",
     "tests/e2e/test_reproducible_site.py",
     "tests/browser/test_reader.py",
     "tests/browser/test_hostile_site.py",
@@ -47,6 +47,7 @@ SLOW_FIRST = [
     "tests/e2e/test_provenance.py",
     "tests/e2e/test_run_selection.py",
     "tests/browser/test_site.py",
+    "tests/browser/test_front_page.py",
 ]
 
 
