@@ -98,41 +98,28 @@ def upgrades(settings: Settings = Settings()) -> list[Upgrade]:
             "Ethernet instead of Wi-Fi",
             today,
             wired,
-            why=(
-                "Same physics in all: the two largest terms (one-way trips, transmission) shrink; the "
-                "models differ in rounding, PDU headers and fitted weights."
-            ),
+            why="Same physics; they differ in rounding, PDU headers and fitted weights.",
         ),
         Upgrade(
             "ssd",
             f"SSD instead of HDD, on {NETWORK_WORDS['wired']}",
             wired,
             (1, "wired", "ssd"),
-            why=(
-                "The device is one serial term. All three models charge a device request of half the "
-                "block (what iostat shows); the fitted model scales it by a fitted coefficient."
-            ),
+            why="The fitted model scales device time by a fitted coefficient.",
         ),
         Upgrade(
             "r2t",
             f"MaxOutstandingR2T {burst[0]} instead of {today[0]}",
             today,
             burst,
-            why=(
-                "The lab's wider window, like the blog's setting, covers every R2T burst of the write; its "
-                "RAM disk and small CPU time leave the R2T rounds a larger share, so removing them gains "
-                "more."
-            ),
+            why="The lab's RAM disk and small CPU time leave the R2T rounds a larger share.",
         ),
         Upgrade(
             "all",
             "all three",
             today,
             best,
-            why=(
-                "Gains do not multiply: what is left (CPU time, sending the block) bounds the result. The "
-                "blog found its own formula pessimistic with R2Ts sent at once."
-            ),
+            why="Gains do not multiply: CPU time and sending the block remain.",
         ),
         Upgrade(
             "faster_link",
@@ -140,7 +127,7 @@ def upgrades(settings: Settings = Settings()) -> list[Upgrade]:
             best,
             best,
             after_link_bps=settings.faster_link_bps,
-            why="Never measured: with one write in flight, device and CPU time, paid in series, dominate.",
+            why="Never measured; device and CPU time, paid in series, then dominate.",
         ),
     ]
 
