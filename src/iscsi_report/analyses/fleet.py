@@ -342,6 +342,16 @@ def lab_rows(raw_dir: Path, prov: Provenance, bs_bytes: int = MIB) -> list[dict[
 
     data = lab.load(raw_dir)
     rows = lab.write_fit_rows(lab.features(data))
+    if not (rows["design_role"] == "fit").any():
+        return [
+            _row(
+                data.dataset,
+                prov,
+                note=f"{prov.detail}; nothing to model here: no write run is labelled design_role=fit "
+                "(a confirmation sweep is predicted from another dataset's fit, in that dataset's "
+                "validation chapter)",
+            )
+        ]
     coef = lab.coefficients(rows[rows["design_role"] == "fit"])
     bs = _lab_block(rows["bs_bytes"], bs_bytes)
     sel = rows[
