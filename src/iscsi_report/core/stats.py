@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
-from scipy import ndimage, signal
 from scipy import stats as sps
 
 PERCENTILE_METHOD: Final = "linear"  # what GNU datamash perc:P computes (Hyndman & Fan type 7)
@@ -118,6 +117,8 @@ def kde(samples: Sequence[float] | np.ndarray, *, log: bool = True) -> Density:
         step = (hi - lo) / (grid_points - 1)
     x = lo + step * np.arange(grid_points)
     counts, _ = np.histogram(arr, bins=grid_points, range=(lo - step / 2, hi + step / 2))
+    from scipy import ndimage  # here, not at import: every network chapter imports this module
+
     dens = ndimage.gaussian_filter1d(counts.astype(float), sigma=bw / step, mode="constant")
     dens /= dens.sum() * step
     return Density(x=x, density=dens, bandwidth=bw, log=log)
@@ -131,6 +132,8 @@ def find_modes(
 ) -> list[float]:
     """Locations (in the samples' own unit) of the KDE modes that pass the prominence test."""
     est = kde(samples, log=log)
+    from scipy import signal
+
     peaks, _ = signal.find_peaks(est.density, prominence=min_prominence * est.density.max())
     locs = est.x[peaks]
     return [float(10.0**v) if log else float(v) for v in locs]
