@@ -202,3 +202,37 @@ def test_confirmation_summary_is_the_median_of_per_configuration_errors(
         assert summ.loc["every configuration", method] == pytest.approx(float(e.median()))
         new_bs = pred[(pred["method"] == method) & pred["new_block_size"]]["error_pct"].abs()
         assert summ.loc["unseen block size", method] == pytest.approx(float(new_bs.median()))
+
+
+def _summary(declared: float, blog: float, scaled: float) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "configurations": ["every configuration", "unseen block size"],
+            "n": [10, 5],
+            lab.CONFIRMATION: [declared, declared + 1.0],
+            lab.PRIMARY: [9.0, 9.0],
+            lab.BLOG: [blog, blog],
+            lab.BLOG_SCALED: [scaled, scaled],
+        }
+    )
+
+
+def test_rule_findings_name_each_group_that_misses_the_goal_or_loses_to_a_baseline() -> None:
+    ok = lab.rule_findings(_summary(2.0, 6.0, 7.0), 5.0)
+    assert ok == {
+        "goal": "within 5 % in every group",
+        "baselines": "better than both baselines in every group",
+    }
+    bad = lab.rule_findings(_summary(4.5, 5.2, 7.0), 5.0)
+    assert bad["goal"] == "above 5 % in: unseen block size"
+    assert "unseen block size (blog formula 5.20 %, against 5.50 %)" in bad["baselines"]
+    assert "every configuration" not in bad["baselines"]
+
+
+def test_path_check_of_the_quiet_sweep_passes_and_of_the_loaded_one_fails() -> None:
+    quiet, loaded = RAW.parent / "lab-iscsi-2026-confirm2", RAW.parent / "lab-iscsi-2026-confirm"
+    if not (quiet / "manifest.yaml").is_file() or not (loaded / "manifest.yaml").is_file():
+        pytest.skip("confirmation sweeps absent")
+    q, ld = lab.path_check(lab.load(quiet)), lab.load(loaded)
+    assert (q["excess_ms"] <= lab.PATH_EXCESS_LIMIT_MS).all()
+    assert (lab.path_check(ld)["excess_ms"] > lab.PATH_EXCESS_LIMIT_MS).any()

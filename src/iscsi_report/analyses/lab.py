@@ -571,6 +571,30 @@ def path_check(data: LabData) -> pd.DataFrame:
     return g.drop(columns=["one_way_ms"])
 
 
+def rule_findings(summ: pd.DataFrame, goal_pct: float) -> dict[str, str]:
+    """The success rule, part by part, in words: groups above the goal, and groups a baseline wins."""
+    s = summ.set_index("configurations")
+    above = [g for g in s.index if s.loc[g, CONFIRMATION] > goal_pct]
+    lost = []
+    for g in s.index:
+        winners = [b for b in (BLOG, BLOG_SCALED) if s.loc[g, b] <= s.loc[g, CONFIRMATION]]
+        if winners:
+            scores = ", ".join(f"{b} {s.loc[g, b]:.2f} %" for b in winners)
+            lost.append(f"{g} ({scores}, against {s.loc[g, CONFIRMATION]:.2f} %)")
+    return {
+        "goal": (
+            f"within {goal_pct:g} % in every group"
+            if not above
+            else f"above {goal_pct:g} % in: {'; '.join(above)}"
+        ),
+        "baselines": (
+            "better than both baselines in every group"
+            if not lost
+            else "not better than both baselines in: " + "; ".join(lost)
+        ),
+    }
+
+
 def confirmation_table(train: pd.DataFrame, sweeps: dict[str, LabData], goal_pct: float) -> pd.DataFrame:
     """One row per confirmation sweep: host load, path check, R2T counts, errors and the verdict."""
     out = []
