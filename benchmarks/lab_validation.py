@@ -1,7 +1,7 @@
 """Print the lab fit's coefficients and the held-out error table (issue 13), from the committed dataset.
 
 PYTHONPATH=src .venv/bin/python benchmarks/lab_validation.py [data/raw/lab-iscsi-2026] [--goal-pct 5]
-    [--confirm data/raw/lab-iscsi-2026-confirm]
+    [--confirm data/raw/lab-iscsi-2026-confirm data/raw/lab-iscsi-2026-confirm2]
 """
 
 from __future__ import annotations
@@ -24,8 +24,12 @@ def main() -> None:
     ap.add_argument("--goal-pct", type=float, default=5.0)
     ap.add_argument(
         "--confirm",
-        default=str(Path(__file__).resolve().parents[1] / "data/raw/lab-iscsi-2026-confirm"),
-        help="the confirmation sweep ('' to skip)",
+        nargs="*",
+        default=[
+            str(Path(__file__).resolve().parents[1] / "data/raw" / name)
+            for name in ("lab-iscsi-2026-confirm", "lab-iscsi-2026-confirm2")
+        ],
+        help="the confirmation sweeps (none: skip)",
     )
     args = ap.parse_args()
     t0 = time.monotonic()
@@ -42,13 +46,17 @@ def main() -> None:
     print(f"\nvariants chosen by the nested selection: {sorted(set(v.chosen.values()))}")
     print(f"load {t1 - t0:.1f} s, validation {t2 - t1:.1f} s, {len(rows)} fit rows")
     if args.confirm:
-        new = lab.write_fit_rows(lab.features(lab.load(args.confirm)))
+        sweeps = {Path(p).name: lab.load(p) for p in args.confirm}
         print("\ndeclared model, fitted once on every first-sweep row (HC3 95% CI):")
         print(lab.confirmation_coefficients(rows).round(4).to_string(index=False))
-        print(f"\nconfirmation sweep ({len(new)} runs): median absolute error (%) by what is new:")
-        print(
-            lab.confirmation_summary(lab.confirmation_predictions(rows, new)).round(2).to_string(index=False)
-        )
+        print("\nconfirmation sweeps (median absolute error, %):")
+        print(lab.confirmation_table(rows, sweeps, args.goal_pct).round(2).T.to_string())
+        for name, data in sweeps.items():
+            new = lab.write_fit_rows(lab.features(data))
+            summ = lab.confirmation_summary(lab.confirmation_predictions(rows, new))
+            print(f"\n{name}: by what is new")
+            print(summ.round(2).to_string(index=False))
+            print(lab.rule_findings(summ, args.goal_pct))
 
 
 if __name__ == "__main__":
