@@ -86,7 +86,9 @@ _COLLECT_JS = """() => ({
       return {drawn: f.classList.contains('iscsi-chart-ready'), box_w: r.width, box_h: r.height,
               marks: live ? live.querySelectorAll('.role-mark path, .role-mark line').length : 0};
   }),
-  pasted: Array.from(document.querySelectorAll('.pasted-text')).map(e => e.textContent),
+  pasted: Array.from(document.querySelectorAll('.pasted-text')).filter(  // the page's own text, not the
+    e => !e.closest('nav, .bd-sidebar-primary, .bd-sidebar-secondary, .prev-next-area, footer')  // menus
+  ).map(e => e.textContent),
 })"""
 # Every chart drawn, or given up (its live view removed, the SVG left): then the page can be read.
 _CHARTS_SETTLED_JS = """() => Array.from(document.querySelectorAll('figure.iscsi-chart')).every(
