@@ -46,7 +46,7 @@ test-latest: sysdeps
 	.venv-latest/bin/pip install --quiet --upgrade pip
 	.venv-latest/bin/pip install --quiet --upgrade -e ".[test,publish]"
 	.venv-latest/bin/pip list --format=freeze > .cache/latest-versions.txt
-	.venv-latest/bin/pytest -n $(JOBS) --dist loadgroup -p no:cacheprovider
+	.venv-latest/bin/pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder -p no:cacheprovider
 
 # The browser checks (tests/browser) run against this project's live site instead of a lab copy.
 # SITE: the exact folder to check (default: _build/html resolved).

@@ -139,4 +139,4 @@ def test_request_sizes_are_not_averaged_across_queue_depths() -> None:
             "request_bytes": [1024 * kib, 1854 * kib, 1854 * kib],
         }
     )
-    assert r2t.request_bytes_for(req, "disk", 1024 * 1024) == (1024 * kib, "iostat wareq-sz (1 file(s))")
+    assert r2t.request_bytes_for(req, "disk", 1024 * 1024) == (1024 * kib, "iostat wareq-sz (1 file)")
