@@ -223,6 +223,24 @@ _METRICS_JS = """() => {
 }"""
 
 
+MAX_SHOT_HEIGHT_PX = 16000  # Chromium cannot capture a taller page in one image
+
+
+def _screenshot(page, path: Path) -> None:
+    """The whole page, or its first MAX_SHOT_HEIGHT_PX pixels when it is taller (a Chromium limit)."""
+    width, height = page.evaluate(
+        "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
+    )
+    if height <= MAX_SHOT_HEIGHT_PX:
+        page.screenshot(path=str(path), full_page=True)
+    else:
+        page.screenshot(
+            path=str(path),
+            full_page=True,
+            clip={"x": 0, "y": 0, "width": width, "height": MAX_SHOT_HEIGHT_PX},
+        )
+
+
 def _slug(rel: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", rel.removesuffix(".html"))
 
@@ -276,7 +294,7 @@ def _read(context, url: str, shots: Path, rel: str) -> ReaderPage:
     page.set_viewport_size(DESKTOP)
     page.goto(url, wait_until="networkidle", timeout=PAGE_TIMEOUT_MS)
     found.errors += _settle(page)
-    page.screenshot(path=str(shots / f"{_slug(rel)}-1400.png"), full_page=True)
+    _screenshot(page, shots / f"{_slug(rel)}-1400.png")
     content = page.evaluate(_CONTENT_JS, EMPTY_CELL_TEXTS)  # as loaded: before any hover or click
     found.headers, found.empty_cells, found.code = content["headers"], content["empty_cells"], content["code"]
     found.tables[DESKTOP["width"]] = page.evaluate(_TABLES_JS)
@@ -284,7 +302,7 @@ def _read(context, url: str, shots: Path, rel: str) -> ReaderPage:
     found.tooltips = _hover_tooltips(page, n_figures)  # at desktop width: wide charts scroll on a phone
     page.set_viewport_size(PHONE)
     page.wait_for_timeout(300)  # charts sized to their container redraw on resize
-    page.screenshot(path=str(shots / f"{_slug(rel)}-390.png"), full_page=True)
+    _screenshot(page, shots / f"{_slug(rel)}-390.png")
     layout = page.evaluate(_LAYOUT_JS)
     found.tables[PHONE["width"]] = page.evaluate(_TABLES_JS)
     found.scroll_width, found.client_width = layout["scroll_width"], layout["client_width"]

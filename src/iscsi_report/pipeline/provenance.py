@@ -153,11 +153,21 @@ class _ToolCache:
 
 
 def dataset_dirs(project: Project) -> list[Path]:
-    """The folder of every dataset a params file names (``data/raw/<dataset>``), sorted by name.
+    """The folder of every dataset a run uses (``data/raw/<dataset>``), sorted by name.
 
-    A dataset no run uses is not listed, so none of its files is published.
+    Used means named by a params file, or read by one of its notebooks (the run records' reads:
+    the lab validation reads its confirmation sweeps, the fleet every dataset). A dataset no run
+    uses is not listed, so none of its files is published.
     """
     used = {spec.dataset for spec in discover(project) if spec.dataset}
+    raw_rel = project.raw_dir.relative_to(project.root).as_posix() + "/"
+    for spec in discover(project):
+        for job in jobs_for(project, spec):
+            record = cache.load_record(project, job)
+            for rel in record.reads if record else {}:
+                name = rel[len(raw_rel) :].split("/", 1)[0] if rel.startswith(raw_rel) else ""
+                if name and (project.raw_dir / name / datasets.MANIFEST).is_file():
+                    used.add(name)
     return sorted(project.raw_dir / name for name in used)
 
 
