@@ -112,8 +112,9 @@ def banner_markdown(
     """The banner's MyST (a warning admonition), or "" when the manifest does not say reconstructed."""
     if _yaml(raw_dir / MANIFEST).get("reconstructed") is not True:
         return ""
-    readme = markup.link(f"{raw_dir.name}/{README}", link_to(raw_dir / README))
-    targets = markup.link(f"{raw_dir.name}/{TARGETS}", link_to(raw_dir / TARGETS))
+    shown = "/".join(raw_dir.parts[-3:])  # data/raw/<dataset>: the project path, as every download names it
+    readme = markup.link(f"{shown}/{README}", link_to(raw_dir / README))
+    targets = markup.link(f"{shown}/{TARGETS}", link_to(raw_dir / TARGETS))
     lines = [
         ":::{warning} Reconstructed data, not measurements",
         f"This page reads the dataset {markup.code(raw_dir.name)}, which was **generated** from the "

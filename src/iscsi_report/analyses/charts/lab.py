@@ -99,9 +99,17 @@ def confirmation_scatter(pred: pd.DataFrame, method: str) -> alt.Chart:
     hi = float(max(t["measured_ms"].max(), t["predicted_ms"].max())) * 1.1
     scale = alt.Scale(type="log", domain=[lo, hi])
     diagonal = (
-        alt.Chart(pd.DataFrame({"measured_ms": [lo, hi], "predicted_ms": [lo, hi]}))
+        alt.Chart(
+            pd.DataFrame(
+                {"measured_ms": [lo, hi], "predicted_ms": [lo, hi], "line": "prediction = measurement"}
+            )
+        )
         .mark_line(color="#888", strokeDash=[4, 4])
-        .encode(x=alt.X("measured_ms:Q", scale=scale), y=alt.Y("predicted_ms:Q", scale=scale))
+        .encode(
+            x=alt.X("measured_ms:Q", scale=scale),
+            y=alt.Y("predicted_ms:Q", scale=scale),
+            tooltip=[alt.Tooltip("line:N", title="dashed line")],
+        )
     )
     points = (
         alt.Chart(t)
@@ -122,4 +130,4 @@ def confirmation_scatter(pred: pd.DataFrame, method: str) -> alt.Chart:
             ],
         )
     )
-    return (diagonal + points).properties(width=WIDTH - 160, height=WIDTH - 160).interactive()
+    return (points + diagonal).properties(width=WIDTH - 160, height=WIDTH - 160)
