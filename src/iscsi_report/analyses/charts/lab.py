@@ -6,6 +6,7 @@ import altair as alt
 import pandas as pd
 
 WIDTH = 520
+LABEL_LIMIT_PX = 170  # long method names are cut (full name in the tooltip), so the bars stay in view
 EVENT_ORDER = ["command", "r2t", "data_out", "response"]
 
 
@@ -79,13 +80,13 @@ def held_out_errors(summary: pd.DataFrame) -> alt.Chart:
         alt.Chart(summary)
         .mark_bar()
         .encode(
-            y=alt.Y("method:N", title=None),
+            y=alt.Y("method:N", title=None, axis=alt.Axis(labelLimit=LABEL_LIMIT_PX)),
             x=alt.X("median_abs_error_pct:Q", title="median absolute held-out error (%)"),
             color=alt.Color("method:N", legend=None),
             row=alt.Row("fold_kind:N", title=None),
             tooltip=["fold_kind:N", "method:N", alt.Tooltip("median_abs_error_pct:Q", format=".2f")],
         )
-        .properties(width=WIDTH - 140, height=110)
+        .properties(width=WIDTH - LABEL_LIMIT_PX - 40, height=110)
     )
 
 
