@@ -273,7 +273,9 @@ def _hover_tooltips(page, n_figures: int) -> list[str]:
     """For each chart, the tooltip text shown on hovering its marks ('' when none appeared)."""
     texts = []
     for index in range(n_figures):
-        page.evaluate("i => document.querySelectorAll('figure.iscsi-chart')[i].scrollIntoView()", index)
+        page.evaluate(  # centred: at the top of the window the theme's fixed header covers its first marks
+            "i => document.querySelectorAll('figure.iscsi-chart')[i].scrollIntoView({block: 'center'})", index
+        )
         shown = ""
         for x, y in page.evaluate(_HOVER_TARGETS_JS, index)[:MAX_TOOLTIP_TRIES]:
             page.mouse.move(x, y)
