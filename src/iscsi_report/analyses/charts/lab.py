@@ -6,7 +6,6 @@ import altair as alt
 import pandas as pd
 
 WIDTH = 520
-LABEL_LIMIT_PX = 170  # long method names are cut (full name in the tooltip), so the bars stay in view
 EVENT_ORDER = ["command", "r2t", "data_out", "response"]
 
 
@@ -75,18 +74,20 @@ def reads_vs_writes(table: pd.DataFrame) -> alt.Chart:
 
 
 def held_out_errors(summary: pd.DataFrame) -> alt.Chart:
-    """Median absolute held-out error per fold type and method."""
+    """Median absolute held-out error per fold type and method (grouped bars, one group per fold type)."""
     return (
         alt.Chart(summary)
         .mark_bar()
         .encode(
-            y=alt.Y("method:N", title=None, axis=alt.Axis(labelLimit=LABEL_LIMIT_PX)),
+            y=alt.Y("fold_kind:N", title=None),
+            yOffset=alt.YOffset("method:N"),
             x=alt.X("median_abs_error_pct:Q", title="median absolute held-out error (%)"),
-            color=alt.Color("method:N", legend=None),
-            row=alt.Row("fold_kind:N", title=None),
+            color=alt.Color(
+                "method:N", title="method", legend=alt.Legend(orient="bottom", columns=1, labelLimit=0)
+            ),
             tooltip=["fold_kind:N", "method:N", alt.Tooltip("median_abs_error_pct:Q", format=".2f")],
         )
-        .properties(width=WIDTH - LABEL_LIMIT_PX - 40, height=110)
+        .properties(width=WIDTH - 120, height=alt.Step(9))
     )
 
 
