@@ -85,7 +85,11 @@ def held_out_errors(summary: pd.DataFrame) -> alt.Chart:
             color=alt.Color(
                 "method:N", title="method", legend=alt.Legend(orient="bottom", columns=1, labelLimit=0)
             ),
-            tooltip=["fold_kind:N", "method:N", alt.Tooltip("median_abs_error_pct:Q", format=".2f")],
+            tooltip=[
+                alt.Tooltip("fold_kind:N", title="held out"),
+                alt.Tooltip("method:N", title="method"),
+                alt.Tooltip("median_abs_error_pct:Q", title="median absolute error (%)", format=".2f"),
+            ],
         )
         .properties(width=WIDTH - 120, height=alt.Step(9))
     )
