@@ -284,26 +284,32 @@ def fit_scale(train: pd.DataFrame) -> float:
     return float(x @ y / (x @ x))
 
 
-def coefficients(train: pd.DataFrame, variant: str = PRIMARY) -> pd.DataFrame:
-    """Per-term coefficients with HC3 confidence intervals from a fit on ``train``."""
-    res = fit_ols(train, VARIANTS[variant])
+TERM_NAMES = {
+    "const": "fixed cost (ms)",
+    "one_way_ms_paid": "x one-way trips x delay",
+    "wire_ms": "x wire time at the iperf3 rate",
+    "exposed_rounds": "ms per exposed R2T round",
+    "data_pdus": "ms per data PDU",
+}
+
+
+def _coefficient_table(res: Any) -> pd.DataFrame:
+    """A fitted OLS as one row per term: name, coefficient, HC3 interval and runs."""
     ci = res.conf_int(alpha=1 - CI_LEVEL)
-    names = {
-        "const": "fixed cost (ms)",
-        "one_way_ms_paid": "x one-way trips x delay",
-        "wire_ms": "x wire time at the iperf3 rate",
-        "exposed_rounds": "ms per exposed R2T round",
-        "data_pdus": "ms per data PDU",
-    }
     return pd.DataFrame(
         {
-            "term": [names[k] for k in res.params.index],
+            "term": [TERM_NAMES[k] for k in res.params.index],
             "coefficient": res.params.to_numpy(),
             "ci_low": ci[0].to_numpy(),
             "ci_high": ci[1].to_numpy(),
             "n_runs": int(res.nobs),
         }
     )
+
+
+def coefficients(train: pd.DataFrame, variant: str = PRIMARY) -> pd.DataFrame:
+    """Per-term coefficients with HC3 confidence intervals from a fit on ``train``."""
+    return _coefficient_table(fit_ols(train, VARIANTS[variant]))
 
 
 # ---- folds and validation ----------------------------------------------------------------------
@@ -629,31 +635,15 @@ def confirmation_table(train: pd.DataFrame, sweeps: dict[str, LabData], goal_pct
 
 def confirmation_coefficients(train: pd.DataFrame) -> pd.DataFrame:
     """The declared model's coefficients (HC3 95 % CI) from its one fit on the first sweep."""
-    res = fit_ols(train, CONFIRMATION_TERMS, CONFIRMATION_OFFSET)
-    ci = res.conf_int(alpha=1 - CI_LEVEL)
-    names = {
-        "const": "fixed cost (ms)",
-        "wire_ms": "x wire time at the iperf3 rate",
-        "exposed_rounds": "ms per exposed R2T round",
-        "data_pdus": "ms per data PDU",
+    fitted = _coefficient_table(fit_ols(train, CONFIRMATION_TERMS, CONFIRMATION_OFFSET))
+    fixed = {
+        "term": f"{TERM_NAMES[CONFIRMATION_OFFSET]} (fixed, not fitted)",
+        "coefficient": 1.0,
+        "ci_low": 1.0,
+        "ci_high": 1.0,
+        "n_runs": int(fitted["n_runs"].iloc[0]),
     }
-    fixed = pd.DataFrame(
-        {
-            "term": ["x one-way trips x delay (fixed, not fitted)"],
-            "coefficient": [1.0],
-            "ci_low": [1.0],
-            "ci_high": [1.0],
-        }
-    )
-    fitted = pd.DataFrame(
-        {
-            "term": [names[k] for k in res.params.index],
-            "coefficient": res.params.to_numpy(),
-            "ci_low": ci[0].to_numpy(),
-            "ci_high": ci[1].to_numpy(),
-        }
-    )
-    return pd.concat([fitted, fixed], ignore_index=True).assign(n_runs=int(res.nobs))
+    return pd.concat([fitted, pd.DataFrame([fixed])], ignore_index=True)
 
 
 # ---- views for the chapters --------------------------------------------------------------------
