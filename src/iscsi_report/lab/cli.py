@@ -20,8 +20,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--quick", action="store_true", help="a small sweep (about a minute)")
     run.add_argument(
         "--confirm",
-        action="store_true",
-        help="the confirmation sweep: delays, block sizes and windows the full sweep never measured",
+        nargs="?",
+        type=int,
+        const=1,
+        default=0,
+        metavar="N",
+        help="a confirmation sweep (design N, default 1): delays, block sizes and windows earlier "
+        "sweeps never measured",
     )
     smoke = subs.add_parser("smoke", help="a short check of the lab (under 90 s)")
     smoke.add_argument("--json", dest="json_out", help="also write the figures to this file")

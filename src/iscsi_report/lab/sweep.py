@@ -69,13 +69,27 @@ IPERF3_SECONDS = 3
 FIT_DELAYS_MS = (0.0, 1.0)
 FIT_BS = (64 * KIB, 256 * KIB, 1 * MIB, 4 * MIB)
 FIT_WINDOWS = (1, 8)
-# The confirmation sweep (``lab run --confirm``): delays, block sizes and windows the full sweep
-# never measured, collected after the confirmation model was declared (analyses.lab), so its
-# error is a prospective test. Old values (128 KiB, 2 MiB, window 1) tie it to the full sweep.
-CONFIRM_DELAYS_MS = (0.25, 3.0, 6.0)
-CONFIRM_SINGLE_ROUND_BS = (128 * KIB, 192 * KIB)
-CONFIRM_MULTI_ROUND_BS = (768 * KIB, 2 * MIB, 3 * MIB)
-CONFIRM_WINDOWS = (1, 3, 6)
+
+
+@dataclass(frozen=True)
+class ConfirmDesign:
+    """A confirmation sweep's values: delays, single- and multi-round block sizes, windows."""
+
+    delays_ms: tuple[float, ...]
+    single_round_bs: tuple[int, ...]
+    multi_round_bs: tuple[int, ...]
+    windows: tuple[int, ...]
+
+
+# The confirmation sweeps (``lab run --confirm N``): values no earlier sweep measured, collected
+# after the model they test was declared (analyses.lab), so its error is a prospective test.
+# Design 1 keeps some old values (128 KiB, 2 MiB, window 1) to tie it to the full sweep; design 2
+# (for the second declared model) uses delays, sizes and windows neither the full sweep nor design
+# 1 used, and keeps window 1 only.
+CONFIRM_DESIGNS = {
+    1: ConfirmDesign((0.25, 3.0, 6.0), (128 * KIB, 192 * KIB), (768 * KIB, 2 * MIB, 3 * MIB), (1, 3, 6)),
+    2: ConfirmDesign((0.75, 1.5, 5.0), (96 * KIB, 160 * KIB), (640 * KIB, 1280 * KIB, 2560 * KIB), (1, 5, 7)),
+}
 NEGOTIATED_MAX_OUTSTANDING_R2T = 1  # libiscsi proposes 1; the window beyond it is forced at the target
 
 
@@ -162,8 +176,11 @@ def _ios(bs_bytes: int, iodepth: int) -> int:
     return base * (2 if iodepth > 1 else 1)
 
 
-def design(quick: bool = False, confirm: bool = False) -> tuple[list[FioRun], list[tuple[float, float]]]:
-    """The fio runs and the (one_way_delay_ms, link_mbps) points measured by ping and iperf3."""
+def design(quick: bool = False, confirm: int = 0) -> tuple[list[FioRun], list[tuple[float, float]]]:
+    """The fio runs and the (one_way_delay_ms, link_mbps) points measured by ping and iperf3.
+
+    ``confirm`` picks a confirmation design from ``CONFIRM_DESIGNS`` (0: the full sweep).
+    """
     runs: set[FioRun] = set()
 
     def add(
@@ -178,19 +195,23 @@ def design(quick: bool = False, confirm: bool = False) -> tuple[list[FioRun], li
         capture: bool,
     ) -> None:
         for rep in range(1, reps + 1):
-            runs.add(FioRun(win, link, d, imm[0], imm[1], False, rep, rw, qd, bs, _ios(bs, qd), confirm))
+            runs.add(FioRun(win, link, d, imm[0], imm[1], False, rep, rw, qd, bs, _ios(bs, qd), role))
         if capture and rw == "write":
-            runs.add(FioRun(win, link, d, imm[0], imm[1], True, 0, rw, qd, bs, CAPTURE_IOS, confirm))
+            runs.add(FioRun(win, link, d, imm[0], imm[1], True, 0, rw, qd, bs, CAPTURE_IOS, role))
 
+    role = bool(confirm)
     if confirm:
-        for d in CONFIRM_DELAYS_MS:
+        if confirm not in CONFIRM_DESIGNS:
+            raise ValueError(f"--confirm {confirm}: expected one of {sorted(CONFIRM_DESIGNS)}")
+        c = CONFIRM_DESIGNS[confirm]
+        for d in c.delays_ms:
             for imm in IMMEDIATE:
-                for bs in CONFIRM_SINGLE_ROUND_BS:
+                for bs in c.single_round_bs:
                     add(d, LINK_MBPS, bs, "write", 1, 1, imm, REPLICATES, True)
-                for bs in CONFIRM_MULTI_ROUND_BS:
-                    for win in CONFIRM_WINDOWS:
+                for bs in c.multi_round_bs:
+                    for win in c.windows:
                         add(d, LINK_MBPS, bs, "write", 1, win, imm, REPLICATES, True)
-        return sorted(runs), [(d, LINK_MBPS) for d in CONFIRM_DELAYS_MS]
+        return sorted(runs), [(d, LINK_MBPS) for d in c.delays_ms]
 
     if quick:
         for d in (0.0, 2.0):
@@ -387,7 +408,7 @@ class Runner:
             lab.stop(server, grace_s=1.0)
 
 
-def execute(lab: Lab, out: Path, quick: bool, say=print, confirm: bool = False) -> dict[str, Any]:
+def execute(lab: Lab, out: Path, quick: bool, say=print, confirm: int = 0) -> dict[str, Any]:
     """Run the whole design (or the confirmation sweep) into ``out``, write its manifest, summarise."""
     runs, points = design(quick, confirm)
     out.mkdir(parents=True, exist_ok=True)
@@ -482,7 +503,7 @@ def write_manifest(
     quick: bool,
     sweep_s: float,
     verify: dict[str, Any],
-    confirm: bool = False,
+    confirm: int = 0,
     loads: dict[str, list[float]] | None = None,
 ) -> Path:
     """manifest.yaml with every raw file's tool, side, labels, sha256 and size."""
@@ -507,7 +528,7 @@ def write_manifest(
         "reconstructed": False,
         "generator": f"iscsi-report lab run --out {out.name}"
         + (" --quick" if quick else "")
-        + (" --confirm" if confirm else ""),
+        + ({0: "", 1: " --confirm"}.get(confirm, f" --confirm {confirm}")),
         "description": (
             "Real iSCSI traffic captured on the project's 2-core build machine: fio "
             f"(Debian source {tools.fio_source_version}, ioengine=libiscsi) writes and reads a "
