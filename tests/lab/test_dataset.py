@@ -6,23 +6,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from lab_labels import REQUIRED_LABELS
 
 from iscsi_report.core import dataset as ds
 from iscsi_report.core.ingest import tshark
 from iscsi_report.lab.sweep import r2t_per_write
 
 DATASET = Path(__file__).resolve().parents[2] / "data" / "raw" / "lab-iscsi-2026"
-FIO_LABELS = {
-    "one_way_delay_ms",
-    "link_mbps",
-    "bs_bytes",
-    "rw",
-    "iodepth",
-    "r2t_window",
-    "immediate_data_bytes",
-    "max_recv_data_segment_bytes",
-    "replicate",
-}
 
 pytestmark = pytest.mark.skipif(
     not (DATASET / "manifest.yaml").exists(), reason="data/raw/lab-iscsi-2026 not collected yet"
@@ -49,7 +39,7 @@ def test_labels_and_budget(manifest: dict) -> None:
     files = manifest["files"]
     for f in files:
         if f["tool"] in ("fio", "tshark"):
-            assert set(f["labels"]) >= FIO_LABELS, f["path"]
+            assert set(f["labels"]) >= REQUIRED_LABELS, f["path"]
     total = sum(p.stat().st_size for p in DATASET.rglob("*") if p.is_file())
     assert total <= 20e6
     delays = {f["labels"]["one_way_delay_ms"] for f in files if f["tool"] == "fio"}

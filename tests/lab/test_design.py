@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+import yaml
+from lab_labels import REQUIRED_LABELS
 
+from iscsi_report.cli import build_parser
 from iscsi_report.lab import build, delayline, state, sweep, topology
 from iscsi_report.lab.sweep import KIB, MIB, design, one_way_trips, r2t_per_write
-
-REQUIRED_LABELS = {
-    "one_way_delay_ms",
-    "link_mbps",
-    "bs_bytes",
-    "rw",
-    "iodepth",
-    "r2t_window",
-    "immediate_data_bytes",
-    "max_recv_data_segment_bytes",
-    "replicate",
-}
-
 
 # -- delay line ---------------------------------------------------------------------------
 
@@ -174,6 +165,83 @@ def test_quick_design_is_small() -> None:
     runs, points = design(quick=True)
     assert len(runs) <= 20 and len(points) == 2
     assert {r.r2t_window for r in runs} == {1, 8}
+
+
+def _values(runs: list[sweep.FioRun]) -> dict[str, set]:
+    """The delays, block sizes and windows a design measures."""
+    return {
+        "delays": {r.one_way_delay_ms for r in runs},
+        "sizes": {r.bs_bytes for r in runs},
+        "windows": {r.r2t_window for r in runs},
+    }
+
+
+def test_confirmation_design_2_is_the_declared_sweep() -> None:
+    runs, points = design(confirm=2)
+    captured = [r for r in runs if r.captured]
+    assert (len(runs), len(runs) - len(captured), len(captured)) == (264, 198, 66)
+    assert _values(runs) == {
+        "delays": {0.75, 1.5, 5.0},
+        "sizes": {96 * KIB, 160 * KIB, 640 * KIB, 1280 * KIB, 2560 * KIB},
+        "windows": {1, 5, 7},
+    }
+    assert points == [(d, sweep.LINK_MBPS) for d in (0.75, 1.5, 5.0)]
+    assert {r.rw for r in runs} == {"write"} and {r.iodepth for r in runs} == {1}
+    assert {r.design_role for r in runs} == {"confirmation"}
+    assert {(r.immediate_data_bytes, r.max_recv_data_segment_bytes) for r in runs} == set(sweep.IMMEDIATE)
+    single = [r for r in runs if r.bs_bytes in sweep.CONFIRM_DESIGNS[2].single_round_bs]
+    assert {r.r2t_window for r in single} == {1}  # one R2T round: a window would change nothing
+
+
+def test_confirmation_design_2_shares_only_window_1_with_earlier_designs() -> None:
+    new = _values(design(confirm=2)[0])
+    for earlier in (design()[0], design(confirm=1)[0]):
+        old = _values(earlier)
+        assert not new["delays"] & old["delays"]
+        assert not new["sizes"] & old["sizes"]
+        assert new["windows"] & old["windows"] == {1}
+
+
+def test_an_unknown_confirmation_design_is_an_error_naming_the_choices() -> None:
+    with pytest.raises(ValueError, match=r"--confirm 3: expected one of \[1, 2\]"):
+        design(confirm=3)
+
+
+def _fake_runner() -> SimpleNamespace:
+    """What write_manifest reads of a Runner, without a lab: tool versions and no files."""
+    tools = SimpleNamespace(fio_source_version="fio-0", tgt_source_version="tgt-0", patch_sha256="0" * 64)
+    return SimpleNamespace(
+        lab=SimpleNamespace(tools=tools), entries=[], login_keys={}, login_by_set={}, failures=[]
+    )
+
+
+@pytest.mark.parametrize(
+    ("quick", "confirm", "flags"),
+    [(False, 0, ""), (True, 0, " --quick"), (False, 1, " --confirm"), (False, 2, " --confirm 2")],
+)
+def test_manifest_generator_names_the_command_that_wrote_it(
+    tmp_path: Path, quick: bool, confirm: int, flags: str
+) -> None:
+    out = tmp_path / "lab-x"
+    out.mkdir()
+    path = sweep.write_manifest(out, _fake_runner(), quick, 1.0, {}, confirm=confirm)  # type: ignore[arg-type]
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert doc["generator"] == f"iscsi-report lab run --out lab-x{flags}"
+    assert doc["title"].endswith("(confirmation sweep)") == bool(confirm)
+
+
+@pytest.mark.parametrize(
+    ("extra", "want"), [([], 0), (["--confirm"], 1), (["--confirm", "2"], 2), (["--confirm=2"], 2)]
+)
+def test_lab_run_parses_the_confirmation_design(extra: list[str], want: int) -> None:
+    argv = ["lab", "run", "--out", "X", *extra]
+    args = build_parser("lab").parse_args(argv)
+    assert (args.lab_command, args.out, args.confirm) == ("run", "X", want)
+
+
+def test_lab_run_rejects_a_confirmation_design_that_is_not_a_number() -> None:
+    with pytest.raises(SystemExit):
+        build_parser("lab").parse_args(["lab", "run", "--out", "X", "--confirm", "two"])
 
 
 def test_fio_command_uses_libiscsi_and_json() -> None:
