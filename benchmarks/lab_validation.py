@@ -2,6 +2,7 @@
 
 PYTHONPATH=src .venv/bin/python benchmarks/lab_validation.py [data/raw/lab-iscsi-2026] [--goal-pct 5]
     [--confirm data/raw/lab-iscsi-2026-confirm data/raw/lab-iscsi-2026-confirm2]
+    [--second data/raw/lab-iscsi-2026-confirm3]
 """
 
 from __future__ import annotations
@@ -29,7 +30,13 @@ def main() -> None:
             str(Path(__file__).resolve().parents[1] / "data/raw" / name)
             for name in ("lab-iscsi-2026-confirm", "lab-iscsi-2026-confirm2")
         ],
-        help="the confirmation sweeps (none: skip)",
+        help="the first declared model's confirmation sweeps (none: skip)",
+    )
+    ap.add_argument(
+        "--second",
+        nargs="*",
+        default=[str(Path(__file__).resolve().parents[1] / "data/raw/lab-iscsi-2026-confirm3")],
+        help="the second declared model's confirmation sweeps (none: skip)",
     )
     args = ap.parse_args()
     t0 = time.monotonic()
@@ -47,16 +54,39 @@ def main() -> None:
     print(f"load {t1 - t0:.1f} s, validation {t2 - t1:.1f} s, {len(rows)} fit rows")
     if args.confirm:
         sweeps = {Path(p).name: lab.load(p) for p in args.confirm}
-        print("\ndeclared model, fitted once on every first-sweep row (HC3 95% CI):")
+        preds = {
+            n: lab.confirmation_predictions(rows, lab.write_fit_rows(lab.features(d)))
+            for n, d in sweeps.items()
+        }
+        print("\nfirst declared model, fitted once on every first-sweep row (HC3 95% CI):")
         print(lab.confirmation_coefficients(rows).round(4).to_string(index=False))
-        print("\nconfirmation sweeps (median absolute error, %):")
-        print(lab.confirmation_table(rows, sweeps, args.goal_pct).round(2).T.to_string())
-        for name, data in sweeps.items():
-            new = lab.write_fit_rows(lab.features(data))
-            summ = lab.confirmation_summary(lab.confirmation_predictions(rows, new))
-            print(f"\n{name}: by what is new")
-            print(summ.round(2).to_string(index=False))
-            print(lab.rule_findings(summ, args.goal_pct))
+        report(preds, sweeps, args.goal_pct, lab.CONFIRMATION)
+    if args.second:
+        raw = Path(args.raw_dir).parent
+        training = {n: lab.load(raw / n) for n in lab.SECOND_TRAINING}
+        train = lab.second_training(training)
+        sweeps = {Path(p).name: lab.load(p) for p in args.second}
+        preds = {
+            n: lab.second_predictions(rows, train, lab.with_host_time(lab.write_fit_rows(lab.features(d)), d))
+            for n, d in sweeps.items()
+        }
+        where = " and ".join(lab.SECOND_TRAINING)
+        print(f"\nsecond declared model, fitted once on {len(train)} runs of {where} (HC3 95% CI):")
+        print(lab.second_coefficients(train).round(4).to_string(index=False))
+        report(preds, sweeps, args.goal_pct, lab.SECOND)
+
+
+def report(
+    preds: dict[str, pd.DataFrame], sweeps: dict[str, lab.LabData], goal_pct: float, declared: str
+) -> None:
+    """Print one prospective test: the sweeps' table, then each sweep's errors by what is new."""
+    print(f"\nconfirmation sweeps of {declared!r} (median absolute error, %):")
+    print(lab.confirmation_table(preds, sweeps, goal_pct, declared).round(2).T.to_string())
+    for name, pred in preds.items():
+        summ = lab.confirmation_summary(pred)
+        print(f"\n{name}: by what is new")
+        print(summ.round(2).to_string(index=False))
+        print(lab.rule_findings(summ, goal_pct, declared))
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ FIXED_ONE_WAY = "one_way_ms_paid"
 # measured one-way delay (coefficient fixed at 1, not fitted), plus a cost per data PDU (the
 # 8 KiB-segment runs carry 32 times more PDUs). Fitted once on every write run of the first
 # sweep; the confirmation sweep is predicted without refitting. Do not change after the sweep.
-CONFIRMATION = "declared model (one-way coefficient 1, per-PDU term)"
+CONFIRMATION = "first declared model (one-way coefficient 1, per-PDU term)"
 CONFIRMATION_TERMS = ["wire_ms", "exposed_rounds", "data_pdus"]
 CONFIRMATION_OFFSET = "one_way_ms_paid"
 # Quality gate, added after the first confirmation sweep (run on a heavily loaded host) was seen:
@@ -731,6 +731,12 @@ def second_predictions(first: pd.DataFrame, train: pd.DataFrame, new: pd.DataFra
         BLOG_SCALED: fit_scale(train) * held["blog_ms"].to_numpy(float),
     }
     return _scored(new, preds, train)
+
+
+def worst_configuration(pred: pd.DataFrame, method: str) -> pd.Series:
+    """The configuration ``method`` predicts worst (largest absolute error), with its error."""
+    own = pred[pred["method"] == method]
+    return own.loc[own["error_pct"].abs().idxmax()]
 
 
 def second_coefficients(train: pd.DataFrame) -> pd.DataFrame:
