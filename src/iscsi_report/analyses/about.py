@@ -292,15 +292,21 @@ def chapter_link(chapters: list[str], notebook: str, text: str) -> str:
     return f"{{doc}}`{text} <{notebook}>`" if notebook in chapters else text
 
 
-def glue_page(ctx: Context, links: dict[str, tuple[str, str]]) -> None:
-    """Glue the page's run label (``run_label``, for the H1) and its links to sibling chapters.
+def glue_links(ctx: Context, links: dict[str, tuple[str, str]]) -> None:
+    """Glue the page's links to sibling chapters: a link where the run has the chapter, else words.
 
     ``links`` maps a glue name to (notebook, link text); the prose pastes each with
-    ``{glue:md}`name:myst``` so a chapter the run leaves out reads as plain text.
+    ``{glue:md}`name:myst``` so a chapter the run leaves out reads as plain text, and a params file
+    running only some of a run's chapters still builds under the strict build.
     """
     from IPython.display import Markdown
 
-    glue("run_label", run_label(ctx))
     chapters = run_chapters(ctx)
     for name, (notebook, text) in links.items():
         glue(name, Markdown(chapter_link(chapters, notebook, text)))
+
+
+def glue_page(ctx: Context, links: dict[str, tuple[str, str]]) -> None:
+    """Glue the page's run label (``run_label``, for the H1) and its links to sibling chapters."""
+    glue("run_label", run_label(ctx))
+    glue_links(ctx, links)

@@ -12,13 +12,30 @@ Two defects of the stock toolchain, found by the headless-Chromium test (tests/b
 It also turns Sphinx's smart quotes off: text from data (a label, a version string) must show
 on the page exactly as written, and smart quotes would turn its ``'`` and ``"`` into others.
 
+A link to another run's chapter (``{doc}`What if </runs/blog-2023/whatif>```) becomes its words
+when that run is not in the book being built (``iscsi-report book summary`` builds the front
+page without the blog study): the chapter exists, this book leaves it out. Only a chapter its
+run's params file lists is treated so; any other unknown document still fails the strict build.
+
 Enabled by ``sphinx: extra_extensions: [iscsi_report.pipeline.sphinx_site]`` in ``_config.yml``.
 """
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
+
+from docutils import nodes  # type: ignore[import-untyped]  # docutils ships no types; Sphinx's own are typed
+from sphinx.util import docname_join, logging
+
+from iscsi_report.core.errors import ReportError
+from iscsi_report.pipeline.params import load_run
+
+LOGGER = logging.getLogger(__name__)
+# A chapter of a run in the book: ``runs/<run>/<notebook>`` (the batch's executed-notebook layout).
+RUN_CHAPTER_RE = re.compile(r"^runs/(?P<run>[^/]+)/(?P<notebook>[^/]+)$")
 
 # A blue disk: inline, so the icon costs no request and needs no file in the book.
 ICON_SVG = (
@@ -60,8 +77,32 @@ def _literal_quotes(app: Any, config: Any) -> None:
     config.smartquotes = False
 
 
+def listed_chapter(project_root: Path, docname: str) -> bool:
+    """Whether ``docname`` is ``runs/<run>/<notebook>`` with ``params/<run>.yaml`` listing the notebook."""
+    found = RUN_CHAPTER_RE.match(docname)
+    if not found:
+        return False
+    params = project_root / "params" / f"{found['run']}.yaml"
+    try:
+        return params.is_file() and found["notebook"] in load_run(params).notebooks
+    except ReportError:
+        return False  # an unreadable params file: leave the link broken, the build names it
+
+
+def _absent_chapter_as_words(app: Any, env: Any, node: Any, contnode: Any) -> Any:
+    """A ``{doc}`` link to a listed chapter this book leaves out: its words, no warning."""
+    if node.get("refdomain") != "std" or node.get("reftype") != "doc":
+        return None
+    docname = docname_join(node.get("refdoc", ""), node["reftarget"])
+    if docname in env.all_docs or not listed_chapter(Path(app.srcdir).parent, docname):
+        return None
+    LOGGER.info("link to %s shown as words: its run is not in this book", docname, location=node)
+    return nodes.Text(contnode.astext())
+
+
 def setup(app: Any) -> dict[str, Any]:
     """Sphinx entry point."""
     app.connect("config-inited", _literal_quotes)
+    app.connect("missing-reference", _absent_chapter_as_words)
     app.connect("html-page-context", _on_page, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
