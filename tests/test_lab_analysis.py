@@ -28,8 +28,8 @@ def data() -> lab.LabData:
 
 @pytest.fixture(scope="module")
 def rows(data: lab.LabData) -> pd.DataFrame:
-    """The fit rows: writes at iodepth 1, not captured, with the model's regressors."""
-    return lab.write_fit_rows(lab.features(data))
+    """The fit rows: writes at iodepth 1, not captured, with the model's regressors and host time."""
+    return lab.with_host_time(lab.write_fit_rows(lab.features(data)), data)
 
 
 @pytest.fixture(scope="module")
@@ -413,3 +413,12 @@ def test_second_model_meets_its_rule_on_confirm3_and_beats_the_first_declared_mo
     every = summ.set_index("configurations").loc["every configuration"]
     assert every[lab.SECOND] < every[lab.CONFIRMATION]  # the first declared model, as declared
     assert row[lab.SECOND] == pytest.approx(every[lab.SECOND])
+
+
+def test_worst_configuration_is_the_largest_absolute_error() -> None:
+    pred = pd.DataFrame(
+        {"method": ["a", "a", "a", "b"], "error_pct": [3.0, -7.5, 5.0, 99.0], "bs_bytes": [1, 2, 3, 4]}
+    )
+    worst = lab.worst_configuration(pred, "a")
+    assert worst["bs_bytes"] == 2
+    assert worst["error_pct"] == -7.5

@@ -738,8 +738,9 @@ def second_predictions(first: pd.DataFrame, train: pd.DataFrame, new: pd.DataFra
 
 def worst_configuration(pred: pd.DataFrame, method: str) -> pd.Series:
     """The configuration ``method`` predicts worst (largest absolute error), with its error."""
-    own = pred[pred["method"] == method]
-    return own.loc[own["error_pct"].abs().idxmax()]
+    own = pred[pred["method"] == method].reset_index(drop=True)
+    worst: pd.Series = own.iloc[int(np.argmax(own["error_pct"].abs().to_numpy()))]
+    return worst
 
 
 def second_coefficients(train: pd.DataFrame) -> pd.DataFrame:
