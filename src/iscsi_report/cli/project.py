@@ -196,7 +196,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "time) or lockstep (the blog's model: groups wait for the previous group's data)",
     )
     add("--target-r2t-window", type=count, default=None, help="R2Ts the target keeps outstanding")
-    add("--per-round-ms", type=nonneg, default=None, help="processing ms per R2T exchange (default 0)")
+    add(
+        "--per-round-ms",
+        type=nonneg,
+        default=None,
+        help="host time per R2T exchange (default 0); measure it on your hosts: in a capture, a "
+        "write's command to its first R2T, less ping's round trip (the lab's path check)",
+    )
     add(
         "--pdu-header-bytes",
         type=_listed(int),
