@@ -103,6 +103,7 @@ class LabData:
     networks: pd.DataFrame  # one row per (one_way_delay_ms, link_mbps) point
     captures: pd.DataFrame  # one row per captured complete write
     capture_files: dict[str, tshark.TsharkResult] = field(default_factory=dict)
+    path: pd.DataFrame | None = field(default=None, repr=False)  # path_check's result, once computed
 
 
 def _fio_row(f: datasets.RawFile) -> dict[str, Any]:
@@ -578,6 +579,13 @@ def path_check(data: LabData) -> pd.DataFrame:
     delay. A difference that grows with the delay means the delay line ran late while fio ran
     (a busy host), so the ping-based one-way delay the model is fed understates the real one.
     """
+    if data.path is None:  # several sections of a chapter ask; the captures are parsed once
+        data.path = _path_check(data)
+    return data.path.copy()
+
+
+def _path_check(data: LabData) -> pd.DataFrame:
+    """:func:`path_check`, computed."""
     out = []
     for rel, res in data.capture_files.items():
         ev = tshark.timeline(res)
