@@ -23,7 +23,7 @@ import pytest
 
 from .projects import LAB, add_notebook, cli, copy_package, make_project, make_study_project
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e-dask")]
+pytestmark = [pytest.mark.e2e]
 
 DASK = Path(sys.executable).with_name("dask")
 RUNS = [f"r{i}" for i in range(8)]

@@ -12,7 +12,7 @@ import yaml
 
 from .projects import LAB, cli, make_project
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e-partial-runs")]
+pytestmark = [pytest.mark.e2e]
 
 RUN = "mine"
 SHORT_TITLE = "my veth pair"

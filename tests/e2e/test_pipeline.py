@@ -15,7 +15,7 @@ from iscsi_report.core.dataset import update_checksums
 
 from .projects import LAB, add_notebook, cli, make_project
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e-pipeline")]
+pytestmark = [pytest.mark.e2e]
 
 
 @pytest.fixture(scope="module")

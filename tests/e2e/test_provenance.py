@@ -20,7 +20,7 @@ from iscsi_report.pipeline.paths import Project
 
 from .projects import LAB, cli, make_project
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e-provenance")]
+pytestmark = [pytest.mark.e2e]
 
 BUILT_AT = "2026-01-02T03:04:05Z"
 

@@ -17,7 +17,7 @@ from iscsi_report.pipeline.paths import Project
 
 from .projects import LAB, REFERENCE_PAGES, ROOT, cli, make_project
 
-pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("e2e-run-selection")]
+pytestmark = [pytest.mark.e2e]
 
 # The Reference part as the real base toc has it: chapters link glossary terms and cite references.
 REFERENCE = {"caption": "Reference", "chapters": [{"file": page} for page in REFERENCE_PAGES]}

@@ -214,7 +214,6 @@ def two_copies(tmp_path_factory: pytest.TempPathFactory) -> dict:
     }
 
 
-@pytest.mark.xdist_group("e2e-safety-data")
 def test_pipeline_runs_with_raw_data_read_only_and_never_changes_it(two_copies: dict) -> None:
     result = two_copies["result"]
     assert result.returncode == 0, result.stdout + result.stderr
@@ -225,7 +224,6 @@ def test_pipeline_runs_with_raw_data_read_only_and_never_changes_it(two_copies: 
     assert two_copies["write_error"] in ("Read-only file system", "Permission denied")  # really blocked
 
 
-@pytest.mark.xdist_group("e2e-safety-data")
 def test_same_inputs_give_byte_identical_tables(two_copies: dict) -> None:
     second_result = two_copies["second_result"]
     assert second_result.returncode == 0, second_result.stdout + second_result.stderr
@@ -268,7 +266,6 @@ def _start_sleepy(project: Path, *args: str) -> subprocess.Popen[str]:
     return proc
 
 
-@pytest.mark.xdist_group("e2e-safety-faults")
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["SIGINT", "SIGKILL"])
 def test_interrupted_batch_keeps_site_and_next_run_recovers(clone: Path, sig: signal.Signals) -> None:
     before = _live(clone)
@@ -299,7 +296,6 @@ def _code() -> str:
     return cache.code_digest(Project.at(ROOT).package_dir)
 
 
-@pytest.mark.xdist_group("e2e-safety-faults")
 def test_build_killed_midway_keeps_site_and_next_run_recovers(clone: Path) -> None:
     before = _live(clone)
     intro = clone / "book" / "intro.md"
@@ -319,7 +315,6 @@ def test_build_killed_midway_keeps_site_and_next_run_recovers(clone: Path) -> No
     _assert_site_valid(clone)  # the half-built folder was pruned, not kept as "the previous site"
 
 
-@pytest.mark.xdist_group("e2e-safety-faults")
 def test_kernel_killed_mid_cell_fails_clearly_and_next_run_recovers(clone: Path) -> None:
     before = _live(clone)
     proc = _start_sleepy(clone, "book", "--jobs", "2")
@@ -333,7 +328,6 @@ def test_kernel_killed_mid_cell_fails_clearly_and_next_run_recovers(clone: Path)
     _recovers(clone)
 
 
-@pytest.mark.xdist_group("e2e-safety-faults")
 def test_cache_record_is_written_last(clone: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Die just before the record: outputs are in place, yet the run is not taken as finished."""
     project = Project.at(clone)
@@ -359,7 +353,6 @@ def test_cache_record_is_written_last(clone: Path, monkeypatch: pytest.MonkeyPat
     assert f"queued  {RUN}/sleepy: never run" in result.stdout, result.stdout + result.stderr
 
 
-@pytest.mark.xdist_group("e2e-safety-faults")
 def test_two_books_at_once_wait_for_each_other(clone: Path) -> None:
     exec_dir = clone / ".cache" / "exec"
     shutil.rmtree(exec_dir, ignore_errors=True)  # reappears once the first run holds the lock
@@ -378,7 +371,6 @@ def test_two_books_at_once_wait_for_each_other(clone: Path) -> None:
 # ------------------------------------------------------------------------------ full disk
 
 
-@pytest.mark.xdist_group("e2e-safety-faults")
 def test_full_disk_during_build_keeps_site_and_says_so(clone: Path) -> None:
     if not _can_mount():
         pytest.skip("simulating a full disk needs root to mount a tmpfs")
@@ -411,7 +403,6 @@ def test_full_disk_during_build_keeps_site_and_says_so(clone: Path) -> None:
 # ------------------------------------------------------------------------------ hangs and bad params
 
 
-@pytest.mark.xdist_group("e2e-safety-faults")
 def test_hanging_cell_is_stopped_by_the_timeout_with_run_and_cell_named(clone: Path) -> None:
     add_notebook(clone, "hang", "import time\ntime.sleep(3600)")
     _set_chapters(clone, ["quick", "hang"], timeout_s=3)
@@ -432,7 +423,6 @@ def _bad_params(project: Path, edit) -> tuple[Path, subprocess.CompletedProcess[
     return path, cli(project, "book")
 
 
-@pytest.mark.xdist_group("e2e-safety-data")
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
