@@ -63,13 +63,11 @@ def main() -> None:
         report(preds, sweeps, args.goal_pct, lab.CONFIRMATION)
     if args.second:
         raw = Path(args.raw_dir).parent
-        training = {n: lab.load(raw / n) for n in lab.SECOND_TRAINING}
+        given = {Path(args.raw_dir).name: data}  # the first sweep, already loaded above
+        training = {n: given[n] if n in given else lab.load(raw / n) for n in lab.SECOND_TRAINING}
         train = lab.second_training(training)
         sweeps = {Path(p).name: lab.load(p) for p in args.second}
-        preds = {
-            n: lab.second_predictions(rows, train, lab.with_host_time(lab.write_fit_rows(lab.features(d)), d))
-            for n, d in sweeps.items()
-        }
+        preds = {n: lab.second_predictions(rows, train, lab.host_rows(d)) for n, d in sweeps.items()}
         where = " and ".join(lab.SECOND_TRAINING)
         print(f"\nsecond declared model, fitted once on {len(train)} runs of {where} (HC3 95% CI):")
         print(lab.second_coefficients(train).round(4).to_string(index=False))

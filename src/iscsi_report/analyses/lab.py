@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -70,9 +71,9 @@ CONFIRMATION_OFFSET = "one_way_ms_paid"
 # a sweep is a fair test only if the captured command-to-first-R2T time exceeds ping's round trip
 # by at most this much at every delay (the first sweep: under 0.7 ms everywhere).
 PATH_EXCESS_LIMIT_MS = 1.0
-CONFIRMATION_METHODS = (CONFIRMATION, PRIMARY, "blog formula", "blog formula, rescaled")
 BLOG = "blog formula"
 BLOG_SCALED = "blog formula, rescaled"
+CONFIRMATION_METHODS = (CONFIRMATION, PRIMARY, BLOG, BLOG_SCALED)
 # The second declared model, committed on 2026-11-22 BEFORE data/raw/lab-iscsi-2026-confirm3 was
 # collected (its README holds the rule). What the first test taught: the time a host spends per R2T
 # round belongs to the host's state, not to the protocol (0.57 ms a round fitted on the busier first
@@ -103,7 +104,11 @@ class LabData:
     networks: pd.DataFrame  # one row per (one_way_delay_ms, link_mbps) point
     captures: pd.DataFrame  # one row per captured complete write
     capture_files: dict[str, tshark.TsharkResult] = field(default_factory=dict)
-    path: pd.DataFrame | None = field(default=None, repr=False)  # path_check's result, once computed
+
+    @cached_property
+    def path(self) -> pd.DataFrame:
+        """The path check (:func:`path_check`), computed once: several chapter sections ask."""
+        return _path_check(self)
 
 
 def _fio_row(f: datasets.RawFile) -> dict[str, Any]:
@@ -284,6 +289,13 @@ def fit_ols(train: pd.DataFrame, terms: list[str], offset: str | None = None) ->
     if offset is not None:
         y = y - train[offset].astype(float)
     return sm.OLS(y, design_matrix(train, terms)).fit(cov_type="HC3")
+
+
+def predict_with_offset(train: pd.DataFrame, rows: pd.DataFrame, terms: list[str], offset: str) -> np.ndarray:
+    """Fit ``terms`` on ``train`` with ``offset`` at coefficient 1; predict ``rows`` (offset added back)."""
+    res = fit_ols(train, terms, offset)
+    predicted: np.ndarray = predict_ols(res, rows, terms) + rows[offset].to_numpy(float)
+    return predicted
 
 
 def predict_ols(result: Any, rows: pd.DataFrame, terms: list[str]) -> np.ndarray:
@@ -470,17 +482,16 @@ def validate(rows: pd.DataFrame) -> Validation:
         blog = test["blog_ms"].to_numpy(float)
         scaled = fit_scale(train) * blog
         rev_terms = [t for t in VARIANTS[PRIMARY] if t != FIXED_ONE_WAY]
-        revised = predict_ols(fit_ols(train, rev_terms, FIXED_ONE_WAY), test, rev_terms) + test[FIXED_ONE_WAY]
+        revised = predict_with_offset(train, test, rev_terms, FIXED_ONE_WAY)
         preds = [
             (PRIMARY, primary),
             (NESTED, nested),
             (BLOG, blog),
             (BLOG_SCALED, scaled),
-            (REVISED, np.asarray(revised, float)),
+            (REVISED, revised),
         ]
         if SECOND_OFFSET in rows.columns:  # rows carry the measured host time (with_host_time)
-            second = predict_ols(fit_ols(train, SECOND_TERMS, SECOND_OFFSET), test, SECOND_TERMS)
-            preds.append((SECOND, second + test[SECOND_OFFSET].to_numpy(float)))
+            preds.append((SECOND, predict_with_offset(train, test, SECOND_TERMS, SECOND_OFFSET)))
         for method, pred in preds:
             parts.append(_held_out(fold, rows, method, pred))
     return Validation(pd.concat(parts, ignore_index=True), train_idx, test_idx, chosen)
@@ -536,10 +547,8 @@ def _scored(new: pd.DataFrame, preds: dict[str, np.ndarray], seen: pd.DataFrame)
 def confirmation_predictions(train: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     """Fit each method on ``train`` (the first sweep) only; predict every configuration of ``new``."""
     held = new.drop(columns=["latency_ms"])  # the new runs' inputs, without the answer
-    declared = fit_ols(train, CONFIRMATION_TERMS, CONFIRMATION_OFFSET)
     preds = {
-        CONFIRMATION: predict_ols(declared, held, CONFIRMATION_TERMS)
-        + held[CONFIRMATION_OFFSET].to_numpy(float),
+        CONFIRMATION: predict_with_offset(train, held, CONFIRMATION_TERMS, CONFIRMATION_OFFSET),
         PRIMARY: predict_ols(fit_ols(train, VARIANTS[PRIMARY]), held, VARIANTS[PRIMARY]),
         BLOG: held["blog_ms"].to_numpy(float),
         BLOG_SCALED: fit_scale(train) * held["blog_ms"].to_numpy(float),
@@ -579,8 +588,6 @@ def path_check(data: LabData) -> pd.DataFrame:
     delay. A difference that grows with the delay means the delay line ran late while fio ran
     (a busy host), so the ping-based one-way delay the model is fed understates the real one.
     """
-    if data.path is None:  # several sections of a chapter ask; the captures are parsed once
-        data.path = _path_check(data)
     return data.path.copy()
 
 
@@ -720,24 +727,23 @@ def with_host_time(rows: pd.DataFrame, data: LabData) -> pd.DataFrame:
     )
 
 
+def host_rows(data: LabData) -> pd.DataFrame:
+    """A sweep's fit rows (:func:`write_fit_rows`) with the measured host time per round."""
+    return with_host_time(write_fit_rows(features(data)), data)
+
+
 def second_training(sweeps: dict[str, LabData]) -> pd.DataFrame:
     """The second model's training rows: every write run of the sweeps it names, with host time."""
-    return pd.concat(
-        [with_host_time(write_fit_rows(features(sweeps[n])), sweeps[n]) for n in SECOND_TRAINING],
-        ignore_index=True,
-    )
+    return pd.concat([host_rows(sweeps[n]) for n in SECOND_TRAINING], ignore_index=True)
 
 
 def second_predictions(first: pd.DataFrame, train: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     """The second declared model and both baselines fitted on ``train``, the first declared model
     as declared (fitted on ``first``); every configuration of ``new`` predicted, nothing refitted."""
     held = new.drop(columns=["latency_ms"])
-    second = fit_ols(train, SECOND_TERMS, SECOND_OFFSET)
-    declared = fit_ols(first, CONFIRMATION_TERMS, CONFIRMATION_OFFSET)
     preds = {
-        SECOND: predict_ols(second, held, SECOND_TERMS) + held[SECOND_OFFSET].to_numpy(float),
-        CONFIRMATION: predict_ols(declared, held, CONFIRMATION_TERMS)
-        + held[CONFIRMATION_OFFSET].to_numpy(float),
+        SECOND: predict_with_offset(train, held, SECOND_TERMS, SECOND_OFFSET),
+        CONFIRMATION: predict_with_offset(first, held, CONFIRMATION_TERMS, CONFIRMATION_OFFSET),
         BLOG: held["blog_ms"].to_numpy(float),
         BLOG_SCALED: fit_scale(train) * held["blog_ms"].to_numpy(float),
     }

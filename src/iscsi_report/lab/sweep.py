@@ -182,6 +182,7 @@ def design(quick: bool = False, confirm: int = 0) -> tuple[list[FioRun], list[tu
     ``confirm`` picks a confirmation design from ``CONFIRM_DESIGNS`` (0: the full sweep).
     """
     runs: set[FioRun] = set()
+    role = bool(confirm)  # every run of a confirmation design is labelled design_role=confirmation
 
     def add(
         d: float,
@@ -199,7 +200,6 @@ def design(quick: bool = False, confirm: int = 0) -> tuple[list[FioRun], list[tu
         if capture and rw == "write":
             runs.add(FioRun(win, link, d, imm[0], imm[1], True, 0, rw, qd, bs, CAPTURE_IOS, role))
 
-    role = bool(confirm)
     if confirm:
         if confirm not in CONFIRM_DESIGNS:
             raise ValueError(f"--confirm {confirm}: expected one of {sorted(CONFIRM_DESIGNS)}")
