@@ -12,7 +12,8 @@ import time
 from collections.abc import Callable
 
 from iscsi_report.analyses import fit, uncertainty, whatif
-from iscsi_report.core import dataset, model
+from iscsi_report.core import model
+from iscsi_report.core.measurements import open_dataset
 
 ONE_WAY_MS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0]
 LINK_MBIT = [100.0, 1000.0, 2500.0, 10000.0, 25000.0, 40000.0, 100000.0]
@@ -37,7 +38,7 @@ def main() -> None:
     parser.add_argument("raw_dir", nargs="?", default="data/raw/blog-2023")
     parser.add_argument("--repeats", type=int, default=20)
     args = parser.parse_args()
-    ds = dataset.load(args.raw_dir)
+    ds = open_dataset(args.raw_dir)
     start = time.perf_counter()
     runs, fits = fit.runs_from_dataset(ds)
     print(f"{'read raw files -> measured inputs (once)':<58} {(time.perf_counter() - start) * 1000:9.2f} ms")

@@ -20,8 +20,9 @@ from iscsi_report.analyses.audit import (
     PublishedNumber,
     load_published,
 )
-from iscsi_report.core.dataset import RawFile
+from iscsi_report.core.dataset import Dataset, RawFile
 from iscsi_report.core.errors import IngestError, ReportError
+from iscsi_report.core.measurements import Measurements
 from iscsi_report.pipeline.cache import sha256_file
 
 EXPECTED_VERDICTS = {
@@ -397,13 +398,13 @@ def test_job_options_names_the_file_and_json_path(tmp_path: Path) -> None:
     bad.write_text('{"jobs": [{"jobname": "x"}]}')
     f = RawFile(bad, "bad.json", "fio", "initiator", sha256_file(bad))
     with pytest.raises(IngestError, match=r"job options") as err:
-        blog_audit.job_options(f)
+        blog_audit.job_options(Measurements(Dataset("x", tmp_path, "x", False, "", {}, [f])), f)
     assert "bad.json" in str(err.value) and "jobs[0]" in str(err.value)
 
 
 def test_printed_inputs_are_read_from_the_published_file(tmp_path: Path, result) -> None:
     published = dict(result.published)
     published["model.cpu_2m_ms"] = replace(published["model.cpu_2m_ms"], value=9.0)
-    sets = blog_audit.r2t.parameter_sets(blog_audit.load_dataset(RAW).iscsi_parameters, RAW / "manifest.yaml")
+    sets = blog_audit.r2t.parameter_sets(blog_audit.open_dataset(RAW).iscsi_parameters, RAW / "manifest.yaml")
     formula = blog_audit.formula_table(published, sets).set_index("key")
     assert formula.loc["model.r2t1.wireless_hdd", "op_ms"] == pytest.approx(71.14, abs=1e-9)

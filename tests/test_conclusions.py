@@ -12,6 +12,7 @@ import pytest
 from iscsi_report.analyses import conclusions as c
 from iscsi_report.analyses import fit, projections, uncertainty, whatif
 from iscsi_report.core import dataset as datasets
+from iscsi_report.core.measurements import open_dataset
 from iscsi_report.pipeline import toc
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,7 +27,7 @@ def rec() -> c.Reconciliation:
 
 @pytest.fixture(scope="module")
 def blog_ds() -> datasets.Dataset:
-    return datasets.load(ROOT / "data" / "raw" / c.BLOG_DATASET)
+    return open_dataset(ROOT / "data" / "raw" / c.BLOG_DATASET)
 
 
 def _est(rec: c.Reconciliation, upgrade: str, source: str) -> dict[str, float]:

@@ -9,6 +9,7 @@ import pytest
 from iscsi_report.analyses import fit
 from iscsi_report.core import model
 from iscsi_report.core.errors import DesignError
+from iscsi_report.core.measurements import open_dataset
 
 KIB = 1024
 BLOCK_SIZES = [64 * KIB, 128 * KIB, 256 * KIB, 512 * KIB, 1024 * KIB, 2048 * KIB]
@@ -217,12 +218,10 @@ def test_parameter_set_must_agree_with_the_r2t_label():
 def test_runs_from_the_reconstructed_blog_dataset():
     from pathlib import Path
 
-    from iscsi_report.core import dataset
-
     raw = Path(__file__).resolve().parents[1] / "data" / "raw" / "blog-2023"
     if not (raw / "manifest.yaml").is_file():
         pytest.skip("blog-2023 dataset not present")
-    runs, fits = fit.runs_from_dataset(dataset.load(raw))
+    runs, fits = fit.runs_from_dataset(open_dataset(raw))
     assert len(runs) == 23 and int(runs["validation"].sum()) == 6
     assert set(fits) == {"hdd", "ssd"}
     assert runs.groupby("network")["one_way_ms"].first().to_dict() == pytest.approx(
@@ -302,12 +301,10 @@ def test_invented_inputs_cannot_drive_a_coefficient():
 def _blog_runs():
     from pathlib import Path
 
-    from iscsi_report.core import dataset
-
     raw = Path(__file__).resolve().parents[1] / "data" / "raw" / "blog-2023"
     if not (raw / "manifest.yaml").is_file():
         pytest.skip("blog-2023 dataset not present")
-    return fit.runs_from_dataset(dataset.load(raw))[0]
+    return fit.runs_from_dataset(open_dataset(raw))[0]
 
 
 def test_blog_fit_design_rests_on_published_quantities_only():

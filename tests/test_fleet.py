@@ -13,6 +13,7 @@ import yaml
 from iscsi_report.analyses import fleet, lab, projections, r2t
 from iscsi_report.core import dataset as datasets
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.measurements import open_dataset
 
 RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
 
@@ -45,7 +46,7 @@ def test_default_is_every_dataset_with_a_manifest(tmp_path: Path) -> None:
 
 
 def test_blog_rows_equal_the_projections_chapter(small_fleet: pd.DataFrame) -> None:
-    ds = datasets.load(RAW / "blog-2023")
+    ds = open_dataset(RAW / "blog-2023")
     inputs = projections.measured_inputs(ds)
     expected = projections.projection_table(projections.measured_projections(ds, inputs))
     got = small_fleet[small_fleet["dataset"] == "blog-2023"].reset_index(drop=True)
@@ -64,7 +65,7 @@ def test_blog_rows_equal_the_projections_chapter(small_fleet: pd.DataFrame) -> N
 
 def test_unmeasured_dataset_is_modelled_like_the_model_chapter(small_fleet: pd.DataFrame) -> None:
     got = small_fleet[small_fleet["dataset"] == "lab-veth-2026"]
-    ds = datasets.load(RAW / "lab-veth-2026")
+    ds = open_dataset(RAW / "lab-veth-2026")
     inputs = projections.measured_inputs(ds)
     configs = r2t.configurations(inputs.parameter_sets, inputs.bs_bytes)
     terms = r2t.latency_terms(
@@ -99,10 +100,10 @@ def test_dataset_with_nothing_to_model_shows_a_dash_and_why(tmp_path: Path) -> N
 
 
 def test_provenance_kinds(tmp_path: Path) -> None:
-    assert fleet.provenance(datasets.load(RAW / "blog-2023")).kind == "reconstructed"
-    assert fleet.provenance(datasets.load(RAW / "lab-veth-2026")).kind == "emulated"
+    assert fleet.provenance(open_dataset(RAW / "blog-2023")).kind == "reconstructed"
+    assert fleet.provenance(open_dataset(RAW / "lab-veth-2026")).kind == "emulated"
     plain = _copy_with(tmp_path, "lab-veth-2026", {"ping", "iperf3", "fio"}, drop_label="link_limit_mbps")
-    assert fleet.provenance(datasets.load(plain)).kind == "measured"
+    assert fleet.provenance(open_dataset(plain)).kind == "measured"
 
 
 def test_lab_bounds_name_the_smaller_ceiling() -> None:

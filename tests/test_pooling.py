@@ -18,6 +18,7 @@ import yaml
 from iscsi_report.analyses import r2t, storage
 from iscsi_report.core import dataset as datasets
 from iscsi_report.core.ingest.textio import sha256_file
+from iscsi_report.core.measurements import open_dataset
 
 LAB = "data/raw/lab-veth-2026"
 FIX = "tests/fixtures"
@@ -39,7 +40,7 @@ def build(root: Path, tmp: Path, entries: list[Entry]) -> datasets.Dataset:
         files.append({"path": rel, "tool": tool, "side": side, "sha256": sha256_file(dest), "labels": labels})
     doc = {"dataset": tmp.name, "title": "pooling", "reconstructed": False, "files": files}
     (tmp / "manifest.yaml").write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
-    return datasets.load(tmp)
+    return open_dataset(tmp)
 
 
 def qd1_entries() -> list[Entry]:

@@ -14,6 +14,7 @@ import pytest
 from iscsi_report import cli
 from iscsi_report.analyses import projections as P
 from iscsi_report.core import dataset as datasets
+from iscsi_report.core.measurements import open_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOG = ["--dataset", "blog-2023"]
@@ -71,7 +72,7 @@ def _values(doc: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def blog_measured() -> Any:
     """The projections chapter's measured-input table of the blog dataset."""
-    ds = datasets.load(ROOT / "data/raw/blog-2023")
+    ds = open_dataset(ROOT / "data/raw/blog-2023")
     inputs = P.measured_inputs(ds)
     return P.projection_table(P.measured_projections(ds, inputs)), inputs
 

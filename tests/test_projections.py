@@ -9,10 +9,10 @@ import pytest
 
 from iscsi_report.analyses import projections as P
 from iscsi_report.analyses import r2t
-from iscsi_report.core import dataset as datasets
 from iscsi_report.core import model
 from iscsi_report.core.dataset import Dataset
 from iscsi_report.core.errors import IngestError
+from iscsi_report.core.measurements import open_dataset
 from iscsi_report.core.model import MIB
 
 LIO = {
@@ -155,7 +155,7 @@ def test_glue_answers_names_both_columns() -> None:
 
 @pytest.mark.skipif(not (Path(__file__).parents[1] / BLOG).is_dir(), reason="blog-2023 dataset absent")
 def test_blog_dataset_end_to_end(project_root: Path) -> None:
-    ds = datasets.load(project_root / BLOG)
+    ds = open_dataset(project_root / BLOG)
     inputs = P.measured_inputs(ds)
     assert inputs.devices.set_index("device")["request_kib"].tolist() == pytest.approx([1024, 1024])
     table = P.projection_table(P.measured_projections(ds, inputs))
@@ -166,7 +166,7 @@ def test_blog_dataset_end_to_end(project_root: Path) -> None:
 
 
 def test_lab_dataset_cannot_be_projected_and_says_why(project_root: Path) -> None:
-    ds = datasets.load(project_root / "data/raw/lab-veth-2026")
+    ds = open_dataset(project_root / "data/raw/lab-veth-2026")
     with pytest.raises(P.MissingDataError, match="validation") as err:
         P.measured_projections(ds, P.measured_inputs(ds))
     assert "CPU term" in str(err.value)

@@ -16,6 +16,8 @@ import pytest
 import yaml
 
 from iscsi_report.analyses import prose, report, storage
+from iscsi_report.core.dataset import Dataset
+from iscsi_report.core.measurements import Measurements, open_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("*.md") if p.name != "README.md")
@@ -251,27 +253,27 @@ VETH = ROOT / "data" / "raw" / "lab-veth-2026"
 
 def _veth() -> tuple[Any, Any, Any]:
     from iscsi_report.analyses import network
-    from iscsi_report.core import dataset as datasets
 
-    ds = datasets.load(VETH)
+    ds = open_dataset(VETH)
     samples = network.rtt_samples(ds)
     return ds, samples, network.latency_summary(samples)
 
 
 def test_measured_dataset_pages_open_with_what_the_dataset_is() -> None:
     from iscsi_report.analyses import about
-    from iscsi_report.core import dataset as datasets
 
-    ds = datasets.load(VETH)
+    ds = open_dataset(VETH)
     box = about.dataset_box(ds, "network")
     assert box.startswith(":::{admonition} About this dataset: This machine") and box.endswith(":::")
     assert box.splitlines()[1] == ":class: note"
     assert "veth pair" in box and "No iSCSI traffic is in this dataset" in box
     assert "interpretation" in about.dataset_box(ds, "network"), "the chapter's own note from notes.yaml"
     assert about.dataset_box(ds, "model") != about.dataset_box(ds, "storage")
-    bare = dataclasses.replace(ds, description="", iscsi_parameters={"s": {}}, root=Path("/nonexistent"))
+    bare = Measurements(
+        dataclasses.replace(ds.dataset, description="", iscsi_parameters={"s": {}}, root=Path("/nonexistent"))
+    )
     assert about.dataset_box(bare, "network") == "", "no empty admonition (Sphinx refuses one)"
-    blog = datasets.load(ROOT / "data" / "raw" / "blog-2023")
+    blog = open_dataset(ROOT / "data" / "raw" / "blog-2023")
     assert about.has_iscsi(blog) and about.dataset_box(blog, "network") == "", "the banner covers it"
 
 
@@ -279,13 +281,17 @@ def test_dataset_notes_refuse_a_bad_file_by_name(tmp_path: Path) -> None:
     from iscsi_report.analyses import about
     from iscsi_report.core.errors import ReportError
 
-    assert about.notes(tmp_path) == {}
+    m = Measurements(Dataset("x", tmp_path, "x", False, "", {}, []))
+    assert about.notes(m) == {}
     (tmp_path / "notes.yaml").write_text("chapters:\n  netwrok: text\n", encoding="utf-8")
     with pytest.raises(ReportError, match=r"notes\.yaml: at chapters\.netwrok: expected text for one of"):
-        about.notes(tmp_path)
+        about.notes(m)
     (tmp_path / "notes.yaml").write_text("- a list\n", encoding="utf-8")
     with pytest.raises(ReportError, match=r"notes\.yaml: expected a mapping with a 'chapters' mapping"):
-        about.notes(tmp_path)
+        about.notes(m)
+    (tmp_path / "notes.yaml").write_text("chapters:\n  network: one\n  network: two\n", encoding="utf-8")
+    with pytest.raises(ReportError, match=r"notes\.yaml:3.*network"):
+        about.notes(m)  # a duplicated key is refused with its line, never 'last one wins'
 
 
 def test_the_veth_iperf3_rate_is_the_shapers_payload_ceiling() -> None:
@@ -326,9 +332,8 @@ def test_veth_interval_effect_and_print_steps_are_found_from_the_files() -> None
 
 def test_blog_network_files_need_none_of_the_veth_caveats() -> None:
     from iscsi_report.analyses import about, network
-    from iscsi_report.core import dataset as datasets
 
-    ds = datasets.load(ROOT / "data" / "raw" / "blog-2023")
+    ds = open_dataset(ROOT / "data" / "raw" / "blog-2023")
     samples = network.rtt_samples(ds)
     findings = about.network_findings(ds, samples, network.latency_summary(samples))
     assert not any("shaper" in f or "print steps" in f for f in findings)

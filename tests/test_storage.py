@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from iscsi_report.analyses import storage
-from iscsi_report.core import dataset as datasets
 from iscsi_report.core.errors import DesignError, IngestError
+from iscsi_report.core.measurements import open_dataset
 from iscsi_report.core.model import MIB
 from iscsi_report.pipeline.cache import sha256_file
 
@@ -127,7 +127,7 @@ def test_cpu_ms_per_op_follows_the_blog_arithmetic() -> None:
 
 
 def test_lab_dataset_runs_and_iostat(project_root: Path) -> None:
-    ds = datasets.load(project_root / LAB)
+    ds = open_dataset(project_root / LAB)
     runs = storage.fio_runs(ds)
     assert len(runs) == 6
     assert (runs["op_ms"] * runs["iops"]).round(9).eq(1000).all()
@@ -159,7 +159,7 @@ def test_block_size_label_contradicting_fio_fails_loudly(project_root: Path, tmp
     def wrong_bs(doc):
         doc["files"][0]["labels"]["bs_bytes"] = 65536
 
-    ds = datasets.load(_copy_dataset(project_root, tmp_path, wrong_bs))
+    ds = open_dataset(_copy_dataset(project_root, tmp_path, wrong_bs))
     with pytest.raises(IngestError, match="bs_bytes=65536 but fio ran with bs=2097152"):
         storage.fio_runs(ds)
 
@@ -173,6 +173,6 @@ def test_iostat_matching_two_fio_runs_is_ambiguous(project_root: Path, tmp_path:
         doc["files"].append(fio_entry)
         del doc["files"][1]["labels"]["run"]
 
-    ds = datasets.load(_copy_dataset(project_root, tmp_path, second_run))
+    ds = open_dataset(_copy_dataset(project_root, tmp_path, second_run))
     with pytest.raises(IngestError, match="matches several fio runs"):
         storage.iostat_requests(ds)

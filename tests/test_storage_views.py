@@ -18,6 +18,7 @@ from iscsi_report.analyses.charts import storage as charts
 from iscsi_report.core import dataset as datasets
 from iscsi_report.core.ingest import fio, iostat
 from iscsi_report.core.ingest.textio import sha256_file
+from iscsi_report.core.measurements import open_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB = "data/raw/lab-veth-2026"
@@ -37,7 +38,7 @@ def build(tmp: Path, entries: list[tuple[str, str, dict[str, Any]]]) -> datasets
         )
     doc = {"dataset": tmp.name, "title": "views", "reconstructed": False, "files": files}
     (tmp / "manifest.yaml").write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
-    return datasets.load(tmp)
+    return open_dataset(tmp)
 
 
 def _fio_printed(path: Path) -> dict[str, float]:
@@ -102,7 +103,7 @@ def test_percentile_table_compares_bins_with_fio_where_both_exist(tmp_path: Path
 
 
 def test_iostat_over_time_on_the_lab_dataset_matches_the_raw_reports() -> None:
-    ds = datasets.load(ROOT / LAB)
+    ds = open_dataset(ROOT / LAB)
     table = storage.iostat_over_time(ds)
     assert set(table["file"]) == {f.rel for f in ds.select("iostat")}
     assert (table["reports_averaged"] == 1).all()  # few reports: nothing averaged
@@ -115,7 +116,7 @@ def test_iostat_over_time_on_the_lab_dataset_matches_the_raw_reports() -> None:
 
 
 def test_iostat_over_time_is_aggregated_to_a_few_hundred_points() -> None:
-    ds = datasets.load(ROOT / "data/raw/blog-2023")
+    ds = open_dataset(ROOT / "data/raw/blog-2023")
     table = storage.iostat_over_time(ds, max_points=300)
     assert len(table) <= 300 and table["reports_averaged"].max() > 1
     per_file = table.groupby("file")["reports_averaged"].sum()

@@ -163,6 +163,19 @@ def test_every_chapter_of_every_params_file_executed_without_error(study: Study)
         assert errors == [], f"{job.run}/{job.notebook}"
 
 
+def test_each_raw_file_is_read_once_per_chapter_execution(study: Study) -> None:
+    """The measurements layer: no chapter reads (so checks and parses) a raw file twice."""
+    checked = 0
+    for job in study.jobs:
+        record = cache.load_record(study.project, job)
+        assert record is not None, f"{job.run}/{job.notebook} left no cache record"
+        raw = {rel for rel in record.reads if rel.startswith("data/raw/")}
+        checked += len(raw)
+        again = {rel: n for rel, n in record.reads_repeated.items() if rel.startswith("data/raw/")}
+        assert not again, f"{job.run}/{job.notebook} read raw files more than once: {again}"
+    assert checked > 1000, "the lab chapters alone read over a thousand raw files"
+
+
 def test_every_glued_name_in_the_prose_is_glued_with_a_real_value(study: Study) -> None:
     checked = 0
     for job in study.jobs:

@@ -13,20 +13,17 @@ is a sentence whose numbers come from the raw files, shown only where the data s
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from iscsi_report.analyses import network, prose
 from iscsi_report.analyses.report import Context, display_markdown, glue
-from iscsi_report.core import markup
-from iscsi_report.core.dataset import Dataset, load, verify
+from iscsi_report.core import markup, yamlio
 from iscsi_report.core.errors import ReportError
-from iscsi_report.core.ingest import iperf3, textio
+from iscsi_report.core.ingest import iperf3
+from iscsi_report.core.measurements import NOTES, Measurements, open_dataset
 
-NOTES = "notes.yaml"
 CHAPTERS = ("network", "storage", "model")
 # Bytes a shaper counts per TCP segment beyond its payload: IPv4 header, TCP header with the
 # timestamp option Linux sends by default, and the Ethernet header the qdisc sees (no FCS, no preamble).
@@ -39,16 +36,17 @@ COARSE_PRINT_SHARE = 0.25
 INTERVAL_EFFECT_FACTOR = 2.0
 
 
-def notes(raw_dir: Path) -> dict[str, str]:
-    """The dataset's reader notes per chapter (empty without ``notes.yaml``); clear error on a bad file."""
-    path = raw_dir / NOTES
-    if not path.is_file():
+def notes(ds: Measurements) -> dict[str, str]:
+    """The dataset's reader notes per chapter (empty without ``notes.yaml``); clear error on a bad file.
+
+    Read through the measurements layer, so the batch records the read and an edited note
+    re-executes the chapters that show it; a duplicated key is refused with its line.
+    """
+    path = ds.root / NOTES
+    doc = ds.notes_doc()
+    if not doc:
         return {}
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ReportError(f"{path}: not valid YAML ({exc})") from exc
-    chapters = doc.get("chapters") if isinstance(doc, dict) else None
+    chapters = doc.get("chapters")
     if not isinstance(chapters, dict):
         raise ReportError(f"{path}: expected a mapping with a 'chapters' mapping of chapter name to text")
     out = {}
@@ -59,12 +57,12 @@ def notes(raw_dir: Path) -> dict[str, str]:
     return out
 
 
-def has_iscsi(ds: Dataset) -> bool:
+def has_iscsi(ds: Measurements) -> bool:
     """Whether any file of the dataset went through iSCSI (a fio run not local, or iSCSI parameters)."""
     return any(f.side != "local" for f in ds.select("fio")) or bool(ds.iscsi_parameters)
 
 
-def dataset_box(ds: Dataset, chapter: str) -> str:
+def dataset_box(ds: Measurements, chapter: str) -> str:
     """The page's opening note on a measured dataset (MyST admonition); "" on a reconstructed one.
 
     What matters most comes first: whether any iSCSI traffic is in the data, then the dataset's
@@ -79,7 +77,7 @@ def dataset_box(ds: Dataset, chapter: str) -> str:
             "ping and iperf3 runs cross the network alone, so the chapters over it show the parts "
             "an iSCSI write is made of, measured separately; any iSCSI figure is the model's."
         )
-    note = notes(ds.root).get(chapter, "")
+    note = notes(ds).get(chapter, "")
     if note:
         paragraphs.append(markup.text(note))
     if ds.description:
@@ -114,12 +112,12 @@ class Shaped:
         return self.limit_mbit_per_s * self.mss_bytes / self.frame_bytes
 
 
-def shaped_runs(ds: Dataset) -> list[Shaped]:
+def shaped_runs(ds: Measurements) -> list[Shaped]:
     """Forward TCP iperf3 runs whose manifest gives the link's shaped rate (label ``link_limit_mbps``)."""
     out = []
     for f in ds.select("iperf3"):
         limit = f.labels.get("link_limit_mbps")
-        result = iperf3.parse(verify(f))
+        result = ds.iperf3(f)
         mss = result.doc.get("start", {}).get("tcp_mss_default")
         if limit is None or result.protocol != "tcp" or result.reverse or not isinstance(mss, int):
             continue
@@ -219,7 +217,7 @@ def steps_sentence(row: pd.Series) -> str:
     )
 
 
-def network_findings(ds: Dataset, samples: pd.DataFrame, summary: pd.DataFrame) -> list[str]:
+def network_findings(ds: Measurements, samples: pd.DataFrame, summary: pd.DataFrame) -> list[str]:
     """Every network finding the dataset shows, as MyST paragraphs (an empty list when none applies)."""
     found = [shaping_sentence(run) for run in shaped_runs(ds)]
     effects = interval_effects(summary)
@@ -237,7 +235,7 @@ def network_findings(ds: Dataset, samples: pd.DataFrame, summary: pd.DataFrame) 
 
 def show_dataset_box(ctx: Context, chapter: str) -> str:
     """Show the opening note of the page's dataset (nothing on a reconstructed one); returns its MyST."""
-    text = dataset_box(load(ctx.raw_dir), chapter)
+    text = dataset_box(open_dataset(ctx.raw_dir), chapter)
     if text:
         display_markdown(text)
     return text
@@ -255,10 +253,7 @@ def run_params(ctx: Context) -> dict[str, object]:
     path = ctx.project_root / "params" / f"{ctx.run_name}.yaml"
     if not path.is_file():
         return {}  # a notebook opened by hand under a run name with no params file
-    try:
-        doc = yaml.safe_load(textio.read_text(path))
-    except yaml.YAMLError as exc:
-        raise ReportError(f"{path}: not valid YAML ({exc})") from exc
+    doc = yamlio.load_file(path).data  # strict (a duplicate key is an error) and a recorded read
     if not isinstance(doc, dict):
         raise ReportError(f"{path}: expected a mapping (title, dataset, notebooks, ...)")
     return doc
@@ -283,7 +278,7 @@ def run_label(ctx: Context) -> str:
         if isinstance(value, str) and value.strip():
             return " ".join(value.split())
     if ctx.dataset and (ctx.raw_dir / "manifest.yaml").is_file():
-        return load(ctx.raw_dir).title
+        return open_dataset(ctx.raw_dir).title
     return ctx.run_name
 
 

@@ -24,11 +24,10 @@ import pandas as pd
 from iscsi_report.analyses import audit, blog, network, r2t, storage
 from iscsi_report.analyses.audit import PublishedNumber
 from iscsi_report.core import model
-from iscsi_report.core.dataset import Dataset, RawFile, verify
-from iscsi_report.core.dataset import load as load_dataset
+from iscsi_report.core.dataset import RawFile
 from iscsi_report.core.errors import IngestError, ReportError
-from iscsi_report.core.ingest import fio, iostat
-from iscsi_report.core.ingest.textio import read_text
+from iscsi_report.core.ingest import fio
+from iscsi_report.core.measurements import Measurements, open_dataset
 from iscsi_report.core.model import KIB, MIB, MS_PER_S
 
 BLOG_FILE = "blog-2023.yaml"
@@ -104,11 +103,11 @@ def _unique(values: pd.Series | list[Any], what: str, where: Path) -> Any:
     return distinct[0]
 
 
-def job_options(f: RawFile) -> dict[str, str]:
+def job_options(m: Measurements, f: RawFile) -> dict[str, str]:
     """Global and job options of a fio JSON file (the parser keeps only rw, bs, iodepth, numjobs)."""
-    path = verify(f)
+    path = f.path
     try:
-        doc = json.loads(read_text(path))
+        doc = json.loads(m.text(f))
     except json.JSONDecodeError as exc:
         raise IngestError(path, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
     jobs = doc.get("jobs") if isinstance(doc, dict) else None
@@ -137,7 +136,7 @@ def libiscsi_port(filename: str, path: Path) -> int:
 # ---- raw groups -------------------------------------------------------------------------------
 
 
-def _latency(ds: Dataset) -> tuple[Values, pd.DataFrame]:
+def _latency(ds: Measurements) -> tuple[Values, pd.DataFrame]:
     """Latency table (datamash statistics), the eyeballed 4 ms, ping intervals and duration."""
     samples = network.rtt_samples(ds)
     summary = network.latency_summary(samples)
@@ -179,7 +178,7 @@ def _latency(ds: Dataset) -> tuple[Values, pd.DataFrame]:
     return out, summary
 
 
-def _iperf(ds: Dataset) -> tuple[Values, pd.DataFrame]:
+def _iperf(ds: Measurements) -> tuple[Values, pd.DataFrame]:
     """iperf3 received rates in Mbit/s and MiB/s, and the 2 MiB operations per second they carry."""
     rates = network.iperf_summary(ds)
     out: Values = {}
@@ -222,9 +221,9 @@ def _cpu(cpu: pd.DataFrame) -> Values:
     return out
 
 
-def _setup(ds: Dataset) -> Values:
+def _setup(ds: Measurements) -> Values:
     """fio job options and versions recorded in the fio JSON files."""
-    opts = {f.rel: job_options(f) for f in ds.select("fio")}
+    opts = {f.rel: job_options(ds, f) for f in ds.select("fio")}
     where = ds.root / "manifest.yaml"
     size = _unique([fio.parse_size_bytes(o["size"]) for o in opts.values()], "fio size", where)
     numjobs = _unique(
@@ -239,7 +238,7 @@ def _setup(ds: Dataset) -> Values:
     for kind, scenario in (("blockdev", "iscsi-blockdev"), ("libiscsi", "iscsi-libiscsi")):
         files = ds.select("fio", scenario=scenario)
         versions = _unique(
-            [fio_version(fio.parse(verify(f)).fio_version, f.path) for f in files],
+            [fio_version(ds.fio(f).fio_version, f.path) for f in files],
             f"fio version of {scenario}",
             where,
         )
@@ -254,7 +253,7 @@ def _setup(ds: Dataset) -> Values:
     return out
 
 
-def _iscsi_parameters(ds: Dataset, sets: r2t.ParameterSets) -> Values:
+def _iscsi_parameters(ds: Measurements, sets: r2t.ParameterSets) -> Values:
     """Numeric keys of the parameter table, from the manifest's record (the only one there is)."""
     out: Values = {}
     for name, values in ds.iscsi_parameters.items():
@@ -282,7 +281,7 @@ def _serial_and_burst(sets: r2t.ParameterSets) -> tuple[model.IscsiParams, model
     return by_r2t[SERIAL_R2T], by_r2t[max(by_r2t)]
 
 
-def iostat_excerpt(ds: Dataset, published: Mapping[str, PublishedNumber]) -> pd.DataFrame:
+def iostat_excerpt(ds: Measurements, published: Mapping[str, PublishedNumber]) -> pd.DataFrame:
     """The blog's iostat line located in its run's file, beside the run's mean.
 
     The excerpt is one second of ``iostat -x 1``: the report of the drive under test that is
@@ -295,7 +294,7 @@ def iostat_excerpt(ds: Dataset, published: Mapping[str, PublishedNumber]) -> pd.
         )
     f = files[0]
     name = storage.iostat_row(ds, f)["block_device"]
-    dev = iostat.parse(verify(f)).devices
+    dev = ds.iostat(f).devices
     dev = dev[(dev["device"] == name) & ~dev["since_boot"]]
     pub = np.array([published[f"iostat.excerpt.{key}"].value for key, _ in EXCERPT_FIELDS])
     cols = [col for _, col in EXCERPT_FIELDS]
@@ -639,7 +638,7 @@ class BlogAudit:
 
 def run(dataset_dir: str | Path, published_dir: str | Path, published_file: str = BLOG_FILE) -> BlogAudit:
     """Recompute every published number of the blog from the dataset; ReportError if any is left out."""
-    ds = load_dataset(dataset_dir)
+    ds = open_dataset(dataset_dir)
     published = audit.load_published(Path(published_dir) / published_file)
     sets = r2t.parameter_sets(ds.iscsi_parameters, ds.root / "manifest.yaml")
     runs = storage.fio_runs(ds)

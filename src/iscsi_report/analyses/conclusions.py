@@ -25,9 +25,9 @@ import numpy as np
 import pandas as pd
 
 from iscsi_report.analyses import blog, fit, lab, projections, storage, uncertainty, whatif
-from iscsi_report.core import dataset as datasets
 from iscsi_report.core import model
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.measurements import Measurements, open_dataset
 
 Config = tuple[int, str, str]  # (MaxOutstandingR2T, network, device), as in the blog's table
 CEILINGS = ("link", "device", "cpu")  # the physical bounds every model caps its estimate by
@@ -184,7 +184,7 @@ def faster_link_inputs(
 
 
 def physical(
-    ds: datasets.Dataset, inputs: projections.MeasuredInputs, config: Config, link_bps: float | None
+    ds: Measurements, inputs: projections.MeasuredInputs, config: Config, link_bps: float | None
 ) -> projections.Projection:
     """The physical model with measured inputs and ceilings, optionally on a faster link."""
     if link_bps is None:
@@ -227,7 +227,7 @@ def fitted_questions(ups: list[Upgrade], s: Settings) -> list[dict[str, Any]]:
     return [{**q, "key": k} for k, q in out.items()]
 
 
-def fitted(ds: datasets.Dataset, published: Path, ups: list[Upgrade], s: Settings) -> pd.DataFrame:
+def fitted(ds: Measurements, published: Path, ups: list[Upgrade], s: Settings) -> pd.DataFrame:
     """The What-if chapter's fitted model with run intervals at every configuration of the upgrades."""
     runs, device_fits = fit.runs_from_dataset(ds, published)
     result = fit.fit_variant(runs, fit.variant_by_name(fit.PRIMARY_VARIANT))
@@ -249,7 +249,7 @@ def fitted(ds: datasets.Dataset, published: Path, ups: list[Upgrade], s: Setting
 
 def lab_window_effect(raw_dir: Path, s: Settings) -> pd.DataFrame:
     """Lab: throughput of one write in flight at window before/after, per one-way delay (medians)."""
-    ds = datasets.load(raw_dir)
+    ds = open_dataset(raw_dir)
     runs = lab.fio_runs(ds)
     sel = runs[
         (runs["rw"] == "write")
@@ -408,7 +408,7 @@ def reconcile(project_root: str | Path, settings: Settings = Settings()) -> Reco
     root = Path(project_root)
     published = root / "data" / "published"
     s = settings
-    ds = datasets.load(root / "data" / "raw" / BLOG_DATASET)
+    ds = open_dataset(root / "data" / "raw" / BLOG_DATASET)
     inputs = projections.measured_inputs(
         ds,
         s.bs_bytes,

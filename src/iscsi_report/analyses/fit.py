@@ -34,9 +34,8 @@ from statsmodels.stats.outliers_influence import OLSInfluence
 
 from iscsi_report.analyses import audit, blog, r2t, storage
 from iscsi_report.core import model
-from iscsi_report.core.dataset import Dataset, verify
 from iscsi_report.core.errors import DesignError
-from iscsi_report.core.ingest import ping
+from iscsi_report.core.measurements import Measurements
 
 # Term groups of model.write_latency that share one coefficient.
 TERM_GROUPS: dict[str, tuple[str, ...]] = {
@@ -555,11 +554,13 @@ BITS_PER_MBIT = 1e6
 CPU_CORES_COUNTED = 1  # the blog reads iostat's busy % as one core's seconds per second
 
 
-def rtt_samples_by_network(ds: Dataset, interval_s: float = MODEL_PING_INTERVAL_S) -> dict[str, np.ndarray]:
+def rtt_samples_by_network(
+    ds: Measurements, interval_s: float = MODEL_PING_INTERVAL_S
+) -> dict[str, np.ndarray]:
     """RTT samples (ms, duplicates excluded) of each network's ping files at ``interval_s``."""
     out: dict[str, list[np.ndarray]] = {}
     for f in ds.select("ping", interval_s=interval_s):
-        result = ping.parse(verify(f))
+        result = ds.ping(f)
         out.setdefault(str(f.labels["network"]), []).append(result.rtt_ms[~result.duplicate])
     if not out:
         raise DesignError(f"dataset {ds.name}: no ping files with interval_s={interval_s}")
@@ -648,7 +649,7 @@ def input_provenance(reconstructed: bool) -> pd.DataFrame:
 
 
 def runs_from_dataset(
-    ds: Dataset, published: str | Path | None = None
+    ds: Measurements, published: str | Path | None = None
 ) -> tuple[pd.DataFrame, dict[str, storage.DeviceFit]]:
     """One row per remote fio run with its model inputs (see :data:`RUN_COLUMNS`).
 

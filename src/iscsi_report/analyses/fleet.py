@@ -30,6 +30,7 @@ from iscsi_report.core import model
 from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest.textio import record_read, sha256_file
+from iscsi_report.core.measurements import Measurements, open_dataset
 from iscsi_report.core.model import MIB
 
 DASH = "—"
@@ -81,7 +82,7 @@ def manifests(raw_root: Path) -> list[str]:
     return sorted(p.parent.name for p in raw_root.glob(f"*/{datasets.MANIFEST}"))
 
 
-def provenance(ds: datasets.Dataset) -> Provenance:
+def provenance(ds: Measurements) -> Provenance:
     """The dataset's provenance kind from its manifest: reconstructed flag, then emulation labels."""
     if ds.reconstructed:
         return Provenance("reconstructed", "generated from published summaries, not measured")
@@ -91,7 +92,7 @@ def provenance(ds: datasets.Dataset) -> Provenance:
     return Provenance("measured", "raw tool outputs")
 
 
-def _row(ds: datasets.Dataset, prov: Provenance, **values: Any) -> dict[str, Any]:
+def _row(ds: Measurements, prov: Provenance, **values: Any) -> dict[str, Any]:
     """One fleet row with every column present (NaN / '' where not given)."""
     row: dict[str, Any] = {c: (math.nan if c in NUMERIC else "") for c in COLUMNS}
     row.update(dataset=ds.name, provenance=prov.kind, **values)
@@ -120,7 +121,7 @@ def _device_local_mib_per_s(dev: pd.Series, bs_bytes: int) -> float:
 
 
 def _projected_rows(
-    ds: datasets.Dataset, prov: Provenance, inputs: projections.MeasuredInputs
+    ds: Measurements, prov: Provenance, inputs: projections.MeasuredInputs
 ) -> list[dict[str, Any]]:
     """Rows of a dataset the projections chapter can model against its validation runs."""
     table = projections.projection_table(projections.measured_projections(ds, inputs))
@@ -148,7 +149,7 @@ def _projected_rows(
 
 
 def _what_if_rows(
-    ds: datasets.Dataset, prov: Provenance, inputs: projections.MeasuredInputs, why_unmeasured: str
+    ds: Measurements, prov: Provenance, inputs: projections.MeasuredInputs, why_unmeasured: str
 ) -> list[dict[str, Any]]:
     """The model chapter's combinations, modelled only (the dataset has no iSCSI run to compare)."""
     bs = inputs.bs_bytes
@@ -182,7 +183,7 @@ def _what_if_rows(
 
 
 def _unmodelled_rows(
-    ds: datasets.Dataset, prov: Provenance, inputs: projections.MeasuredInputs, why: str
+    ds: Measurements, prov: Provenance, inputs: projections.MeasuredInputs, why: str
 ) -> list[dict[str, Any]]:
     """What a dataset measured when it has nothing to model: one row per network (or one row)."""
     bs = inputs.bs_bytes
@@ -209,7 +210,7 @@ def dataset_rows(
     lab_bs_bytes: int = MIB,
 ) -> list[dict[str, Any]]:
     """Every fleet row of one dataset (see the module docstring for which model each kind gets)."""
-    ds = datasets.load(raw_dir)
+    ds = open_dataset(raw_dir)
     prov = provenance(ds)
     if any(LAB_MARKER_LABEL in f.labels for f in ds.select("fio")):
         return lab_rows(raw_dir, prov, lab_bs_bytes)

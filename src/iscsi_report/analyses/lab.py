@@ -31,7 +31,8 @@ import pandas as pd
 from iscsi_report.core import dataset as datasets
 from iscsi_report.core import model
 from iscsi_report.core.errors import IngestError
-from iscsi_report.core.ingest import fio, iperf3, ping, tshark
+from iscsi_report.core.ingest import iperf3, tshark
+from iscsi_report.core.measurements import Measurements, open_dataset
 
 MS_PER_S = 1000.0
 NS_PER_MS = 1e6
@@ -99,7 +100,7 @@ CI_LEVEL = 0.95
 class LabData:
     """The lab dataset as tidy frames."""
 
-    dataset: datasets.Dataset
+    dataset: Measurements
     runs: pd.DataFrame  # one row per fio run
     networks: pd.DataFrame  # one row per (one_way_delay_ms, link_mbps) point
     captures: pd.DataFrame  # one row per captured complete write
@@ -111,9 +112,9 @@ class LabData:
         return _path_check(self)
 
 
-def _fio_row(f: datasets.RawFile) -> dict[str, Any]:
+def _fio_row(m: Measurements, f: datasets.RawFile) -> dict[str, Any]:
     """Per-write latency of one fio run: fio's median completion latency plus mean submission."""
-    res = fio.parse(f.path)
+    res = m.fio(f)
     jobs = res.jobs
     if len(jobs) != 1:
         raise IngestError(f.path, f"expected one job and direction, found {len(jobs)}", json_path="jobs")
@@ -134,26 +135,26 @@ def _fio_row(f: datasets.RawFile) -> dict[str, Any]:
     }
 
 
-def fio_runs(ds: datasets.Dataset) -> pd.DataFrame:
+def fio_runs(ds: Measurements) -> pd.DataFrame:
     """One row per fio file: its labels, fio's latencies and ``latency_ms`` (the per-write latency)."""
-    rows = [_fio_row(f) for f in ds.select("fio")]
+    rows = [_fio_row(ds, f) for f in ds.select("fio")]
     if not rows:
         raise IngestError(ds.root / datasets.MANIFEST, "no fio file in the manifest")
     return pd.DataFrame(rows)
 
 
-def networks(ds: datasets.Dataset) -> pd.DataFrame:
+def networks(ds: Measurements) -> pd.DataFrame:
     """Per (delay, rate) point: ping RTT (median, mean), measured one-way delay, iperf3 rate."""
     rows: dict[tuple[float, float], dict[str, Any]] = {}
     for f in ds.select("ping"):
         key = (float(f.labels["one_way_delay_ms"]), float(f.labels.get("link_mbps", 0.0)))
-        rtt = ping.parse(f.path).rtt_ms
+        rtt = ds.ping(f).rtt_ms
         rows.setdefault(key, {})["ping_rtt_p50_ms"] = float(np.median(rtt))
         rows[key]["ping_rtt_mean_ms"] = float(np.mean(rtt))
         rows[key]["ping_file"] = f.rel
     for f in ds.select("iperf3"):
         key = (float(f.labels["one_way_delay_ms"]), float(f.labels.get("link_mbps", 0.0)))
-        bps = iperf3.summary(iperf3.parse(f.path))["received_bps"]
+        bps = iperf3.summary(ds.iperf3(f))["received_bps"]
         rows.setdefault(key, {})["iperf3_bps"] = bps
         rows[key]["iperf3_file"] = f.rel
     out = pd.DataFrame([{"one_way_delay_ms": d, "link_mbps": r, **v} for (d, r), v in sorted(rows.items())])
@@ -161,11 +162,11 @@ def networks(ds: datasets.Dataset) -> pd.DataFrame:
     return out
 
 
-def captures(ds: datasets.Dataset) -> tuple[pd.DataFrame, dict[str, tshark.TsharkResult]]:
+def captures(ds: Measurements) -> tuple[pd.DataFrame, dict[str, tshark.TsharkResult]]:
     """One row per complete captured write (labels + R2Ts, most outstanding, latency); parsed files."""
     frames, parsed = [], {}
     for f in ds.select("tshark"):
-        res = tshark.parse(f.path)
+        res = ds.tshark(f)
         parsed[f.rel] = res
         w = tshark.writes(res)
         frames.append(w.assign(file=f.rel, **{k: f.labels[k] for k in CONFIG_KEYS}))
@@ -175,8 +176,8 @@ def captures(ds: datasets.Dataset) -> tuple[pd.DataFrame, dict[str, tshark.Tshar
 
 
 def load(raw_dir: str | Path) -> LabData:
-    """Read the whole lab dataset."""
-    ds = datasets.load(raw_dir)
+    """Read the whole lab dataset through the measurements layer: every file checked against its sha256."""
+    ds = open_dataset(raw_dir)
     caps, parsed = captures(ds)
     return LabData(ds, fio_runs(ds), networks(ds), caps, parsed)
 
@@ -184,7 +185,7 @@ def load(raw_dir: str | Path) -> LabData:
 # ---- the model for one configuration ------------------------------------------------------------
 
 
-def iscsi_params(ds: datasets.Dataset, row: pd.Series | dict[str, Any]) -> model.IscsiParams:
+def iscsi_params(ds: Measurements, row: pd.Series | dict[str, Any]) -> model.IscsiParams:
     """Negotiated keys of a run, with the target's forced window as the window on the wire."""
     keys = ds.iscsi_parameters.get(str(row["iscsi_parameters"]))
     if keys is None:
@@ -210,7 +211,7 @@ def iscsi_params(ds: datasets.Dataset, row: pd.Series | dict[str, Any]) -> model
 
 
 def breakdown(
-    ds: datasets.Dataset,
+    ds: Measurements,
     row: pd.Series | dict[str, Any],
     one_way_ms: float,
     link_bps: float,

@@ -1,6 +1,6 @@
 """Network chapter analyses: RTT samples per network and ping interval, their summary, iperf3 rates.
 
-Everything here takes a :class:`~iscsi_report.core.dataset.Dataset` and returns tidy DataFrames;
+Everything here takes a :class:`~iscsi_report.core.measurements.Measurements` and returns tidy DataFrames;
 the notebook only shows them.
 """
 
@@ -11,20 +11,20 @@ import pandas as pd
 
 from iscsi_report.core import labels as label_contract
 from iscsi_report.core import stats
-from iscsi_report.core.dataset import Dataset, RawFile, verify
+from iscsi_report.core.dataset import RawFile
 from iscsi_report.core.ingest import iperf3, ping
-from iscsi_report.core.ingest.textio import read_text
+from iscsi_report.core.measurements import Measurements
 
 BITS_PER_MBIT = 1e6
 SUMMARY_KEYS = ("network", "interval_s")
 LINK_CAPACITY_LABELS = label_contract.LINK_CAPACITY_LABELS
 
 
-def interval_s(f: RawFile, result: ping.PingResult) -> float:
+def interval_s(m: Measurements, f: RawFile, result: ping.PingResult) -> float:
     """The ping's probe interval: its label, else what the file shows (-D spacing); NaN if neither."""
     if f.labels.get("interval_s") is not None:
         return float(f.labels["interval_s"])
-    inferred = label_contract.ping_labels(result, read_text(f.path)).labels.get("interval_s")
+    inferred = label_contract.ping_labels(result, m.text(f)).labels.get("interval_s")
     return float(inferred) if inferred is not None else np.nan
 
 
@@ -46,19 +46,19 @@ def capacity_runs(iperf: pd.DataFrame) -> pd.Series:
     return keep
 
 
-def rtt_samples(ds: Dataset) -> pd.DataFrame:
+def rtt_samples(ds: Measurements) -> pd.DataFrame:
     """Every reply of every ping file: file, network, interval_s, seq, rtt_ms (duplicates dropped
     with their count reported by :func:`ping_files`, since a DUP is not a second round trip)."""
     frames = []
     for f in ds.select("ping"):
-        result = ping.parse(verify(f))
+        result = ds.ping(f)
         replies = result.samples[~result.samples["duplicate"]]
         frames.append(
             pd.DataFrame(
                 {
                     "file": f.rel,
                     "network": f.labels.get("network", "unknown"),
-                    "interval_s": interval_s(f, result),
+                    "interval_s": interval_s(ds, f, result),
                     "seq": replies["seq"].to_numpy(),
                     "rtt_ms": replies["rtt_ms"].to_numpy(),
                 }
@@ -69,11 +69,11 @@ def rtt_samples(ds: Dataset) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def ping_files(ds: Dataset) -> pd.DataFrame:
+def ping_files(ds: Measurements) -> pd.DataFrame:
     """Per ping file: the format found, counts, loss, lines not understood, warnings."""
     rows = []
     for f in ds.select("ping"):
-        result = ping.parse(verify(f))
+        result = ds.ping(f)
         s = ping.summary(result)
         rows.append(
             {
@@ -125,11 +125,11 @@ def latency_summary(samples: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def iperf_intervals(ds: Dataset) -> pd.DataFrame:
+def iperf_intervals(ds: Measurements) -> pd.DataFrame:
     """iperf3 per-interval rates of every file (summed over streams): file, network, t, Mbit/s."""
     frames = []
     for f in ds.select("iperf3"):
-        result = iperf3.parse(verify(f))
+        result = ds.iperf3(f)
         iv = result.intervals
         iv = iv[(iv["stream"] == "sum") & (iv["direction"] == "forward")]
         frames.append(
@@ -150,11 +150,11 @@ def iperf_intervals(ds: Dataset) -> pd.DataFrame:
     )
 
 
-def iperf_summary(ds: Dataset) -> pd.DataFrame:
+def iperf_summary(ds: Measurements) -> pd.DataFrame:
     """Per iperf3 file: protocol, direction, streams, sent and received Mbit/s, what the rate measures."""
     rows = []
     for f in ds.select("iperf3"):
-        s = iperf3.summary(iperf3.parse(verify(f)))
+        s = iperf3.summary(ds.iperf3(f))
         rows.append(
             {
                 "file": f.rel,

@@ -23,8 +23,8 @@ import pandas as pd
 from iscsi_report.analyses import blog, prose, r2t, storage
 from iscsi_report.analyses import network as network_analysis
 from iscsi_report.core import model
-from iscsi_report.core.dataset import Dataset
 from iscsi_report.core.errors import IngestError, ReportError
+from iscsi_report.core.measurements import Measurements
 from iscsi_report.core.model import MIB, LatencyBreakdown, Network
 
 DEFAULT_BS_BYTES = 2 * MIB  # the blog validated its model with 2 MiB writes
@@ -143,7 +143,7 @@ def validation_runs(runs: pd.DataFrame, bs_bytes: int) -> pd.DataFrame:
 
 
 def measured_inputs(
-    ds: Dataset,
+    ds: Measurements,
     bs_bytes: int = DEFAULT_BS_BYTES,
     *,
     ping_interval_s: float = r2t.DEFAULT_PING_INTERVAL_S,
@@ -190,7 +190,7 @@ def _missing(inputs: MeasuredInputs) -> list[str]:
     return out
 
 
-def _params_for(ds: Dataset, inputs: MeasuredInputs, row: pd.Series) -> model.IscsiParams:
+def _params_for(ds: Measurements, inputs: MeasuredInputs, row: pd.Series) -> model.IscsiParams:
     """The run's parameter set, checked against its max_outstanding_r2t label."""
     params = inputs.parameter_sets.sets[row["iscsi_parameters"]]
     label = row["max_outstanding_r2t"]
@@ -205,7 +205,7 @@ def _params_for(ds: Dataset, inputs: MeasuredInputs, row: pd.Series) -> model.Is
 
 
 def measured_projections(
-    ds: Dataset, inputs: MeasuredInputs, assumptions: model.Assumptions = model.DEFAULT_ASSUMPTIONS
+    ds: Measurements, inputs: MeasuredInputs, assumptions: model.Assumptions = model.DEFAULT_ASSUMPTIONS
 ) -> list[Projection]:
     """Model every validation configuration with the measured inputs; MissingDataError if lacking.
 
@@ -552,7 +552,7 @@ class DatasetSources:
 
 
 def read_sources(
-    ds: Dataset,
+    ds: Measurements,
     *,
     ping_interval_s: float = r2t.DEFAULT_PING_INTERVAL_S,
     cpu_scenario: str = DEFAULT_CPU_SCENARIO,

@@ -24,9 +24,9 @@ from iscsi_report.analyses import network, prose, storage
 from iscsi_report.analyses.storage import KIB_BYTES, DeviceFit
 from iscsi_report.core import labels as label_contract
 from iscsi_report.core import model
-from iscsi_report.core.dataset import Dataset, verify
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest import iperf3
+from iscsi_report.core.measurements import Measurements
 from iscsi_report.core.model import MIB, IscsiParams, Network
 
 RFC7143_DEFAULTS_NAME = "RFC 7143 defaults"
@@ -220,7 +220,7 @@ def exchange_table(configs: list[Configuration], bs_list: list[int]) -> pd.DataF
 # ---- measured inputs ---------------------------------------------------------------------------
 
 
-def rtt_means(ds: Dataset) -> pd.DataFrame:
+def rtt_means(ds: Measurements) -> pd.DataFrame:
     """Mean RTT per network and ping interval over every reply (duplicates are not round trips)."""
     cols = ["network", "interval_s", "files", "replies", "mean_rtt_ms"]
     if not ds.select("ping"):
@@ -237,11 +237,11 @@ def rtt_means(ds: Dataset) -> pd.DataFrame:
 IPERF_COLUMNS = ("file", "network", "protocol", "reverse", "streams", "received_mbit_per_s", "rate_kind")
 
 
-def iperf_rates(ds: Dataset) -> pd.DataFrame:
+def iperf_rates(ds: Measurements) -> pd.DataFrame:
     """Received Mbit/s of every iperf3 file (iperf3's end sums): network, protocol, direction, kind."""
     rows = []
     for f in ds.select("iperf3"):
-        s = iperf3.summary(iperf3.parse(verify(f)))
+        s = iperf3.summary(ds.iperf3(f))
         if s["received_bps"] is None:
             raise IngestError(f.path, "iperf3 reports no received rate", json_path="end.sum_received")
         protocol, reverse = str(s["protocol"]), bool(s["reverse"])

@@ -4,7 +4,8 @@ A write of ``bs`` bytes on a device at queue depth 1 takes roughly a fixed time 
 over a streaming bandwidth; :func:`fit_devices` estimates both by OLS with confidence intervals,
 and :meth:`DeviceFit.predict_ms` gives the model the device time at the request size that iostat
 shows the drive actually served (the blog's drive saw half-size requests, Guerri 2023).
-Everything takes a :class:`~iscsi_report.core.dataset.Dataset` or tidy DataFrames; notebooks only show.
+Everything takes a :class:`~iscsi_report.core.measurements.Measurements` or tidy DataFrames;
+notebooks only show.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from scipy import stats as sps
 
 from iscsi_report.analyses import prose
 from iscsi_report.core import labels as label_contract
-from iscsi_report.core.dataset import Dataset, RawFile, verify
+from iscsi_report.core.dataset import RawFile
 from iscsi_report.core.errors import DesignError, IngestError
 from iscsi_report.core.ingest import fio, iostat
-from iscsi_report.core.ingest.textio import read_text
+from iscsi_report.core.measurements import Measurements
 from iscsi_report.core.model import MIB, MS_PER_S
 
 KIB_BYTES = 1024  # sysstat's kB
@@ -98,15 +99,15 @@ def _bs_bytes(f: RawFile, parsed: float) -> int:
     return int(label if label is not None else parsed)
 
 
-def run_kind(f: RawFile, result: fio.FioResult) -> dict[str, Any]:
+def run_kind(m: Measurements, f: RawFile, result: fio.FioResult) -> dict[str, Any]:
     """rw, iodepth, engine, direct, numjobs: the manifest's label, else what the fio file records."""
-    inferred = label_contract.fio_labels(result, read_text(f.path)).labels
+    inferred = label_contract.fio_labels(result, m.text(f)).labels
     return {k: f.labels[k] if f.labels.get(k) is not None else inferred.get(k) for k in RUN_KIND}
 
 
-def run_row(f: RawFile) -> dict[str, Any]:
+def run_row(m: Measurements, f: RawFile) -> dict[str, Any]:
     """One fio file as a row: labels, run kind, block size, IOPS, MiB/s, per-op ms, latency and CPU."""
-    result = fio.parse(verify(f))
+    result = m.fio(f)
     job = _write_row(f, result.jobs)
     if not job["iops"] > 0:
         raise IngestError(f.path, "the write job reports 0 IOPS", json_path="jobs[0].write.iops")
@@ -114,7 +115,7 @@ def run_row(f: RawFile) -> dict[str, Any]:
         "file": f.rel,
         "side": f.side,
         **{k: f.labels.get(k) for k in RUN_LABELS},
-        **run_kind(f, result),
+        **run_kind(m, f, result),
         "bs_bytes": _bs_bytes(f, job["bs_bytes"]),
         "iops": float(job["iops"]),
         "mib_per_s": float(job["bw_bytes_per_s"]) / MIB,
@@ -125,9 +126,9 @@ def run_row(f: RawFile) -> dict[str, Any]:
     }
 
 
-def fio_runs(ds: Dataset, **labels: Any) -> pd.DataFrame:
+def fio_runs(ds: Measurements, **labels: Any) -> pd.DataFrame:
     """Every fio file of the dataset matching ``labels``, one row each (see :data:`RUN_COLUMNS`)."""
-    rows = [run_row(f) for f in ds.select("fio", **labels)]
+    rows = [run_row(ds, f) for f in ds.select("fio", **labels)]
     return pd.DataFrame(rows, columns=list(RUN_COLUMNS))
 
 
@@ -467,7 +468,7 @@ def _weighted(values: pd.Series, weights: pd.Series) -> float:
     return float((values * weights).sum() / total) if total > 0 else math.nan
 
 
-def matching_fio(ds: Dataset, f: RawFile) -> RawFile | None:
+def matching_fio(ds: Measurements, f: RawFile) -> RawFile | None:
     """The fio file whose labels agree with this iostat file's on every key both carry."""
 
     def agrees(g: RawFile) -> bool:
@@ -483,32 +484,32 @@ def matching_fio(ds: Dataset, f: RawFile) -> RawFile | None:
     return found[0] if found else None
 
 
-def _iostat_bs(f: RawFile, partner: RawFile | None) -> float | None:
+def _iostat_bs(m: Measurements, f: RawFile, partner: RawFile | None) -> float | None:
     """Block size of an iostat file: its own label, else that of the fio run beside it."""
     if f.labels.get("bs_bytes") is not None:
         return float(f.labels["bs_bytes"])
-    return float(run_row(partner)["bs_bytes"]) if partner else None
+    return float(run_row(m, partner)["bs_bytes"]) if partner else None
 
 
-def _iostat_iodepth(f: RawFile, partner: RawFile | None) -> Any:
+def _iostat_iodepth(m: Measurements, f: RawFile, partner: RawFile | None) -> Any:
     """Queue depth of an iostat file: its own label, else that of the fio run beside it (None if neither)."""
     if f.labels.get("iodepth") is not None:
         return f.labels["iodepth"]
-    return run_row(partner)["iodepth"] if partner else None
+    return run_row(m, partner)["iodepth"] if partner else None
 
 
-def iostat_row(ds: Dataset, f: RawFile) -> dict[str, Any]:
+def iostat_row(ds: Measurements, f: RawFile) -> dict[str, Any]:
     """Device-side view of one iostat file: request size, writes/s, await of the busiest device."""
-    result = iostat.parse(verify(f))
+    result = ds.iostat(f)
     rows, since_boot_only = _interval_rows(result.devices)
     partner = matching_fio(ds, f)
-    bs = _iostat_bs(f, partner)
+    bs = _iostat_bs(ds, f, partner)
     base = {
         "file": f.rel,
         "side": f.side,
         **{k: f.labels.get(k) for k in RUN_LABELS},
         "bs_bytes": float(bs) if bs is not None else math.nan,
-        "iodepth": _iostat_iodepth(f, partner),
+        "iodepth": _iostat_iodepth(ds, f, partner),
         "reports": int(rows["report"].nunique()),
         "since_boot_only": since_boot_only,
         "fio_file": partner.rel if partner else None,
@@ -537,7 +538,7 @@ def iostat_row(ds: Dataset, f: RawFile) -> dict[str, Any]:
     }
 
 
-def iostat_requests(ds: Dataset, **labels: Any) -> pd.DataFrame:
+def iostat_requests(ds: Measurements, **labels: Any) -> pd.DataFrame:
     """One row per iostat file: the busiest device's write request size against the fio block size.
 
     The request size is iostat's wareq-sz averaged over the active reports weighted by w/s (or
@@ -566,7 +567,7 @@ CPU_COLUMNS = (
 )
 
 
-def iostat_cpu(ds: Dataset, **labels: Any) -> pd.DataFrame:
+def iostat_cpu(ds: Measurements, **labels: Any) -> pd.DataFrame:
     """avg-cpu means of every iostat file that has them; busy = user + nice + system (per cent).
 
     iowait and steal are not counted as busy: the CPU was idle waiting for I/O, or running
@@ -574,7 +575,7 @@ def iostat_cpu(ds: Dataset, **labels: Any) -> pd.DataFrame:
     """
     rows = []
     for f in ds.select("iostat", **labels):
-        result = iostat.parse(verify(f))
+        result = ds.iostat(f)
         cpu, _ = _interval_rows(result.cpu)
         if cpu.empty:
             continue
@@ -585,13 +586,13 @@ def iostat_cpu(ds: Dataset, **labels: Any) -> pd.DataFrame:
                 "file": f.rel,
                 "side": f.side,
                 **{k: f.labels.get(k) for k in RUN_LABELS},
-                "bs_bytes": _iostat_bs(f, partner),
+                "bs_bytes": _iostat_bs(ds, f, partner),
                 "reports": int(cpu["report"].nunique()),
                 "cpu_count": result.cpu_count,
                 **means,
                 "busy_pct": means["user_pct"] + means["nice_pct"] + means["system_pct"],
                 "fio_file": partner.rel if partner else None,
-                "fio_iops": run_row(partner)["iops"] if partner else math.nan,
+                "fio_iops": run_row(ds, partner)["iops"] if partner else math.nan,
             }
         )
     return pd.DataFrame(rows, columns=list(CPU_COLUMNS))
@@ -698,7 +699,7 @@ PERCENTILE_COLUMNS = (
 )
 
 
-def latency_percentiles(ds: Dataset) -> tuple[pd.DataFrame, pd.DataFrame]:
+def latency_percentiles(ds: Measurements) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per fio run: p50/p90/p99/p99.9 from json+ bins beside fio's own percentiles; and a thinned CDF.
 
     Runs without bins keep NaN there and ``source`` says whether fio's own percentiles are all
@@ -707,11 +708,11 @@ def latency_percentiles(ds: Dataset) -> tuple[pd.DataFrame, pd.DataFrame]:
     """
     rows, cdfs = [], []
     for f in ds.select("fio"):
-        result = fio.parse(verify(f))
+        result = ds.fio(f)
         job, bins = _write_bins(f, result)
         fio_own = {f"fio_{p}_ms": float(job[c]) for p, c in FIO_PERCENTILE_COLUMNS.items()}
         from_bins = {f"bins_{p}_ms": v for p, v in bin_percentiles(bins).items()} if len(bins) else {}
-        kind = run_kind(f, result)
+        kind = run_kind(ds, f, result)
         rows.append(
             {
                 "file": f.rel,
@@ -779,9 +780,9 @@ def _elapsed_s(dev: pd.DataFrame) -> np.ndarray:
     return np.asarray(dev["report"] - dev["report"].iloc[0], dtype=float)
 
 
-def _over_time_rows(ds: Dataset, f: RawFile, per_file: int) -> pd.DataFrame:
+def _over_time_rows(ds: Measurements, f: RawFile, per_file: int) -> pd.DataFrame:
     """One iostat file's busiest device per interval, averaged in groups to at most ``per_file`` rows."""
-    result = iostat.parse(verify(f))
+    result = ds.iostat(f)
     rows, _ = _interval_rows(result.devices)
     name = _busiest_device(str(f.path), rows) if not rows.empty else None
     if name is None:
@@ -797,7 +798,7 @@ def _over_time_rows(ds: Dataset, f: RawFile, per_file: int) -> pd.DataFrame:
     )
     group = np.arange(len(frame)) * per_file // max(len(frame), 1)
     out = frame.groupby(group).mean().assign(reports_averaged=frame.groupby(group).size().to_numpy())
-    bs = _iostat_bs(f, matching_fio(ds, f))
+    bs = _iostat_bs(ds, f, matching_fio(ds, f))
     return out.assign(
         file=f.rel,
         scenario=f.labels.get("scenario"),
@@ -807,7 +808,7 @@ def _over_time_rows(ds: Dataset, f: RawFile, per_file: int) -> pd.DataFrame:
     )[list(OVER_TIME_COLUMNS)]
 
 
-def iostat_over_time(ds: Dataset, max_points: int = MAX_TIME_POINTS) -> pd.DataFrame:
+def iostat_over_time(ds: Measurements, max_points: int = MAX_TIME_POINTS) -> pd.DataFrame:
     """Write MiB/s, w_await and %util of each iostat file's busiest device per interval report.
 
     Reports are averaged in consecutive groups so the whole dataset stays within ``max_points``

@@ -410,10 +410,10 @@ def _context(args: argparse.Namespace) -> Context:
     if name is None:
         return Context(None, None, {}, "")
     from iscsi_report.analyses import projections
-    from iscsi_report.core import dataset
+    from iscsi_report.core.measurements import open_dataset
     from iscsi_report.pipeline.paths import Project
 
-    ds = dataset.load(Project.at(args.root).raw_dir / name)
+    ds = open_dataset(Project.at(args.root).raw_dir / name)
     read = {k: v for k, v in settings.items() if k != "bs_bytes"}
     return Context(name, projections.read_sources(ds, **read), settings, where)
 

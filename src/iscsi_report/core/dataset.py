@@ -418,7 +418,12 @@ def load(raw_dir: str | Path) -> Dataset:
 
 def verify(f: RawFile) -> Path:
     """Return the file's path after checking its bytes against the manifest's sha256."""
-    actual = sha256_file(f.path)
+    check_sha256(f, sha256_file(f.path))
+    return f.path
+
+
+def check_sha256(f: RawFile, actual: str) -> None:
+    """IngestError naming the file unless ``actual`` (the sha256 of its bytes) is the manifest's."""
     if actual != f.sha256:
         raise IngestError(
             f.path,
@@ -426,7 +431,6 @@ def verify(f: RawFile) -> Path:
             f"was written (if the change is intended, refresh the checksums: "
             f"{UPDATE_HINT.replace('DIR', str(f.path.parent))})",
         )
-    return f.path
 
 
 def update_checksums(raw_dir: str | Path) -> int:

@@ -284,6 +284,7 @@ class JobResult:
     reads: dict[str, str] = field(default_factory=dict)  # project-relative path -> sha256 as read
     source_sha256: str = ""  # the notebook source the worker executed
     code: str = ""  # the worker's package code digest (cache.code_digest)
+    reads_repeated: dict[str, int] = field(default_factory=dict)  # files read more than once
 
 
 def _sha256(data: bytes) -> str:
@@ -385,12 +386,10 @@ def _execute_in(project: Project, job: NotebookJob, work: Path, worker: str, sta
         return JobResult(False, seconds, worker, detail, notebook=failed, log=log.read_bytes())
     notebook = _publishable(out_nb, project.executed(job.run, job.notebook), project)
     tables = {csv.name: csv.read_bytes() for csv in sorted(staged_results.glob("*.csv"))}
-    reads_log = work / "reads.log"
-    read_paths = sorted(set(reads_log.read_text().split())) if reads_log.exists() else []
-    reads = cache.digests(project, [_relative(project, Path(p)) for p in read_paths])
+    reads, repeated = cache.read_log(project, work / "reads.log")
     sha256 = {"notebook": _sha256(notebook), **{name: _sha256(data) for name, data in tables.items()}}
     return JobResult(
-        True, seconds, worker, "", notebook, b"", tables, sha256, reads, _sha256(source_bytes), code
+        True, seconds, worker, "", notebook, b"", tables, sha256, reads, _sha256(source_bytes), code, repeated
     )
 
 
@@ -447,7 +446,11 @@ def publish(project: Project, job: NotebookJob, result: JobResult, code: str) ->
     tables = _publish_tables(project, job, result.tables, set(previous.outputs) if previous else set())
     outputs = cache.digests(project, [_relative(project, dest_nb), *tables])
     cache.save_record(
-        project, job, cache.Record(cache.static_key(job, code), result.reads, outputs, result.seconds)
+        project,
+        job,
+        cache.Record(
+            cache.static_key(job, code), result.reads, outputs, result.seconds, result.reads_repeated
+        ),
     )
     return Outcome(job, "ok", result.seconds)
 

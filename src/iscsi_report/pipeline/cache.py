@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,9 @@ class Record:
     reads: dict[str, str]
     outputs: dict[str, str]
     seconds: float
+    # Files the execution read more than once, with the count: a chapter should read each raw
+    # file once (core.measurements); tests assert it from these records.
+    reads_repeated: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -59,6 +63,7 @@ class Record:
             "reads": self.reads,
             "outputs": self.outputs,
             "seconds": self.seconds,
+            "reads_repeated": self.reads_repeated,
         }
 
 
@@ -72,7 +77,8 @@ def load_record(project: Project, job: NotebookJob) -> Record | None:
         doc = json.loads(record_path(project, job).read_text(encoding="utf-8"))
         if doc.get("version") != RECORD_VERSION:
             return None
-        return Record(doc["key"], doc["reads"], doc["outputs"], float(doc["seconds"]))
+        repeated = {str(k): int(v) for k, v in (doc.get("reads_repeated") or {}).items()}
+        return Record(doc["key"], doc["reads"], doc["outputs"], float(doc["seconds"]), repeated)
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -93,6 +99,21 @@ def digests(project: Project, rel_paths: list[str] | dict[str, str]) -> dict[str
         p = project.root / rel
         out[rel] = sha256_file(p) if p.is_file() else "missing"
     return out
+
+
+def read_log(project: Project, log: Path) -> tuple[dict[str, str], dict[str, int]]:
+    """From a run's reads log (one line per read): each file's sha256 now, and files read more than once."""
+    lines = log.read_text(encoding="utf-8").split() if log.exists() else []
+    counts = Counter(_relative(project, Path(p)) for p in lines)
+    return digests(project, sorted(counts)), {rel: n for rel, n in sorted(counts.items()) if n > 1}
+
+
+def _relative(project: Project, path: Path) -> str:
+    """A path relative to the project root when inside it, else absolute."""
+    try:
+        return path.resolve().relative_to(project.root).as_posix()
+    except ValueError:
+        return str(path.resolve())
 
 
 def why_stale(project: Project, job: NotebookJob, code: str) -> str | None:

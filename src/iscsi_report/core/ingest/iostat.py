@@ -181,7 +181,11 @@ def sniff(text: str) -> str | None:
 
 def parse(path: str | Path) -> IostatResult:
     """Parse an iostat text or JSON file; IngestError on anything not readable without guessing."""
-    text = read_text(path)
+    return parse_text(read_text(path), path)
+
+
+def parse_text(text: str, path: str | Path = "<text>") -> IostatResult:
+    """Parse the text of an iostat file (JSON from -o JSON, or the plain report)."""
     if sniff(text) == FORMAT_JSON:
         return _parse_json(path, text)
     return _parse_text(path, text)

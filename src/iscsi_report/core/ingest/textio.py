@@ -152,7 +152,27 @@ def read_text(
     max_line_bytes: int = MAX_LINE_BYTES,
 ) -> str:
     """Return the text of a raw file, decompressed, decoded as UTF-8 (Latin-1 refused clearly)."""
-    data = read_bytes(path, max_bytes)
+    raw, _ = read_checked(path, max_bytes)
+    return decode_text(path, raw, max_lines, max_line_bytes, max_bytes)
+
+
+def read_checked(path: str | Path, max_bytes: int = MAX_RAW_BYTES) -> tuple[bytes, str]:
+    """The file's stored bytes (a recorded read) and their sha256: one read serves check and parse."""
+    p = Path(path)
+    raw = _read_regular(p, max_bytes)
+    record_read(p)
+    return raw, hashlib.sha256(raw).hexdigest()
+
+
+def decode_text(
+    path: str | Path,
+    raw: bytes,
+    max_lines: int = MAX_RAW_LINES,
+    max_line_bytes: int = MAX_LINE_BYTES,
+    max_bytes: int = MAX_RAW_BYTES,
+) -> str:
+    """Stored bytes of a raw file as text: decompressed, line limits checked, decoded as UTF-8."""
+    data = _decompress(Path(path), raw, max_bytes)
     if b"\x00" in data[:4096]:
         raise IngestError(path, "binary data (NUL bytes); expected the text or JSON output of a tool")
     check_lines(path, data, max_lines, max_line_bytes)
