@@ -71,13 +71,13 @@ def test_changed_raw_file_reexecutes_only_runs_that_read_it(built: tuple[Path, s
 def test_edited_notes_reexecute_the_chapter_that_shows_them(built: tuple[Path, str]) -> None:
     project, _ = built
     notes = project / "data" / "raw" / "lab-copy" / "notes.yaml"
-    notes.write_text(notes.read_text().replace("Both ends", "Edited note. Both ends", 1))
+    notes.write_text(notes.read_text().replace("Both ends", "Edited note about both ends", 1))
     result = cli(project, "run", "--jobs", "2")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "queued  lab-copy/network: raw input changed" in result.stdout
     assert f"queued  {LAB}/network" not in result.stdout
     executed = (project / "book" / "runs" / "lab-copy" / "network.ipynb").read_text()
-    assert "Edited note. Both ends" in executed
+    assert "Edited note about both ends" in executed
 
 
 def test_raising_notebook_fails_loudly_and_keeps_previous_site(built: tuple[Path, str]) -> None:
