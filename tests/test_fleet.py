@@ -12,7 +12,9 @@ import yaml
 
 from iscsi_report.analyses import fleet, lab, projections, r2t
 from iscsi_report.core import dataset as datasets
+from iscsi_report.core.dataset import update_checksums
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.ingest import textio
 from iscsi_report.core.measurements import open_dataset
 
 RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
@@ -147,9 +149,14 @@ def test_cache_reuses_rows_until_a_file_of_the_dataset_changes(
         pd.testing.assert_frame_equal(first, fleet.fleet_table(raw, cache_dir=cache))
         with pytest.raises(AssertionError, match="cache hit"):  # other options: another key
             fleet.fleet_table(raw, cache_dir=cache, bs_bytes=1 << 20)
-    readme = raw / "host-a" / "notes.txt"  # any file of the dataset, listed in the manifest or not
-    readme.write_text("re-measured\n", encoding="utf-8")
     calls = []
     monkeypatch.setattr(fleet, "dataset_rows", lambda *a, **k: calls.append(a) or [])
+    unlisted = raw / "host-a" / "secret.txt"  # not in the manifest: never read, never a key
+    unlisted.write_text("not a measurement\n", encoding="utf-8")
+    fleet.fleet_table(raw, cache_dir=cache)
+    assert calls == [] and unlisted.resolve() not in textio.files_read()
+    listed = next((raw / "host-a" / "ping").glob("*.txt"))
+    listed.write_text(listed.read_text().replace("time=", "time=1", 1), encoding="utf-8")
+    update_checksums(raw / "host-a")  # an intended change to a listed file
     fleet.fleet_table(raw, cache_dir=cache)
     assert len(calls) == 1 and len(list(cache.glob("host-a-*.json"))) == 1  # the stale entry is gone

@@ -29,7 +29,7 @@ from iscsi_report.core import dataset as datasets
 from iscsi_report.core import model
 from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.errors import ReportError
-from iscsi_report.core.ingest.textio import record_read, sha256_file
+from iscsi_report.core.ingest.textio import sha256_file
 from iscsi_report.core.measurements import Measurements, open_dataset
 from iscsi_report.core.model import MIB
 
@@ -240,14 +240,18 @@ def _code_digest() -> str:
 
 
 def _dataset_key(raw_dir: Path, code: str, options: dict[str, Any]) -> str:
-    """sha256 of everything a dataset's rows depend on: every file's bytes, the options, the code.
+    """sha256 of everything a dataset's rows depend on: its listed files' bytes, the options, the code.
 
-    Each file is recorded as read, so the batch's run cache sees the same inputs on a cache hit.
+    Each listed file is read and checked against its sha256 through the measurements layer (so
+    the batch's run cache sees the same inputs on a cache hit, and a miss parses the kept text
+    instead of reading the file again); a file the manifest does not list is never read.
     """
+    m = open_dataset(raw_dir)
     h = hashlib.sha256(code.encode() + json.dumps(options, sort_keys=True).encode())
-    for path in sorted(p for p in raw_dir.rglob("*") if p.is_file()):
-        h.update(path.relative_to(raw_dir).as_posix().encode() + b"\0" + sha256_file(path).encode())
-        record_read(path)
+    h.update(sha256_file(m.root / datasets.MANIFEST).encode())  # labels and parameter sets too
+    for f in sorted(m.files, key=lambda f: f.rel):
+        m.text(f)
+        h.update(f.rel.encode() + b"\0" + f.sha256.encode())
     return h.hexdigest()
 
 
