@@ -1,0 +1,69 @@
+"""The forecast protocol on every committed lab sweep (issue 21): calibrate on one, forecast the rest.
+
+PYTHONPATH=src .venv/bin/python benchmarks/forecast_matrix.py [--training lab-iscsi-2026]
+    [--sweeps lab-iscsi-2026 lab-iscsi-2026-confirm2 lab-iscsi-2026-confirm3 lab-iscsi-2026-confirm]
+
+The engine fits nothing on any sweep: each forecast uses today's configuration alone. The one
+number learned is the engine's own error (its 95 % absolute error on the training sweep), which
+widens its intervals; their coverage is then measured on the other sweeps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from iscsi_report.analyses import forecast_matrix as fm
+from iscsi_report.analyses import lab
+
+RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
+COLUMNS = ["group", "targets", fm.ENGINE, fm.BLOG, fm.BLOG_SCALED]
+
+
+def _interval(row: pd.Series, name: str) -> str:
+    """The paired difference and its bootstrap interval, in points."""
+    low, high = row[f"diff_vs_{name}_low"], row[f"diff_vs_{name}_high"]
+    return f"{row[f'diff_vs_{name}']:+.2f} [{low:+.2f}, {high:+.2f}]"
+
+
+def main() -> None:
+    """Run the matrix on each sweep and print its table, the paired differences and the coverage."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--training", default="lab-iscsi-2026")
+    ap.add_argument(
+        "--sweeps",
+        nargs="*",
+        default=[
+            "lab-iscsi-2026",
+            "lab-iscsi-2026-confirm2",
+            "lab-iscsi-2026-confirm3",
+            "lab-iscsi-2026-confirm",
+        ],
+    )
+    args = ap.parse_args()
+    pd.set_option("display.width", 200)
+    error = None
+    for name in [args.training, *[s for s in args.sweeps if s != args.training]]:
+        started = time.perf_counter()
+        data = lab.load(RAW / name)
+        m = fm.run(data, name, model_error=error if name != args.training else None)
+        s = fm.summary(m)
+        s["vs blog (points)"] = [_interval(r, "blog") for _, r in s.iterrows()]
+        s["vs scaled (points)"] = [_interval(r, "scaled") for _, r in s.iterrows()]
+        print(
+            f"\n## {name}: {len(m.configurations)} configurations, {len(m.pairs) // 3} pairs, "
+            f"{time.perf_counter() - started:.1f} s"
+        )
+        print(s[[*COLUMNS, "vs blog (points)", "vs scaled (points)"]].round(2).to_string(index=False))
+        if name == args.training:
+            error = fm.model_error(m)
+            print(f"engine's own error, declared from here: {error.value:.2f} % ({error.source.what})")
+        else:
+            print(f"95 % interval coverage: {fm.coverage(m):.1f} % of pairs")
+
+
+if __name__ == "__main__":
+    main()

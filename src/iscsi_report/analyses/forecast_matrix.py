@@ -1,0 +1,258 @@
+"""The forecast protocol on the real lab: calibrate on one configuration, forecast every other.
+
+Each lab configuration A in turn plays "today's system" (a write at queue depth 1, the way a user
+measures what they have): its ping and iperf3 at its network point and its measured mean write
+latency are all the engine (:mod:`iscsi_report.core.forecast`) is given. Every other
+configuration B of the same sweep that differs from A in one or more of one-way delay, link
+rate, R2T window, parameter set (immediate data and segment size), block size, queue depth or
+direction is forecast from A alone: B's network enters only as the nominal delay and rate a user
+would type, B's files are never read for B's forecast.
+
+Scored per target B on the mean per-operation latency (fio's ``lat`` mean, replicates pooled),
+beside the two baselines the rule names: the blog's formula at the same network, and the same
+formula with one scale factor calibrated on A. A group's error is the median over its targets of
+each target's median absolute error across its calibrations; "better" is claimed only when the
+paired bootstrap interval (over targets) of the difference excludes zero.
+
+Runs made while dumpcap ran (``captured``) are left out, as the lab's README says.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from iscsi_report.analyses import lab
+from iscsi_report.core import forecast, model
+from iscsi_report.core.forecast import Source, Value
+
+ENGINE = "forecast engine"
+BLOG = "blog formula"
+BLOG_SCALED = "blog formula, one scale factor from today"
+METHODS = (ENGINE, BLOG, BLOG_SCALED)
+# The dimensions a target may differ in, as the rule names them, and the columns that define each.
+DIMENSIONS: dict[str, tuple[str, ...]] = {
+    "delay": ("one_way_delay_ms",),
+    "link rate": ("link_mbps",),
+    "R2T window": ("r2t_window",),
+    "immediate data and segment": ("iscsi_parameters",),
+    "block size": ("bs_bytes",),
+    "queue depth": ("iodepth",),
+    "direction": ("rw",),
+}
+# The parameter set fixes these two; they are kept as columns for the negotiated keys' checks.
+KEY_COLUMNS = [c for cols in DIMENSIONS.values() for c in cols] + [
+    "immediate_data_bytes",
+    "max_recv_data_segment_bytes",
+]
+SEVERAL = "two or more at once"
+BITS_PER_MBIT = 1e6
+N_BOOT = 2000
+CI_LEVEL = 0.95
+LAB_PACING: model.Pacing = lab.PACING
+PACING_SOURCE = Source(
+    "default",
+    "sliding R2T pacing: the lab's patched tgt issues a new R2T as each burst completes, up to its window",
+)
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """Every (today, target) pair of a sweep with each method's forecast, and its configurations."""
+
+    sweep: str
+    configurations: pd.DataFrame  # one row per configuration: keys, measured mean, se, runs, writes
+    pairs: pd.DataFrame  # one row per (today, target, method): forecast_ms, error_pct, group
+
+
+def configurations(data: lab.LabData) -> pd.DataFrame:
+    """One row per configuration (captured runs left out): mean latency, its se, runs and writes."""
+    runs = data.runs[~data.runs["captured"].astype(bool)]
+    g = runs.groupby(KEY_COLUMNS, sort=True)
+    out = g.agg(
+        measured_ms=("lat_mean_ms", "mean"),
+        sd_ms=("lat_mean_ms", "std"),
+        runs=("lat_mean_ms", "size"),
+        writes=("n_ios", "sum"),
+    ).reset_index()
+    out["se_ms"] = (out["sd_ms"] / np.sqrt(out["runs"])).fillna(0.0)
+    net = _network_points(data)
+    out = out.merge(net, on=lab.NETWORK_KEYS, how="left", validate="many_to_one")
+    out["key"] = [_key(data, r) for _, r in out.iterrows()]
+    return out
+
+
+def _network_points(data: lab.LabData) -> pd.DataFrame:
+    """Per network point: measured one-way ms (ping median / 2) with its se, and iperf3's rate."""
+    rows = []
+    for f in data.dataset.select("ping"):
+        rtt = data.dataset.ping(f).rtt_ms
+        rtt = rtt[np.isfinite(rtt)]
+        se = 1.2533 * float(np.std(rtt, ddof=1)) / math.sqrt(len(rtt)) / 2 if len(rtt) > 1 else 0.0
+        rows.append(
+            {
+                "one_way_delay_ms": float(f.labels["one_way_delay_ms"]),
+                "link_mbps": float(f.labels.get("link_mbps", 0.0)),
+                "ping_one_way_ms": float(np.median(rtt)) / 2,
+                "ping_one_way_se_ms": se,
+                "ping_file": f.rel,
+            }
+        )
+    ping = pd.DataFrame(rows)
+    rates = data.networks[[*lab.NETWORK_KEYS, "iperf3_bps", "iperf3_file"]]
+    return ping.merge(rates, on=lab.NETWORK_KEYS, how="inner", validate="one_to_one")
+
+
+def _configuration(data: lab.LabData, row: pd.Series) -> forecast.Configuration:
+    """A configuration as a user would state it: nominal delay and rate, negotiated keys, window."""
+    params = lab.iscsi_params(data.dataset, row)
+    return forecast.Configuration(
+        direction=str(row["rw"]),  # type: ignore[arg-type]
+        bs_bytes=int(row["bs_bytes"]),
+        queue_depth=int(row["iodepth"]),
+        params=params,
+        one_way_ms=float(row["one_way_delay_ms"]),
+        link_bps=float(row["link_mbps"]) * BITS_PER_MBIT,
+        target_r2t_window=int(row["r2t_window"]),
+    )
+
+
+def _key(data: lab.LabData, row: pd.Series) -> str:
+    return _configuration(data, row).key()
+
+
+def today(data: lab.LabData, row: pd.Series, model_error: Value | None = None) -> forecast.Today:
+    """Configuration ``row`` as today's system: only what was measured on it and on its network."""
+    where = row["key"]
+    return forecast.Today(
+        configuration=_configuration(data, row),
+        one_way_ms=Value(
+            float(row["ping_one_way_ms"]),
+            Source("measured", f"ping median RTT / 2, {row['ping_file']}"),
+            float(row["ping_one_way_se_ms"]),
+        ),
+        link_bps=Value(
+            float(row["iperf3_bps"]), Source("measured", f"iperf3 received rate, {row['iperf3_file']}")
+        ),
+        pacing=LAB_PACING,
+        pacing_source=PACING_SOURCE,
+        device_ms=lambda _request_bytes: 0.0,
+        device_source=Source("default", "the lab's target stores in memory: no device time measured"),
+        device_bytes_per_s=None,
+        cpu_ms=Value(0.0, Source("default", "no CPU time per operation measured in the lab")),
+        op_ms=Value(
+            float(row["measured_ms"]),
+            Source("measured", f"fio mean latency over {int(row['runs'])} runs", where),
+            float(row["se_ms"]),
+        ),
+        model_error_pct=model_error,
+    )
+
+
+def _blog_ms(t: forecast.Today, c: forecast.Configuration) -> float:
+    """The blog's formula for ``c`` on the network the engine derives for it from today."""
+    net = forecast._network(t, c)
+    b = model.operation_latency(
+        c.direction, c.bs_bytes, c.params, net, 0.0, 0.0, assumptions=model.LOCKSTEP_SHADOWING
+    )
+    return b.total_ms
+
+
+def group_of(a: pd.Series, b: pd.Series) -> str:
+    """Which of the rule's dimensions differ between today ``a`` and target ``b``."""
+    differ = [name for name, cols in DIMENSIONS.items() if any(a[c] != b[c] for c in cols)]
+    return differ[0] if len(differ) == 1 else SEVERAL
+
+
+def run(
+    data: lab.LabData, sweep: str, max_today: int | None = None, model_error: Value | None = None
+) -> Matrix:
+    """Every (today, target) pair of one sweep, each method's forecast and its error."""
+    confs = configurations(data)
+    calib = confs[(confs["rw"] == "write") & (confs["iodepth"] == 1)]
+    if max_today is not None and len(calib) > max_today:
+        calib = calib.iloc[np.linspace(0, len(calib) - 1, max_today).round().astype(int)]
+    targets = {r["key"]: (r, _configuration(data, r)) for _, r in confs.iterrows()}
+    rows: list[dict[str, Any]] = []
+    for _, a in calib.iterrows():
+        t = today(data, a, model_error)
+        blog_today = _blog_ms(t, t.configuration)
+        for key, (b, c) in targets.items():
+            if key == a["key"]:
+                continue
+            f = forecast.forecast(t, c)
+            blog_b = _blog_ms(t, c)
+            base = {
+                "today": a["key"],
+                "target": key,
+                "group": group_of(a, b),
+                "measured_ms": b["measured_ms"],
+            }
+            for method, value in (
+                (ENGINE, f.op_ms),
+                (BLOG, blog_b),
+                (BLOG_SCALED, blog_b * float(a["measured_ms"]) / blog_today),
+            ):
+                rows.append({**base, "method": method, "forecast_ms": value})
+            rows[-3].update(ci_low_ms=f.ci_low_ms, ci_high_ms=f.ci_high_ms, binding=f.binding)
+    pairs = pd.DataFrame(rows)
+    pairs["error_pct"] = 100 * (pairs["forecast_ms"] - pairs["measured_ms"]) / pairs["measured_ms"]
+    pairs["abs_error_pct"] = pairs["error_pct"].abs()
+    return Matrix(sweep, confs, pairs)
+
+
+def per_target(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Each target's median absolute error across its calibrations, per group and method (wide)."""
+    med = pairs.groupby(["group", "target", "method"])["abs_error_pct"].median()
+    return med.unstack("method")
+
+
+def _boot_median_ci(diff: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
+    """Percentile bootstrap interval of the median of ``diff`` (resampling targets)."""
+    if len(diff) < 2:
+        return (math.nan, math.nan)
+    idx = rng.integers(0, len(diff), size=(N_BOOT, len(diff)))
+    meds = np.median(diff[idx], axis=1)
+    lo, hi = np.quantile(meds, [(1 - CI_LEVEL) / 2, (1 + CI_LEVEL) / 2])
+    return float(lo), float(hi)
+
+
+def summary(m: Matrix, seed: int = 0) -> pd.DataFrame:
+    """Per group (and overall): targets, each method's median error, and the engine's paired differences."""
+    wide = per_target(m.pairs)
+    overall = m.pairs.groupby(["target", "method"])["abs_error_pct"].median().unstack("method")
+    rng = np.random.default_rng(seed)
+    rows = []
+    frames = [(g, wide.xs(g, level="group")) for g in sorted(wide.index.get_level_values("group").unique())]
+    for group, w in [("every target", overall), *frames]:
+        row: dict[str, Any] = {"sweep": m.sweep, "group": group, "targets": len(w)}
+        for method in METHODS:
+            row[method] = float(w[method].median())
+        for base in (BLOG, BLOG_SCALED):
+            diff = (w[ENGINE] - w[base]).to_numpy(float)
+            lo, hi = _boot_median_ci(diff, rng)
+            name = "blog" if base == BLOG else "scaled"
+            row[f"diff_vs_{name}"] = float(np.median(diff))
+            row[f"diff_vs_{name}_low"], row[f"diff_vs_{name}_high"] = lo, hi
+            row[f"better_than_{name}"] = bool(hi < 0)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def model_error(m: Matrix, quantile: float = CI_LEVEL) -> Value:
+    """The engine's ``quantile`` absolute error (per cent) over a scored sweep: its own error, declared."""
+    e = m.pairs.loc[m.pairs["method"] == ENGINE, "abs_error_pct"]
+    q = float(np.quantile(e, quantile))
+    what = f"{quantile:.0%} quantile of the engine's absolute error over {len(e)} pairs of {m.sweep}"
+    return Value(q, Source("measured", what))
+
+
+def coverage(m: Matrix) -> float:
+    """Share of the engine's pairs whose 95 % interval holds the measured mean (per cent)."""
+    e = m.pairs[m.pairs["method"] == ENGINE]
+    inside = (e["ci_low_ms"] <= e["measured_ms"]) & (e["measured_ms"] <= e["ci_high_ms"])
+    return float(100 * inside.mean())

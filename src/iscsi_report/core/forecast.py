@@ -1,0 +1,279 @@
+"""The forecasting engine: today's system, measured, carried to a configuration not yet built.
+
+A user measures *today's* system (ping at the protocol's spacing, iperf3, the device's local fio,
+CPU, the negotiated login keys, optionally iSCSI runs and a capture of today's configuration)
+and asks what another configuration would give: another delay or link rate, another R2T
+window, immediate data or segment size, block size, queue depth or direction. The engine:
+
+1. takes today's network as measured and the target's as the user states it (nominal delay and
+   rate), carrying what today's measurement adds to today's nominal values (the stack's own
+   one-way time, the share of the nominal rate TCP achieves) to the target;
+2. computes the protocol's terms for both with :mod:`iscsi_report.core.model` (trips, wire time
+   with PDU headers, exposed R2T rounds under the target's pacing, device, CPU);
+3. charges the target today's *host residual*: today's measured iSCSI latency less today's
+   modelled terms, a per-command host cost the protocol does not explain (zero, and said so,
+   when today has no iSCSI measurement);
+4. caps the result by the link, the device's measured local throughput and the CPU, and names
+   the binding bound; gives an interval from the standard errors of today's measurements.
+
+Every input carries a :class:`Source`. An input measured on the configuration being forecast is
+refused (:class:`LeakageError`): a forecast may use only what today's system shows.
+Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from iscsi_report.core import model
+from iscsi_report.core.errors import ReportError
+
+SourceKind = Literal["measured", "nominal", "published", "default"]
+Z_95 = 1.959963984540054  # two-sided 95 % normal quantile
+
+
+class LeakageError(ReportError):
+    """An input of the forecast was measured on the very configuration being forecast."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where an input comes from: its kind, a description, and the configuration it was measured on."""
+
+    kind: SourceKind
+    what: str
+    configuration: str | None = None  # Configuration.key() of the measurement; None if none applies
+
+
+@dataclass(frozen=True)
+class Value:
+    """A number with its standard error and source."""
+
+    value: float
+    source: Source
+    se: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.value) and math.isfinite(self.se) and self.se >= 0):
+            raise model.ModelInputError(f"{self.source.what}: value {self.value!r} or se {self.se!r} invalid")
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One iSCSI configuration: what a forecast is about, stated as the user would state it."""
+
+    direction: model.Direction
+    bs_bytes: int
+    queue_depth: int
+    params: model.IscsiParams
+    one_way_ms: float  # the network's nominal one-way delay
+    link_bps: float  # the network's nominal rate
+    target_r2t_window: int | None = None  # R2Ts the target itself keeps outstanding (None: as negotiated)
+
+    def key(self) -> str:
+        """A stable text key naming every setting (two configurations are the same iff keys are)."""
+        p = self.params
+        return (
+            f"{self.direction}|bs={self.bs_bytes}|qd={self.queue_depth}|ow={self.one_way_ms:g}|"
+            f"link={self.link_bps:g}|fb={p.first_burst_bytes}|mb={p.max_burst_bytes}|"
+            f"imm={int(p.immediate_data)}|ir2t={int(p.initial_r2t)}|r2t={p.max_outstanding_r2t}|"
+            f"seg={p.max_recv_data_segment_bytes}|tw={self.target_r2t_window}"
+        )
+
+
+@dataclass(frozen=True)
+class Today:
+    """Today's system as measured: the calibration every forecast starts from."""
+
+    configuration: Configuration
+    one_way_ms: Value  # ping RTT / 2 at the protocol's spacing, on today's network
+    link_bps: Value  # iperf3 on today's network
+    pacing: model.Pacing
+    pacing_source: Source
+    device_ms: Callable[[int], float]  # local device time per request size (ms)
+    device_source: Source
+    # Local device throughput per request size (the device ceiling); None: not measured, no ceiling
+    device_bytes_per_s: Callable[[int], float] | None
+    cpu_ms: Value
+    op_ms: Value | None = None  # measured mean per-operation latency of today's configuration
+    per_round_ms: Value | None = None  # host time per R2T round (from a capture of today's system)
+    cpu_cores: int = 1
+    pdu_header_bytes: int = model.BHS_BYTES
+    # The engine's own error: the 95th percentile of its absolute error (per cent) on sweeps it was
+    # scored on before (split conformal); widens the interval beyond today's measurement error.
+    model_error_pct: Value | None = None
+
+    def inputs(self) -> dict[str, Value]:
+        """Every numeric input by name (for the leakage check and the provenance table)."""
+        named = {"one_way_ms": self.one_way_ms, "link_bps": self.link_bps, "cpu_ms": self.cpu_ms}
+        if self.op_ms is not None:
+            named["op_ms"] = self.op_ms
+        if self.per_round_ms is not None:
+            named["per_round_ms"] = self.per_round_ms
+        if self.model_error_pct is not None:
+            named["model_error_pct"] = self.model_error_pct
+        return named
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """The forecast for one target configuration: latency, its terms and interval, throughput, bound."""
+
+    target: Configuration
+    op_ms: float  # mean per-operation latency at the target's queue depth
+    ci_low_ms: float
+    ci_high_ms: float
+    unloaded_ms: float  # one operation alone (queue depth 1)
+    terms_ms: dict[str, float]  # the protocol's terms plus the host residual
+    mib_per_s: float
+    binding: str
+    ceilings_mib_per_s: dict[str, float]
+    network_one_way_ms: float
+    network_link_bps: float
+    inputs: dict[str, Value] = field(default_factory=dict)
+
+
+def refuse_leakage(today: Today, target: Configuration) -> None:
+    """LeakageError if any input of ``today`` was measured on ``target`` (its key)."""
+    key = target.key()
+    if today.configuration.key() == key and today.op_ms is not None:
+        raise LeakageError(
+            f"today's system is the configuration being forecast ({key}): its measured latency would "
+            "be the answer; forecast another configuration, or read the measurement"
+        )
+    for name, v in today.inputs().items():
+        if v.source.configuration == key and name not in ("one_way_ms", "link_bps"):
+            raise LeakageError(
+                f"input {name} ({v.source.what}) was measured on the configuration being forecast"
+            )
+
+
+def _network(today: Today, target: Configuration) -> model.Network:
+    """The target's network: its nominal values plus what today's measurement adds to today's nominal."""
+    base = today.configuration
+    extra_one_way = today.one_way_ms.value - base.one_way_ms  # the stack's own one-way time
+    efficiency = today.link_bps.value / base.link_bps  # the share of the nominal rate achieved
+    return model.Network(
+        one_way_ms=max(target.one_way_ms + extra_one_way, 0.0), link_bps=target.link_bps * efficiency
+    )
+
+
+def _assumptions(today: Today, c: Configuration) -> model.Assumptions:
+    """Pacing, target window, host time per round and header bytes for configuration ``c``."""
+    per_round = today.per_round_ms.value if today.per_round_ms is not None else 0.0
+    return model.Assumptions(
+        r2t_pacing=today.pacing,
+        target_r2t_window=c.target_r2t_window,
+        per_round_ms=per_round,
+        pdu_header_bytes=today.pdu_header_bytes,
+    )
+
+
+def breakdown(today: Today, c: Configuration, net: model.Network) -> model.LatencyBreakdown:
+    """The protocol's terms for configuration ``c`` on ``net`` with today's device and CPU."""
+    return model.operation_latency(
+        c.direction,
+        c.bs_bytes,
+        c.params,
+        net,
+        today.device_ms,
+        today.cpu_ms.value,
+        device_request_bytes=c.bs_bytes,
+        assumptions=_assumptions(today, c),
+    )
+
+
+def host_residual_ms(today: Today) -> float:
+    """Today's measured latency less today's modelled terms (0 without an iSCSI measurement)."""
+    if today.op_ms is None:
+        return 0.0
+    base = today.configuration
+    b = breakdown(today, base, _network(today, base))
+    net = _network(today, base)
+    at_depth = model.throughput(b, net, base.queue_depth, device_bytes_per_s=_dev(today, base))
+    return today.op_ms.value - at_depth.loaded_latency_ms
+
+
+# Stands in for "no device ceiling" when the device's throughput was not measured: far above any
+# link (10 Tbit/s), so it never binds; the forecast then names no device ceiling.
+UNMEASURED_DEVICE_BYTES_PER_S = 1e12 / model.BITS_PER_BYTE * 10
+
+
+def _dev(today: Today, c: Configuration) -> float:
+    """The device's measured local throughput ceiling at the configuration's request size."""
+    if today.device_bytes_per_s is None:
+        return UNMEASURED_DEVICE_BYTES_PER_S
+    return float(today.device_bytes_per_s(c.bs_bytes))
+
+
+def _se_ms(today: Today, b_target: model.LatencyBreakdown, b_today: model.LatencyBreakdown) -> float:
+    """Standard error of the forecast from today's measurements (first order)."""
+    var = today.op_ms.se**2 if today.op_ms is not None else 0.0
+    trips = b_target.one_way_trips - (b_today.one_way_trips if today.op_ms is not None else 0.0)
+    var += (trips * today.one_way_ms.se) ** 2
+    if today.per_round_ms is not None:
+        rounds = b_target.exposed_rounds - (b_today.exposed_rounds if today.op_ms is not None else 0.0)
+        var += (rounds * today.per_round_ms.se) ** 2
+    return math.sqrt(var)
+
+
+def forecast(today: Today, target: Configuration) -> Forecast:
+    """Forecast ``target`` from ``today`` alone (see the module docstring); never above a ceiling."""
+    refuse_leakage(today, target)
+    net = _network(today, target)
+    b = breakdown(today, target, net)
+    residual = host_residual_ms(today)
+    unloaded_ms = max(b.total_ms + residual, 1e-9)
+    tp = model.throughput(
+        _with_total(b, unloaded_ms),
+        net,
+        target.queue_depth,
+        device_bytes_per_s=_dev(today, target),
+        cpu_cores=today.cpu_cores,
+    )
+    base_net = _network(today, today.configuration)
+    se = _se_ms(today, b, breakdown(today, today.configuration, base_net))
+    op_ms = tp.loaded_latency_ms
+    scale = op_ms / unloaded_ms  # a bound above latency stretches the interval with the latency
+    half = half_width_ms(se * scale, op_ms, today.model_error_pct)
+    terms = {**b.terms, "host_residual_ms": residual}
+    return Forecast(
+        target=target,
+        op_ms=op_ms,
+        ci_low_ms=max(op_ms - half, 0.0),
+        ci_high_ms=op_ms + half,
+        unloaded_ms=unloaded_ms,
+        terms_ms=terms,
+        mib_per_s=tp.mib_per_s,
+        binding=tp.binding,
+        ceilings_mib_per_s=_ceilings(today, tp),
+        network_one_way_ms=net.one_way_ms,
+        network_link_bps=float(net.link_bps or 0.0),
+        inputs=today.inputs(),
+    )
+
+
+def half_width_ms(se_ms: float, op_ms: float, model_error_pct: Value | None) -> float:
+    """Half-width of the 95 % interval: today's measurement error and the engine's own, combined."""
+    own = (model_error_pct.value / 100 * op_ms) if model_error_pct is not None else 0.0
+    return math.hypot(Z_95 * se_ms, own)
+
+
+def _ceilings(today: Today, tp: model.Throughput) -> dict[str, float]:
+    """Each ceiling in MiB/s; an unmeasured device has none (infinite)."""
+    out = tp.ceilings_mib_per_s()
+    if today.device_bytes_per_s is None:
+        out["device"] = math.inf
+    return out
+
+
+def _with_total(b: model.LatencyBreakdown, total_ms: float) -> model.LatencyBreakdown:
+    """``b`` with its CPU term shifted so the terms add up to ``total_ms`` (for the queue's ceilings).
+
+    The CPU ceiling reads ``cpu_ms``; keep it and put the difference in the device-free fixed part
+    instead: the status trip, which every operation pays once.
+    """
+    return replace(b, status_one_way_ms=b.status_one_way_ms + (total_ms - b.total_ms))

@@ -1,0 +1,110 @@
+"""The forecasting engine: only today's measurements, physics first, a refusal for leakage."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from iscsi_report.core import forecast, model
+from iscsi_report.core.forecast import Configuration, LeakageError, Source, Today, Value
+
+MBIT = 1e6
+MEASURED = Source("measured", "test")
+
+
+def _conf(**kw: object) -> Configuration:
+    base: dict[str, object] = {
+        "direction": "write",
+        "bs_bytes": 1 << 20,
+        "queue_depth": 1,
+        "params": model.IscsiParams(
+            first_burst_bytes=65536, max_burst_bytes=262144, max_recv_data_segment_bytes=262144
+        ),
+        "one_way_ms": 1.0,
+        "link_bps": 1000 * MBIT,
+        "target_r2t_window": 1,
+    }
+    return Configuration(**{**base, **kw})  # type: ignore[arg-type]
+
+
+def _today(op_ms: float | None = 20.0, **kw: object) -> Today:
+    c = _conf()
+    fields: dict[str, object] = {
+        "configuration": c,
+        "one_way_ms": Value(1.1, MEASURED, 0.01),
+        "link_bps": Value(900 * MBIT, MEASURED),
+        "pacing": "sliding",
+        "pacing_source": Source("default", "test"),
+        "device_ms": lambda _b: 0.0,
+        "device_source": Source("default", "test"),
+        "device_bytes_per_s": None,
+        "cpu_ms": Value(0.0, Source("default", "test")),
+        "op_ms": Value(op_ms, Source("measured", "fio", c.key()), 0.2) if op_ms is not None else None,
+    }
+    return Today(**{**fields, **kw})  # type: ignore[arg-type]
+
+
+def test_a_forecast_of_todays_own_configuration_is_refused() -> None:
+    t = _today()
+    with pytest.raises(LeakageError, match="configuration being forecast"):
+        forecast.forecast(t, t.configuration)
+
+
+def test_an_input_measured_on_the_target_is_refused() -> None:
+    target = _conf(one_way_ms=3.0)
+    leaked = Value(0.4, Source("measured", "capture of the target", target.key()))
+    with pytest.raises(LeakageError, match="per_round_ms"):
+        forecast.forecast(_today(per_round_ms=leaked), target)
+
+
+def test_the_forecast_is_todays_latency_plus_the_physics_of_the_change_by_hand() -> None:
+    t = _today()
+    target = _conf(one_way_ms=3.0)  # 2 ms more one-way delay on every trip
+    f = forecast.forecast(t, target)
+    # A 1 MiB write, 64 KiB immediate, 256 KiB bursts, window 1: 4 bursts, so 1 + 4 exposed rounds
+    # beyond the command and status: 2 + 2 x 4 = 10 one-way trips, each 2 ms longer.
+    b = forecast.breakdown(t, target, forecast._network(t, target))
+    assert b.one_way_trips == 10
+    assert f.op_ms == pytest.approx(20.0 + 10 * 2.0, rel=1e-9)
+    assert f.terms_ms["host_residual_ms"] == pytest.approx(f.op_ms - b.total_ms, rel=1e-9)
+    assert f.network_one_way_ms == pytest.approx(3.1)  # today's 0.1 ms of stack carried over
+    assert f.network_link_bps == pytest.approx(900 * MBIT)  # today's 90 % of nominal carried over
+
+
+def test_a_faster_link_is_read_at_todays_efficiency() -> None:
+    f = forecast.forecast(_today(), _conf(link_bps=10_000 * MBIT))
+    assert f.network_link_bps == pytest.approx(9000 * MBIT)
+
+
+def test_no_forecast_exceeds_the_link_the_device_or_the_cpu() -> None:
+    device = Value(0.0, MEASURED)
+    t = _today(device_bytes_per_s=lambda _b: 50 * 2**20, cpu_ms=device)
+    deep = forecast.forecast(t, _conf(queue_depth=64, target_r2t_window=16))
+    assert deep.binding == "device" and deep.mib_per_s == pytest.approx(50.0)
+    link = forecast.forecast(_today(), _conf(queue_depth=64, one_way_ms=0.0))
+    assert link.binding == "link"
+    assert link.mib_per_s <= 900 * MBIT / 8 / 2**20 * (1 + 1e-12)
+    assert all(link.mib_per_s <= v * (1 + 1e-12) for v in link.ceilings_mib_per_s.values())
+    assert math.isinf(link.ceilings_mib_per_s["device"]), "an unmeasured device has no ceiling"
+
+
+def test_the_interval_holds_todays_error_and_the_engines_own() -> None:
+    narrow = forecast.forecast(_today(), _conf(one_way_ms=3.0))
+    own = Value(10.0, Source("measured", "95 % error on a training sweep"))
+    wide = forecast.forecast(_today(model_error_pct=own), _conf(one_way_ms=3.0))
+    assert narrow.ci_low_ms < narrow.op_ms < narrow.ci_high_ms
+    half = wide.ci_high_ms - wide.op_ms
+    assert half == pytest.approx(math.hypot(narrow.ci_high_ms - narrow.op_ms, 0.1 * wide.op_ms), rel=1e-9)
+
+
+def test_without_an_iscsi_measurement_today_the_host_residual_is_zero() -> None:
+    f = forecast.forecast(_today(op_ms=None), _conf(one_way_ms=3.0))
+    assert f.terms_ms["host_residual_ms"] == 0.0
+
+
+def test_a_read_pays_no_r2t_round() -> None:
+    t = _today()
+    read = forecast.forecast(t, _conf(direction="read"))
+    write = forecast.forecast(t, _conf(bs_bytes=(1 << 20) + 4096))
+    assert read.terms_ms["r2t_one_way_ms"] == 0.0 and write.terms_ms["r2t_one_way_ms"] > 0
