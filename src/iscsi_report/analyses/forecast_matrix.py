@@ -1,12 +1,13 @@
 """The forecast protocol on the real lab: calibrate on one configuration, forecast every other.
 
-Each lab configuration A in turn plays "today's system" (a write at queue depth 1, the way a user
-measures what they have): its ping and iperf3 at its network point and its measured mean write
-latency are all the engine (:mod:`iscsi_report.core.forecast`) is given. Every other
-configuration B of the same sweep that differs from A in one or more of one-way delay, link
-rate, R2T window, parameter set (immediate data and segment size), block size, queue depth or
-direction is forecast from A alone: B's network enters only as the nominal delay and rate a user
-would type, B's files are never read for B's forecast.
+Each settings group A of a sweep in turn plays "today's system": one network point, parameter set
+and R2T window, written at queue depth 1 with fio at the block sizes the sweep used, the way a
+user measures what they have. Its ping and iperf3 and its measured mean write latencies are all
+the engine (:mod:`iscsi_report.core.forecast`) is given. Every configuration B of the sweep that
+differs from today in one or more of one-way delay, link rate, R2T window, parameter set
+(immediate data and segment size), block size, queue depth or direction is forecast from today
+alone: B's network enters only as the nominal delay and rate a user would type, and when B shares
+today's settings (another block size) B's own runs are left out of today's.
 
 Scored per target B on the mean per-operation latency (fio's ``lat`` mean, replicates pooled),
 beside the two baselines the rule names: the blog's formula at the same network, and the same
@@ -20,7 +21,7 @@ Runs made while dumpcap ran (``captured``) are left out, as the lab's README say
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -125,18 +126,38 @@ def _key(data: lab.LabData, row: pd.Series) -> str:
     return _configuration(data, row).key()
 
 
-def today(data: lab.LabData, row: pd.Series, model_error: Value | None = None) -> forecast.Today:
-    """Configuration ``row`` as today's system: only what was measured on it and on its network."""
-    where = row["key"]
+SETTINGS_COLUMNS = [c for c in KEY_COLUMNS if c != "bs_bytes"]
+
+
+def today(
+    data: lab.LabData, rows: pd.DataFrame, model_error: Value | None = None, leave_out: str | None = None
+) -> forecast.Today:
+    """One settings group (``rows``: its configurations at several block sizes) as today's system.
+
+    ``leave_out`` is a target's key: its runs are not today's when it shares today's settings.
+    """
+    kept = rows[rows["key"] != leave_out]
+    first = kept.iloc[0]
+    measured = tuple(
+        forecast.Measured(
+            int(r["bs_bytes"]),
+            Value(
+                float(r["measured_ms"]),
+                Source("measured", f"fio mean latency over {int(r['runs'])} runs", str(r["key"])),
+                float(r["se_ms"]),
+            ),
+        )
+        for _, r in kept.iterrows()
+    )
     return forecast.Today(
-        configuration=_configuration(data, row),
+        configuration=_configuration(data, first),
         one_way_ms=Value(
-            float(row["ping_one_way_ms"]),
-            Source("measured", f"ping median RTT / 2, {row['ping_file']}"),
-            float(row["ping_one_way_se_ms"]),
+            float(first["ping_one_way_ms"]),
+            Source("measured", f"ping median RTT / 2, {first['ping_file']}"),
+            float(first["ping_one_way_se_ms"]),
         ),
         link_bps=Value(
-            float(row["iperf3_bps"]), Source("measured", f"iperf3 received rate, {row['iperf3_file']}")
+            float(first["iperf3_bps"]), Source("measured", f"iperf3 received rate, {first['iperf3_file']}")
         ),
         pacing=LAB_PACING,
         pacing_source=PACING_SOURCE,
@@ -144,11 +165,7 @@ def today(data: lab.LabData, row: pd.Series, model_error: Value | None = None) -
         device_source=Source("default", "the lab's target stores in memory: no device time measured"),
         device_bytes_per_s=None,
         cpu_ms=Value(0.0, Source("default", "no CPU time per operation measured in the lab")),
-        op_ms=Value(
-            float(row["measured_ms"]),
-            Source("measured", f"fio mean latency over {int(row['runs'])} runs", where),
-            float(row["se_ms"]),
-        ),
+        measured=measured,
         model_error_pct=model_error,
     )
 
@@ -162,10 +179,30 @@ def _blog_ms(t: forecast.Today, c: forecast.Configuration) -> float:
     return b.total_ms
 
 
-def group_of(a: pd.Series, b: pd.Series) -> str:
-    """Which of the rule's dimensions differ between today ``a`` and target ``b``."""
-    differ = [name for name, cols in DIMENSIONS.items() if any(a[c] != b[c] for c in cols)]
+def _scale(t: forecast.Today) -> float:
+    """One factor s with s x blog formula closest to today's runs (least squares through zero)."""
+    x = np.array([_blog_ms(t, replace(t.configuration, bs_bytes=m.bs_bytes)) for m in t.measured])
+    y = np.array([m.op_ms.value for m in t.measured])
+    return float(x @ y / (x @ x))
+
+
+def group_of(settings: pd.Series, sizes: set[int], b: pd.Series) -> str:
+    """Which of the rule's dimensions differ between today's settings (at ``sizes``) and target ``b``."""
+    differ = [
+        name for name, cols in DIMENSIONS.items() if any(settings[c] != b[c] for c in cols if c != "bs_bytes")
+    ]
+    if int(b["bs_bytes"]) not in sizes:
+        differ.append("block size")
     return differ[0] if len(differ) == 1 else SEVERAL
+
+
+def _todays(confs: pd.DataFrame, max_today: int | None) -> list[pd.DataFrame]:
+    """Settings groups a user could call today's system: writes at queue depth 1, two sizes or more."""
+    calib = confs[(confs["rw"] == "write") & (confs["iodepth"] == 1)]
+    groups = [g for _, g in calib.groupby(SETTINGS_COLUMNS, sort=True) if g["bs_bytes"].nunique() >= 2]
+    if max_today is not None and len(groups) > max_today:
+        groups = [groups[i] for i in np.linspace(0, len(groups) - 1, max_today).round().astype(int)]
+    return groups
 
 
 def run(
@@ -173,30 +210,30 @@ def run(
 ) -> Matrix:
     """Every (today, target) pair of one sweep, each method's forecast and its error."""
     confs = configurations(data)
-    calib = confs[(confs["rw"] == "write") & (confs["iodepth"] == 1)]
-    if max_today is not None and len(calib) > max_today:
-        calib = calib.iloc[np.linspace(0, len(calib) - 1, max_today).round().astype(int)]
-    targets = {r["key"]: (r, _configuration(data, r)) for _, r in confs.iterrows()}
+    targets = [(r, _configuration(data, r)) for _, r in confs.iterrows()]
     rows: list[dict[str, Any]] = []
-    for _, a in calib.iterrows():
-        t = today(data, a, model_error)
-        blog_today = _blog_ms(t, t.configuration)
-        for key, (b, c) in targets.items():
-            if key == a["key"]:
+    for group in _todays(confs, max_today):
+        settings = group.iloc[0]
+        name = f"today: {settings['key'].split('|bs=')[0]}"
+        full = today(data, group, model_error)
+        full_scale = _scale(full)
+        sizes = set(group["bs_bytes"].astype(int))
+        for b, c in targets:
+            inside = str(b["key"]) in set(group["key"])
+            t = today(data, group, model_error, leave_out=str(b["key"])) if inside else full
+            if not t.measured:
                 continue
             f = forecast.forecast(t, c)
             blog_b = _blog_ms(t, c)
+            scale = _scale(t) if inside else full_scale
+            seen = sizes - {int(b["bs_bytes"])} if inside else sizes
             base = {
-                "today": a["key"],
-                "target": key,
-                "group": group_of(a, b),
+                "today": name,
+                "target": b["key"],
+                "group": group_of(settings, seen, b),
                 "measured_ms": b["measured_ms"],
             }
-            for method, value in (
-                (ENGINE, f.op_ms),
-                (BLOG, blog_b),
-                (BLOG_SCALED, blog_b * float(a["measured_ms"]) / blog_today),
-            ):
+            for method, value in ((ENGINE, f.op_ms), (BLOG, blog_b), (BLOG_SCALED, blog_b * scale)):
                 rows.append({**base, "method": method, "forecast_ms": value})
             rows[-3].update(ci_low_ms=f.ci_low_ms, ci_high_ms=f.ci_high_ms, binding=f.binding)
     pairs = pd.DataFrame(rows)

@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+import numpy as np
+
 from iscsi_report.core import model
 from iscsi_report.core.errors import ReportError
 
@@ -85,6 +87,30 @@ class Configuration:
 
 
 @dataclass(frozen=True)
+class Measured:
+    """One iSCSI measurement of today's settings: a block size and its mean per-operation latency."""
+
+    bs_bytes: int
+    op_ms: Value
+
+
+@dataclass(frozen=True)
+class Residual:
+    """The host residual fitted over today's runs: a + b x bytes, with its covariance."""
+
+    a_ms: float
+    b_ms_per_byte: float
+    cov: tuple[tuple[float, float], tuple[float, float]]
+    sizes: int  # distinct block sizes it was fitted on (0: no iSCSI run today, so zero)
+
+    def at(self, bs_bytes: int) -> tuple[float, float]:
+        """The residual at ``bs_bytes`` and its standard error."""
+        (vaa, vab), (_, vbb) = self.cov
+        var = vaa + 2 * bs_bytes * vab + bs_bytes**2 * vbb
+        return self.a_ms + self.b_ms_per_byte * bs_bytes, math.sqrt(max(var, 0.0))
+
+
+@dataclass(frozen=True)
 class Today:
     """Today's system as measured: the calibration every forecast starts from."""
 
@@ -98,7 +124,9 @@ class Today:
     # Local device throughput per request size (the device ceiling); None: not measured, no ceiling
     device_bytes_per_s: Callable[[int], float] | None
     cpu_ms: Value
-    op_ms: Value | None = None  # measured mean per-operation latency of today's configuration
+    # iSCSI runs of today's settings (delay, rate, keys, window, queue depth, direction) at one or
+    # more block sizes: the host residual is fitted over them (a + b x bytes from two sizes on)
+    measured: tuple[Measured, ...] = ()
     per_round_ms: Value | None = None  # host time per R2T round (from a capture of today's system)
     cpu_cores: int = 1
     pdu_header_bytes: int = model.BHS_BYTES
@@ -109,8 +137,8 @@ class Today:
     def inputs(self) -> dict[str, Value]:
         """Every numeric input by name (for the leakage check and the provenance table)."""
         named = {"one_way_ms": self.one_way_ms, "link_bps": self.link_bps, "cpu_ms": self.cpu_ms}
-        if self.op_ms is not None:
-            named["op_ms"] = self.op_ms
+        for m in self.measured:
+            named[f"op_ms at {m.bs_bytes} B"] = m.op_ms
         if self.per_round_ms is not None:
             named["per_round_ms"] = self.per_round_ms
         if self.model_error_pct is not None:
@@ -139,11 +167,12 @@ class Forecast:
 def refuse_leakage(today: Today, target: Configuration) -> None:
     """LeakageError if any input of ``today`` was measured on ``target`` (its key)."""
     key = target.key()
-    if today.configuration.key() == key and today.op_ms is not None:
-        raise LeakageError(
-            f"today's system is the configuration being forecast ({key}): its measured latency would "
-            "be the answer; forecast another configuration, or read the measurement"
-        )
+    for m in today.measured:
+        if replace(today.configuration, bs_bytes=m.bs_bytes).key() == key:
+            raise LeakageError(
+                f"today's runs include the configuration being forecast ({key}): its measured latency "
+                "would be the answer; leave that run out of today's, or read the measurement"
+            )
     for name, v in today.inputs().items():
         if v.source.configuration == key and name not in ("one_way_ms", "link_bps"):
             raise LeakageError(
@@ -186,15 +215,43 @@ def breakdown(today: Today, c: Configuration, net: model.Network) -> model.Laten
     )
 
 
-def host_residual_ms(today: Today) -> float:
-    """Today's measured latency less today's modelled terms (0 without an iSCSI measurement)."""
-    if today.op_ms is None:
-        return 0.0
-    base = today.configuration
-    b = breakdown(today, base, _network(today, base))
-    net = _network(today, base)
-    at_depth = model.throughput(b, net, base.queue_depth, device_bytes_per_s=_dev(today, base))
-    return today.op_ms.value - at_depth.loaded_latency_ms
+def _loaded_ms(today: Today, c: Configuration) -> float:
+    """The modelled latency of configuration ``c`` (no host residual) at its queue depth."""
+    net = _network(today, c)
+    b = breakdown(today, c, net)
+    return model.throughput(b, net, c.queue_depth, device_bytes_per_s=_dev(today, c)).loaded_latency_ms
+
+
+def host_residual(today: Today) -> Residual:
+    """Today's measured latencies less today's modelled ones, fitted as a + b x bytes (see Residual).
+
+    One block size gives a constant; none gives zero (and the forecast is the model alone).
+    """
+    zero = ((0.0, 0.0), (0.0, 0.0))
+    if not today.measured:
+        return Residual(0.0, 0.0, zero, 0)
+    bs = np.array([m.bs_bytes for m in today.measured], dtype=float)
+    r = np.array(
+        [
+            m.op_ms.value - _loaded_ms(today, replace(today.configuration, bs_bytes=m.bs_bytes))
+            for m in today.measured
+        ]
+    )
+    var_meas = float(np.mean([m.op_ms.se**2 for m in today.measured]))
+    if len(set(bs.tolist())) < 2:
+        return Residual(float(r.mean()), 0.0, ((var_meas / len(r), 0.0), (0.0, 0.0)), 1)
+    x = np.column_stack([np.ones_like(bs), bs])
+    coef, *_ = np.linalg.lstsq(x, r, rcond=None)
+    dof = len(r) - 2
+    rss = float(np.sum((r - x @ coef) ** 2))
+    sigma2 = max(rss / dof, var_meas) if dof > 0 else var_meas
+    cov = sigma2 * np.linalg.inv(x.T @ x)
+    return Residual(
+        float(coef[0]),
+        float(coef[1]),
+        ((float(cov[0, 0]), float(cov[0, 1])), (float(cov[1, 0]), float(cov[1, 1]))),
+        len(set(bs.tolist())),
+    )
 
 
 # Stands in for "no device ceiling" when the device's throughput was not measured: far above any
@@ -209,13 +266,23 @@ def _dev(today: Today, c: Configuration) -> float:
     return float(today.device_bytes_per_s(c.bs_bytes))
 
 
-def _se_ms(today: Today, b_target: model.LatencyBreakdown, b_today: model.LatencyBreakdown) -> float:
-    """Standard error of the forecast from today's measurements (first order)."""
-    var = today.op_ms.se**2 if today.op_ms is not None else 0.0
-    trips = b_target.one_way_trips - (b_today.one_way_trips if today.op_ms is not None else 0.0)
-    var += (trips * today.one_way_ms.se) ** 2
+def _se_ms(
+    today: Today, target: Configuration, b_target: model.LatencyBreakdown, residual_se: float
+) -> float:
+    """Standard error of the forecast from today's measurements (first order).
+
+    The residual carries today's latency error; the one-way delay's error enters with the trips
+    the target pays beyond today's (today's own trips are inside the residual), the host time per
+    round likewise.
+    """
+    b_today = breakdown(
+        today, replace(today.configuration, bs_bytes=target.bs_bytes), _network(today, today.configuration)
+    )
+    fitted = 1.0 if today.measured else 0.0
+    var = residual_se**2
+    var += ((b_target.one_way_trips - fitted * b_today.one_way_trips) * today.one_way_ms.se) ** 2
     if today.per_round_ms is not None:
-        rounds = b_target.exposed_rounds - (b_today.exposed_rounds if today.op_ms is not None else 0.0)
+        rounds = b_target.exposed_rounds - fitted * b_today.exposed_rounds
         var += (rounds * today.per_round_ms.se) ** 2
     return math.sqrt(var)
 
@@ -225,8 +292,8 @@ def forecast(today: Today, target: Configuration) -> Forecast:
     refuse_leakage(today, target)
     net = _network(today, target)
     b = breakdown(today, target, net)
-    residual = host_residual_ms(today)
-    unloaded_ms = max(b.total_ms + residual, 1e-9)
+    residual_ms, residual_se = host_residual(today).at(target.bs_bytes)
+    unloaded_ms = max(b.total_ms + residual_ms, 1e-9)
     tp = model.throughput(
         _with_total(b, unloaded_ms),
         net,
@@ -234,19 +301,17 @@ def forecast(today: Today, target: Configuration) -> Forecast:
         device_bytes_per_s=_dev(today, target),
         cpu_cores=today.cpu_cores,
     )
-    base_net = _network(today, today.configuration)
-    se = _se_ms(today, b, breakdown(today, today.configuration, base_net))
+    se = _se_ms(today, target, b, residual_se)
     op_ms = tp.loaded_latency_ms
     scale = op_ms / unloaded_ms  # a bound above latency stretches the interval with the latency
     half = half_width_ms(se * scale, op_ms, today.model_error_pct)
-    terms = {**b.terms, "host_residual_ms": residual}
     return Forecast(
         target=target,
         op_ms=op_ms,
         ci_low_ms=max(op_ms - half, 0.0),
         ci_high_ms=op_ms + half,
         unloaded_ms=unloaded_ms,
-        terms_ms=terms,
+        terms_ms={**b.terms, "host_residual_ms": residual_ms},
         mib_per_s=tp.mib_per_s,
         binding=tp.binding,
         ceilings_mib_per_s=_ceilings(today, tp),
