@@ -33,6 +33,7 @@ from typing import Any, TextIO
 import nbformat
 import yaml
 
+from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest.textio import READS_LOG_ENV
 from iscsi_report.pipeline import cache, executors
@@ -261,7 +262,7 @@ def _publish_tables(
     made = []
     for name in sorted(tables):
         dest = dest_dir / name
-        _write_atomically(dest, tables[name])
+        write_atomic(dest, tables[name])
         made.append(_relative(project, dest))
     for rel in previous - set(made):
         if rel.endswith(".csv"):
@@ -394,14 +395,6 @@ def _execute_in(project: Project, job: NotebookJob, work: Path, worker: str, sta
     )
 
 
-def _write_atomically(dest: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``dest``, then rename it into place."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.{uuid.uuid4().hex}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, dest)
-
-
 def _mismatch(job: NotebookJob, result: JobResult, code: str) -> str:
     """Why a returned result must not be published ('' if it may): corrupted bytes, other code."""
     blobs = {"notebook": result.notebook, **result.tables}
@@ -433,9 +426,9 @@ def publish(project: Project, job: NotebookJob, result: JobResult, code: str) ->
     if not result.ok:
         failed = project.cache_dir / "failed" / job.run / f"{job.notebook}.ipynb"
         if result.notebook:
-            _write_atomically(failed, result.notebook)
+            write_atomic(failed, result.notebook)
         if result.log:
-            _write_atomically(failed.with_suffix(".log"), result.log)
+            write_atomic(failed.with_suffix(".log"), result.log)
         saved = failed if result.notebook else None
         return Outcome(job, "FAILED", result.seconds, _on_worker(result.detail, result.worker), saved)
     problem = _mismatch(job, result, code)
@@ -443,7 +436,7 @@ def publish(project: Project, job: NotebookJob, result: JobResult, code: str) ->
         return Outcome(job, "FAILED", result.seconds, _on_worker(f"not published: {problem}", result.worker))
     previous = cache.load_record(project, job)
     dest_nb = project.executed(job.run, job.notebook)
-    _write_atomically(dest_nb, result.notebook)
+    write_atomic(dest_nb, result.notebook)
     tables = _publish_tables(project, job, result.tables, set(previous.outputs) if previous else set())
     outputs = cache.digests(project, [_relative(project, dest_nb), *tables])
     cache.save_record(

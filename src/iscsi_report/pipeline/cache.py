@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.ingest.textio import sha256_file
 from iscsi_report.pipeline.params import NotebookJob
 from iscsi_report.pipeline.paths import Project
@@ -79,11 +79,7 @@ def load_record(project: Project, job: NotebookJob) -> Record | None:
 
 def save_record(project: Project, job: NotebookJob, record: Record) -> None:
     """Write the record atomically (last step of a successful run)."""
-    path = record_path(project, job)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record.to_json(), indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(record_path(project, job), json.dumps(record.to_json(), indent=1, sort_keys=True))
 
 
 def digests(project: Project, rel_paths: list[str] | dict[str, str]) -> dict[str, str]:

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.errors import ReportError
 from iscsi_report.pipeline.params import RunSpec
 from iscsi_report.pipeline.paths import Project
@@ -92,8 +93,5 @@ def write(project: Project, specs: list[RunSpec], dest: Path) -> Path:
     """Write the generated toc to ``dest`` (unchanged bytes are not rewritten); returns ``dest``."""
     text = render(generate(project, specs))
     if not dest.is_file() or dest.read_text(encoding="utf-8") != text:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_suffix(".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(dest)
+        write_atomic(dest, text)
     return dest
