@@ -16,7 +16,6 @@ way, and a thread waiting on a papermill process is all a local worker would do.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -34,6 +33,7 @@ import nbformat
 import yaml
 
 from iscsi_report.core.atomic import write_atomic
+from iscsi_report.core.digest import code_digest, sha256_bytes
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest.textio import READS_LOG_ENV
 from iscsi_report.pipeline import cache, executors
@@ -284,11 +284,7 @@ class JobResult:
     sha256: dict[str, str] = field(default_factory=dict)  # "notebook" and each CSV name -> sha256
     reads: dict[str, str] = field(default_factory=dict)  # project-relative path -> sha256 as read
     source_sha256: str = ""  # the notebook source the worker executed
-    code: str = ""  # the worker's package code digest (cache.code_digest)
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    code: str = ""  # the worker's package code digest (core.digest.code_digest)
 
 
 def _kernel_env(jupyter_dir: Path) -> dict[str, str]:
@@ -352,7 +348,7 @@ def _execute_in(project: Project, job: NotebookJob, work: Path, worker: str, sta
     params_file.write_text(yaml.safe_dump(params, sort_keys=True), encoding="utf-8")
     out_nb, log = work / "executed.ipynb", work / "papermill.log"
     source_bytes = job.source.read_bytes()
-    code = cache.code_digest(*project.notebook_code_dirs)  # the code the kernel is about to import
+    code = code_digest(*project.notebook_code_dirs)  # the code the kernel is about to import
     source_nb = work / "source.ipynb"  # the MyST text notebook, converted in the staging folder
     nbformat.write(read_notebook(job.source), source_nb)
     cmd = [
@@ -389,9 +385,12 @@ def _execute_in(project: Project, job: NotebookJob, work: Path, worker: str, sta
     reads_log = work / "reads.log"
     read_paths = sorted(set(reads_log.read_text().split())) if reads_log.exists() else []
     reads = cache.digests(project, [_relative(project, Path(p)) for p in read_paths])
-    sha256 = {"notebook": _sha256(notebook), **{name: _sha256(data) for name, data in tables.items()}}
+    sha256 = {
+        "notebook": sha256_bytes(notebook),
+        **{name: sha256_bytes(data) for name, data in tables.items()},
+    }
     return JobResult(
-        True, seconds, worker, "", notebook, b"", tables, sha256, reads, _sha256(source_bytes), code
+        True, seconds, worker, "", notebook, b"", tables, sha256, reads, sha256_bytes(source_bytes), code
     )
 
 
@@ -401,9 +400,9 @@ def _mismatch(job: NotebookJob, result: JobResult, code: str) -> str:
     if set(blobs) != set(result.sha256):
         return "the returned outputs do not match their list of sha256"
     for name, data in blobs.items():
-        if _sha256(data) != result.sha256[name]:
+        if sha256_bytes(data) != result.sha256[name]:
             return f"the returned {name} does not match its sha256 (corrupted in transit)"
-    if result.source_sha256 != _sha256(job.source.read_bytes()):
+    if result.source_sha256 != sha256_bytes(job.source.read_bytes()):
         return f"the worker executed another version of {job.source.name} than this checkout's"
     if result.code != code:
         return (
@@ -504,7 +503,7 @@ def run_jobs(
     ``executor`` defaults to the local pool of ``n_workers`` threads; a :class:`DaskExecutor` runs
     the same job function on a cluster, and the outputs are published here either way.
     """
-    code = cache.code_digest(*project.notebook_code_dirs)
+    code = code_digest(*project.notebook_code_dirs)
     shutil.rmtree(project.cache_dir / "exec", ignore_errors=True)  # leftovers of killed runs
     outcomes: list[Outcome] = []
     todo: list[NotebookJob] = []

@@ -23,16 +23,6 @@ RECORD_VERSION = 1
 PLACE_PARAMETERS = ("project_root", "results_dir")
 
 
-def code_digest(*code_dirs: Path) -> str:
-    """One digest over every .py file below the given folders (path and bytes), in a stable order."""
-    h = hashlib.sha256()
-    for folder in code_dirs:
-        for p in sorted(folder.rglob("*.py")):
-            h.update(f"{folder.name}/{p.relative_to(folder).as_posix()}".encode())
-            h.update(p.read_bytes())
-    return h.hexdigest()
-
-
 def static_key(job: NotebookJob, code: str) -> str:
     """Digest of what is known before running: notebook bytes, parameters, package code."""
     params = {k: v for k, v in job.parameters.items() if k not in PLACE_PARAMETERS}
