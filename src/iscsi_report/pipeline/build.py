@@ -23,8 +23,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-import yaml
-
+from iscsi_report.core import yamlio
 from iscsi_report.core.errors import ReportError
 from iscsi_report.pipeline import provenance, toc
 from iscsi_report.pipeline.locking import pipeline_lock
@@ -43,7 +42,7 @@ ERROR_LINE_RE = re.compile(r"\b(WARNING|ERROR|CRITICAL|SEVERE)\b|^\w*(Error|Exce
 def toc_files(project: Project, toc_path: Path | None = None) -> set[str]:
     """Every document named in the toc (default ``book/_toc.yml``; paths relative to book/, no suffix)."""
     path = toc_path or project.book_dir / "_toc.yml"
-    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc = yamlio.load_file(path).data  # hand-written when there is no base file: read strictly
     found: set[str] = set()
 
     def walk(node: object) -> None:
