@@ -67,8 +67,8 @@ CHART = (
 )
 KERNEL = (
     "import os, sys, tempfile, time\nfrom pathlib import Path\n"
-    "from iscsi_report.pipeline import batch\n"
-    "os.environ.update(batch._kernel_env(Path(tempfile.mkdtemp()) / 'jupyter'))\n"
+    "from iscsi_report.pipeline import execute\n"
+    "os.environ.update(execute.kernel_env(Path(tempfile.mkdtemp()) / 'jupyter'))\n"
     "from jupyter_client.manager import start_new_kernel\n"
     "t = time.perf_counter(); km, kc = start_new_kernel(kernel_name=sys.argv[1])\n"
     "print(time.perf_counter() - t); kc.stop_channels(); km.shutdown_kernel(now=True)"
