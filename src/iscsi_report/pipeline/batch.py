@@ -1,4 +1,4 @@
-"""``iscsi-report run``: execute each params file's notebooks with papermill, in parallel.
+"""The batch behind ``iscsi-report run``: each params file's notebooks executed with papermill, in parallel.
 
 The orchestrator: plan the jobs (every params file validated first), skip those the run cache
 (``cache``) finds fresh, submit the others' job function (``execute.run_notebook``) to an
@@ -15,19 +15,14 @@ way, and a thread waiting on a papermill process is all a local worker would do.
 
 from __future__ import annotations
 
-import argparse
-import os
 import shutil
 import sys
 import uuid
 from typing import Any, TextIO
 
 from iscsi_report.core.digest import code_digest
-from iscsi_report.core.errors import ReportError
 from iscsi_report.pipeline import cache, executors
 from iscsi_report.pipeline.execute import run_notebook
-from iscsi_report.pipeline.interrupt import INTERRUPTED_STATUS, unless_interrupted, watch_sigint
-from iscsi_report.pipeline.locking import pipeline_lock
 from iscsi_report.pipeline.params import NotebookJob, discover, jobs_for
 from iscsi_report.pipeline.paths import Project
 from iscsi_report.pipeline.prune import prune
@@ -143,52 +138,3 @@ def run_batch(
     )
     print_summary(outcomes)
     return 1 if any(o.status == "FAILED" for o in outcomes) else 0
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``iscsi-report run``."""
-    parser.add_argument("params", nargs="*", help="params files or run names (default: all)")
-    parser.add_argument(
-        "--jobs",
-        "-j",
-        type=int,
-        default=os.cpu_count() or 1,
-        help="notebooks executed at once (default: number of CPUs)",
-    )
-    parser.add_argument("--force", action="store_true", help="ignore the cache, run everything")
-    add_scheduler_argument(parser)
-
-
-def add_scheduler_argument(parser: argparse.ArgumentParser) -> None:
-    """``--scheduler``: run the notebooks on an existing Dask cluster instead of this machine."""
-    parser.add_argument(
-        "--scheduler",
-        metavar="tcp://HOST:PORT",
-        help="execute the notebooks on this Dask scheduler's workers (they must see the project at the "
-        "same path and run the same environment: see pipeline/executors.py); --jobs is then ignored",
-    )
-
-
-def batch_from_args(project: Project, args: argparse.Namespace) -> int:
-    """The batch ``run`` and ``book`` share; a failure caused by Ctrl-C ends as KeyboardInterrupt."""
-    return unless_interrupted(run_batch(project, args.params or None, args.jobs, args.force, args.scheduler))
-
-
-def run(args: argparse.Namespace) -> int:
-    """Entry point of ``iscsi-report run``."""
-    project = Project.at(args.root)
-    try:
-        watch_sigint()
-        with pipeline_lock(project):
-            return batch_from_args(project, args)
-    except ReportError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(
-            "run: interrupted; submitted notebooks were cancelled and unfinished ones published nothing; "
-            "run again to finish",
-            file=sys.stderr,
-            flush=True,
-        )
-        return INTERRUPTED_STATUS
