@@ -8,8 +8,8 @@ Usage: nice -n 5 .venv/bin/python benchmarks/dask_batch.py [--runs 40] [--worker
    without pyarrow as the runner starts it), each import a chapter makes (pandas, altair,
    statsmodels, the analyses package), one small chart rendered to SVG, and the runner end to end on
    a notebook holding only its parameters and on a one-table notebook. With ``--baseline REV`` the
-   runner is also timed with ``pipeline/batch.py`` as of REV (before/after the start-up cut), the
-   two interleaved.
+   runner is also timed with the package as of REV (before/after the start-up cut: the whole
+   package, since the runner's one module of then is several now), the two interleaved.
 2. ``--runs`` one-table notebooks through ``iscsi-report run``, ``--rounds`` times each way,
    interleaved (local, Dask, local, Dask, ...): locally with ``--jobs W`` and through ``--scheduler``
    on W single-thread ``dask worker`` processes (127.0.0.1 only, stopped by PID). Per run: wall
@@ -22,6 +22,7 @@ Usage: nice -n 5 .venv/bin/python benchmarks/dask_batch.py [--runs 40] [--worker
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import os
@@ -32,6 +33,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Callable
@@ -67,15 +69,13 @@ CHART = (
 )
 KERNEL = (
     "import os, sys, tempfile, time\nfrom pathlib import Path\n"
-    "from iscsi_report.pipeline import batch\n"
-    "os.environ.update(batch._kernel_env(Path(tempfile.mkdtemp()) / 'jupyter'))\n"
+    "from iscsi_report.pipeline import execute\n"
+    "os.environ.update(execute.kernel_env(Path(tempfile.mkdtemp()) / 'jupyter'))\n"
     "from jupyter_client.manager import start_new_kernel\n"
     "t = time.perf_counter(); km, kc = start_new_kernel(kernel_name=sys.argv[1])\n"
     "print(time.perf_counter() - t); kc.stop_channels(); km.shutdown_kernel(now=True)"
 )
 FLEET_HOSTS, FLEET_CHAPTERS = 1000, 3
-# The files of the per-notebook start-up cut (kernel without debugpy, papermill without pyarrow,
-# statsmodels only where the lab fits): --baseline REV times the runner with these as of REV.
 # Dask's own background work on each process, off for a batch of papermill runs: the statistical
 # profiler (a stack sample every 10 ms), the GIL monitor and the 20 ms event-loop tick. Measured idle:
 # a default worker 0.031 CPU-s per s, a tuned one 0.007; the scheduler 0.017 vs 0.004.
@@ -84,7 +84,6 @@ DASK_BATCH_ENV = {
     "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__GIL__ENABLED": "False",
     "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "1s",
 }
-CUT_FILES = ("iscsi_report/pipeline/batch.py", "iscsi_report/analyses/lab.py")
 LAB_CHAPTER_IMPORTS = "import iscsi_report.analyses.lab, iscsi_report.analyses.charts.lab"
 
 
@@ -161,12 +160,13 @@ def _printed(code: str, *args: str) -> float:
 
 
 def _baseline_package(tmp: Path, rev: str) -> Path:
-    """A copy of the private package with the files of the start-up cut as of git revision ``rev``."""
+    """The package as of git revision ``rev`` (the per-notebook start-up cut: kernel without debugpy,
+    papermill without pyarrow, statsmodels only where the lab fits, came in one revision)."""
     dest = tmp / "baseline"
-    shutil.copytree(Path(os.environ["PYTHONPATH"]), dest / "src")
-    for rel in CUT_FILES:
-        old = subprocess.check_output(["git", "-C", str(ROOT), "show", f"{rev}:src/{rel}"])
-        (dest / "src" / rel).write_bytes(old)
+    dest.mkdir()
+    archive = subprocess.check_output(["git", "-C", str(ROOT), "archive", rev, "src/iscsi_report"])
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(dest, filter="data")
     return dest / "src"
 
 
@@ -331,7 +331,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="alternate local and Dask this many times")
     parser.add_argument("--batch-only", action="store_true", help="skip the per-notebook overhead part")
     parser.add_argument("--overhead-only", action="store_true", help="skip the local vs Dask batches")
-    parser.add_argument("--baseline", help="git revision whose pipeline/batch.py is the 'before' runner")
+    parser.add_argument("--baseline", help="git revision whose package is the 'before' runner")
     parser.add_argument("--dask-defaults", action="store_true", help="workers with Dask's default config")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()

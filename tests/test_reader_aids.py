@@ -350,8 +350,8 @@ def test_published_notebooks_give_no_cell_a_toggle_of_its_own(tmp_path: Path) ->
 
     import nbformat
 
-    from iscsi_report.pipeline.batch import _publishable
     from iscsi_report.pipeline.paths import Project
+    from iscsi_report.pipeline.sanitize import publishable
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [
@@ -363,7 +363,7 @@ def test_published_notebooks_give_no_cell_a_toggle_of_its_own(tmp_path: Path) ->
     ]
     src = tmp_path / "executed.ipynb"
     nbformat.write(nb, src)
-    out = json.loads(_publishable(src, ROOT / "book" / "runs" / "r" / "page.ipynb", Project.at(ROOT)))
+    out = json.loads(publishable(src, ROOT / "book" / "runs" / "r" / "page.ipynb", Project.at(ROOT)))
     tags = [c["metadata"].get("tags", []) for c in out["cells"] if c["cell_type"] == "code"]
     assert tags == [
         ["parameters", "remove-cell"],

@@ -27,6 +27,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from iscsi_report.core.digest import code_digest
 from iscsi_report.core.ingest import ping
 from iscsi_report.pipeline import batch, cache
 from iscsi_report.pipeline.params import NotebookJob
@@ -405,10 +406,10 @@ def test_editing_pipeline_code_reexecutes_no_chapter_but_analyses_code_does(stud
     assert Path(where.stdout.strip()) == package  # the CLI runs the copy, not the repository's package
     code_dirs = (package / "core", package / "analyses")
     before = _mtimes(study)
-    digest = cache.code_digest(*code_dirs)
+    digest = code_digest(*code_dirs)
     for module in ("build.py", "batch.py", "cache.py"):
         _append_comment(package / "pipeline" / module)
-    assert cache.code_digest(*code_dirs) == digest
+    assert code_digest(*code_dirs) == digest
     result = cli(study.root, "run", "--jobs", "2", env=study.env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "queued" not in result.stdout
@@ -417,7 +418,7 @@ def test_editing_pipeline_code_reexecutes_no_chapter_but_analyses_code_does(stud
     assert _mtimes(study) == before
 
     _append_comment(package / "analyses" / "report.py")  # code every chapter imports
-    changed = cache.code_digest(*code_dirs)
+    changed = code_digest(*code_dirs)
     assert changed != digest
     stale = {(j.run, j.notebook): cache.why_stale(study.project, j, changed) for j in study.jobs}
     assert set(stale.values()) == {"notebook, parameters or package code changed"}

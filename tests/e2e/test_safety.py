@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from iscsi_report.core.digest import code_digest
 from iscsi_report.pipeline import batch, cache
 from iscsi_report.pipeline.build import STAMP_FILE, input_key
 from iscsi_report.pipeline.params import discover, jobs_for
@@ -293,7 +294,7 @@ def _job(project: Path, notebook: str) -> batch.NotebookJob:
 
 def _code() -> str:
     """The package code digest the runner uses in its cache keys."""
-    return cache.code_digest(Project.at(ROOT).package_dir)
+    return code_digest(Project.at(ROOT).package_dir)
 
 
 def test_build_killed_midway_keeps_site_and_next_run_recovers(clone: Path) -> None:

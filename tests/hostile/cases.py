@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import errno
 import gzip
 import hashlib
 import io
@@ -22,11 +23,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import yaml
 
 from iscsi_report.cli import summarize
-from iscsi_report.core import dataset, yamlio
+from iscsi_report.core import atomic, dataset, yamlio
 from iscsi_report.core.errors import IngestError, ParamsError, ReportError
 from iscsi_report.core.ingest import fio, iostat, iperf3, ping, textio
 
@@ -1488,16 +1490,27 @@ _add(
 )
 
 
-def _block_tmp(root: Path) -> None:
-    """Make the atomic write fail as on read-only data (root ignores mode bits, so a directory
-    takes the temporary file's name)."""
-    (root / f".manifest.yaml.{os.getpid()}.tmp").mkdir()
+def _read_only(build: Callable[[Path], Trial]) -> Callable[[Path], Trial]:
+    """The same trial with the atomic writer's temporary file refused as on a read-only mount
+    (EROFS; root ignores mode bits, and the temporary name is unique, so it cannot be blocked)."""
+
+    def wrapped(tmp: Path) -> Trial:
+        trial = build(tmp)
+
+        def call() -> Any:
+            refused = OSError(errno.EROFS, os.strerror(errno.EROFS))
+            with mock.patch.object(atomic, "open", side_effect=refused, create=True):
+                return trial.call()
+
+        return Trial(call, trial.file)
+
+    return wrapped
 
 
 _add(
     "manifest",
     "update-checksums-unwritable",
-    _manifest({"files": [_entry(sha256="0" * 64)]}, setup=_block_tmp, call="update"),
+    _read_only(_manifest({"files": [_entry(sha256="0" * 64)]}, call="update")),
     Err(("cannot write the updated checksums", "read-only data?")),
 )
 _add(

@@ -28,6 +28,7 @@ from iscsi_report.analyses import projections, r2t, storage
 from iscsi_report.core import dataset as datasets
 from iscsi_report.core import model
 from iscsi_report.core.atomic import write_atomic
+from iscsi_report.core.digest import code_digest
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest.textio import sha256_file
 from iscsi_report.core.measurements import Measurements, open_dataset
@@ -233,10 +234,7 @@ def dataset_rows(
 def _code_digest() -> str:
     """sha256 of the library code the rows are computed with (core and analyses sources)."""
     package = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256()
-    for path in sorted([*package.glob("core/**/*.py"), *package.glob("analyses/**/*.py")]):
-        h.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()
+    return code_digest(package / "core", package / "analyses")
 
 
 def _dataset_key(raw_dir: Path, code: str, options: dict[str, Any]) -> str:

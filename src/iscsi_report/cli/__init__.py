@@ -13,14 +13,14 @@ from typing import Any
 
 # subcommand -> (module, help); each module provides configure(parser) and run(args) -> int
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "run": ("iscsi_report.pipeline.batch", "execute the params files' notebooks with papermill"),
-    "build": ("iscsi_report.pipeline.build", "build the book strictly into _build/html (atomic swap)"),
-    "book": ("iscsi_report.pipeline.book", "run the batch, then build the book, under one lock"),
+    "run": ("iscsi_report.cli.run", "execute the params files' notebooks with papermill"),
+    "build": ("iscsi_report.cli.build", "build the book strictly into _build/html (atomic swap)"),
+    "book": ("iscsi_report.cli.book", "run the batch, then build the book, under one lock"),
     "summarize": ("iscsi_report.cli.summarize", "summarize raw ping/iperf3/fio/iostat files"),
     "project": ("iscsi_report.cli.project", "project iSCSI write latency and throughput"),
     "dataset": ("iscsi_report.cli.dataset", "init, check or update a raw dataset's manifest; label page"),
     "capture": ("iscsi_report.cli.capture", "capture ping, iperf3, fio and iostat of your own setup"),
-    "lab": ("iscsi_report.lab.cli", "a real iSCSI target and initiator in network namespaces"),
+    "lab": ("iscsi_report.cli.lab", "a real iSCSI target and initiator in network namespaces"),
 }
 
 

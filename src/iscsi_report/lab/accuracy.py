@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
+from iscsi_report.core import yamlio
 from iscsi_report.core.ingest import iperf3, ping
 
 
 def accuracy_rows(dataset: Path) -> list[dict[str, float]]:
     """One row per (one_way_delay_ms, link_mbps) point with ping and iperf3 figures."""
-    doc = yaml.safe_load((dataset / "manifest.yaml").read_text(encoding="utf-8"))
+    doc = yamlio.load_file(dataset / "manifest.yaml").data
     points: dict[tuple[float, float], dict[str, float]] = {}
     for f in doc["files"]:
         lab = f["labels"]

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from iscsi_report.core.atomic import write_atomic
+
 STATE_DIR = Path(os.environ.get("ISCSI_REPORT_LAB_STATE_DIR", "/run/iscsi-report-lab"))
 STATE_FILE = STATE_DIR / "state.json"
 NS_PREFIX = "iscsilab-"
@@ -49,10 +51,8 @@ def load_state() -> dict[str, Any] | None:
 
 
 def _save(state: dict[str, Any]) -> None:
-    STATE_DIR.mkdir(parents=True, exist_ok=True)
-    tmp = STATE_FILE.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state, indent=1), encoding="utf-8")
-    os.replace(tmp, STATE_FILE)
+    """Write the state file atomically: a teardown never reads half of it."""
+    write_atomic(STATE_FILE, json.dumps(state, indent=1))
 
 
 def proc_start_ticks(pid: int) -> int | None:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from iscsi_report.core.atomic import write_atomic
 from iscsi_report.lab import state as st
 from iscsi_report.lab.build import Tools
 
@@ -317,9 +318,8 @@ class Lab:
 
     # -- delay line ------------------------------------------------------------------------
     def _write_params(self, one_way_delay_ms: float, link_mbps: float) -> None:
-        tmp = self.params_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"one_way_delay_ms": one_way_delay_ms, "link_mbps": link_mbps}))
-        os.replace(tmp, self.params_file)
+        params = {"one_way_delay_ms": one_way_delay_ms, "link_mbps": link_mbps}
+        write_atomic(self.params_file, json.dumps(params))  # the delay line re-reads it on SIGHUP
         self.one_way_delay_ms, self.link_mbps = one_way_delay_ms, link_mbps
 
     def set_link(self, one_way_delay_ms: float, link_mbps: float) -> None:

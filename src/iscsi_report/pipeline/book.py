@@ -1,62 +1,38 @@
-"""``iscsi-report book [RUN...]``: the batch, then the strict build, under one lock; what `make book` runs.
+"""The book in one step: the batch, then the strict build, under one project lock.
 
-Named runs are executed and built alone: the site's toc then holds only their parts (and the
-hand-written pages), so a user sees their own chapters without waiting for the bundled studies.
+The site is built only when every notebook succeeded; named runs are executed and built alone
+(the toc then holds only their parts and the hand-written pages).
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 
-from iscsi_report.core.errors import ReportError
-from iscsi_report.pipeline.batch import add_scheduler_argument, batch_from_args, watch_sigint
+from iscsi_report.pipeline.batch import run_batch
 from iscsi_report.pipeline.build import build_book
+from iscsi_report.pipeline.interrupt import unless_interrupted
 from iscsi_report.pipeline.locking import pipeline_lock
 from iscsi_report.pipeline.params import discover
 from iscsi_report.pipeline.paths import Project
 
-INTERRUPTED_STATUS = 130  # the shell's status for a command ended by Ctrl-C (128 + SIGINT)
 
+def make_book(
+    project: Project,
+    selected: list[str] | None,
+    n_workers: int,
+    force: bool = False,
+    scheduler: str | None = None,
+) -> int:
+    """Run the batch (the ``selected`` runs, or all); build the book only if every notebook succeeded.
 
-def configure(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``iscsi-report book``."""
-    parser.add_argument(
-        "params",
-        nargs="*",
-        metavar="RUN",
-        help="params files or run names: build only these runs' chapters (default: every params file "
-        "without 'enabled: false')",
-    )
-    parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--force", action="store_true", help="re-execute and rebuild everything")
-    add_scheduler_argument(parser)
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run the batch; build the book only if every notebook succeeded."""
-    project = Project.at(args.root)
-    try:
-        watch_sigint()
-        with pipeline_lock(project):
-            status = batch_from_args(project, args)
-            if status != 0:
-                print(
-                    "book: not built because a notebook failed; the previous site is untouched",
-                    file=sys.stderr,
-                )
-                return status
-            chosen = discover(project, args.params) if args.params else None
-            return build_book(project, args.force, runs=chosen)
-    except ReportError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(
-            "book: interrupted; unfinished notebooks published nothing and the previous site is "
-            "untouched; run again to finish",
-            file=sys.stderr,
-            flush=True,
-        )
-        return INTERRUPTED_STATUS
+    A failure caused by Ctrl-C ends as KeyboardInterrupt (see :mod:`.interrupt`).
+    """
+    with pipeline_lock(project):
+        status = unless_interrupted(run_batch(project, selected, n_workers, force, scheduler))
+        if status != 0:
+            print(
+                "book: not built because a notebook failed; the previous site is untouched", file=sys.stderr
+            )
+            return status
+        chosen = discover(project, selected) if selected else None
+        return build_book(project, force, runs=chosen)

@@ -1,4 +1,4 @@
-"""``iscsi-report build``: strict jupyter-book build into a fresh folder, then an atomic swap.
+"""The strict jupyter-book build into a fresh folder, then an atomic swap (``iscsi-report build``).
 
 The book is built with execution off (papermill already ran), warnings as errors, nitpicky. It is
 built into ``_build/sites/<stamp>``; only when that succeeds does the ``_build/html`` symlink move
@@ -12,7 +12,6 @@ reads carries a time or a path of the building machine (the runner strips them f
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
 import re
@@ -23,11 +22,9 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-import yaml
-
+from iscsi_report.core import yamlio
 from iscsi_report.core.errors import ReportError
 from iscsi_report.pipeline import provenance, toc
-from iscsi_report.pipeline.locking import pipeline_lock
 from iscsi_report.pipeline.params import RunSpec, discover
 from iscsi_report.pipeline.paths import Project
 
@@ -43,7 +40,7 @@ ERROR_LINE_RE = re.compile(r"\b(WARNING|ERROR|CRITICAL|SEVERE)\b|^\w*(Error|Exce
 def toc_files(project: Project, toc_path: Path | None = None) -> set[str]:
     """Every document named in the toc (default ``book/_toc.yml``; paths relative to book/, no suffix)."""
     path = toc_path or project.book_dir / "_toc.yml"
-    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc = yamlio.load_file(path).data  # hand-written when there is no base file: read strictly
     found: set[str] = set()
 
     def walk(node: object) -> None:
@@ -255,19 +252,3 @@ def build_book(
     _prune(project, site_root)
     print(f"book: built in {time.monotonic() - started:.1f}s -> {link}/index.html", file=stream, flush=True)
     return 0
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``iscsi-report build``."""
-    parser.add_argument("--force", action="store_true", help="rebuild even if nothing changed")
-
-
-def run(args: argparse.Namespace) -> int:
-    """Entry point of ``iscsi-report build``."""
-    project = Project.at(args.root)
-    try:
-        with pipeline_lock(project):
-            return build_book(project, args.force)
-    except ReportError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.ingest.textio import sha256_file
 from iscsi_report.pipeline.params import NotebookJob
 from iscsi_report.pipeline.paths import Project
@@ -22,16 +22,6 @@ from iscsi_report.pipeline.paths import Project
 RECORD_VERSION = 1
 # Parameters that name places, not content: excluded from the key.
 PLACE_PARAMETERS = ("project_root", "results_dir")
-
-
-def code_digest(*code_dirs: Path) -> str:
-    """One digest over every .py file below the given folders (path and bytes), in a stable order."""
-    h = hashlib.sha256()
-    for folder in code_dirs:
-        for p in sorted(folder.rglob("*.py")):
-            h.update(f"{folder.name}/{p.relative_to(folder).as_posix()}".encode())
-            h.update(p.read_bytes())
-    return h.hexdigest()
 
 
 def static_key(job: NotebookJob, code: str) -> str:
@@ -85,11 +75,7 @@ def load_record(project: Project, job: NotebookJob) -> Record | None:
 
 def save_record(project: Project, job: NotebookJob, record: Record) -> None:
     """Write the record atomically (last step of a successful run)."""
-    path = record_path(project, job)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record.to_json(), indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(record_path(project, job), json.dumps(record.to_json(), indent=1, sort_keys=True))
 
 
 def digests(project: Project, rel_paths: list[str] | dict[str, str]) -> dict[str, str]:
@@ -104,16 +90,8 @@ def digests(project: Project, rel_paths: list[str] | dict[str, str]) -> dict[str
 def read_log(project: Project, log: Path) -> tuple[dict[str, str], dict[str, int]]:
     """From a run's reads log (one line per read): each file's sha256 now, and files read more than once."""
     lines = log.read_text(encoding="utf-8").split() if log.exists() else []
-    counts = Counter(_relative(project, Path(p)) for p in lines)
+    counts = Counter(project.relative(Path(p)) for p in lines)
     return digests(project, sorted(counts)), {rel: n for rel, n in sorted(counts.items()) if n > 1}
-
-
-def _relative(project: Project, path: Path) -> str:
-    """A path relative to the project root when inside it, else absolute."""
-    try:
-        return path.resolve().relative_to(project.root).as_posix()
-    except ValueError:
-        return str(path.resolve())
 
 
 def why_stale(project: Project, job: NotebookJob, code: str) -> str | None:

@@ -1,8 +1,8 @@
 """Where notebook jobs execute: this machine's thread pool or a Dask cluster, behind one interface.
 
-Both executors run the same job function (``batch.run_notebook``): it executes one notebook with
+Both executors run the same job function (``execute.run_notebook``): it executes one notebook with
 papermill in its own staging folder and returns the outputs as bytes with their sha256. The
-submitting side (``batch.publish``) verifies them, publishes each file atomically and writes the
+submitting side (``publish.publish``) verifies them, publishes each file atomically and writes the
 cache record last, whichever executor ran the job. :class:`LocalExecutor` is a thread pool, each
 thread waiting on one papermill process; :class:`DaskExecutor` submits the same function to a Dask
 scheduler (``iscsi-report run --scheduler tcp://HOST:PORT``).

@@ -65,6 +65,13 @@ class Project:
         """The layers a chapter notebook may import (core, analyses): hashed into run cache keys."""
         return (self.package_dir / "core", self.package_dir / "analyses")
 
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the root (POSIX), as records and messages name it; absolute if outside."""
+        try:
+            return path.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path.resolve())
+
     def notebook(self, name: str) -> Path:
         return self.notebooks_dir / f"{name}.md"
 

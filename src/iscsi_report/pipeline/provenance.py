@@ -13,6 +13,7 @@ data is escaped by :mod:`iscsi_report.core.markup`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -25,11 +26,13 @@ from typing import Any
 
 from iscsi_report.core import dataset as datasets
 from iscsi_report.core import markup
+from iscsi_report.core.atomic import write_atomic
+from iscsi_report.core.digest import code_digest
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest.detect import detect_tool, tool_module
 from iscsi_report.core.ingest.textio import read_text, sha256_file
 from iscsi_report.pipeline import cache
-from iscsi_report.pipeline.cache import PLACE_PARAMETERS, code_digest
+from iscsi_report.pipeline.cache import PLACE_PARAMETERS
 from iscsi_report.pipeline.params import discover, jobs_for, parameters_cell
 from iscsi_report.pipeline.paths import Project
 
@@ -143,13 +146,8 @@ class _ToolCache:
     def save(self) -> None:
         """Write atomically; a failure to cache is not an error (the page is already right)."""
         doc = {"version": TOOL_CACHE_VERSION, "code": self.code, "files": self.entries}
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(doc, sort_keys=True), encoding="utf-8")
-            os.replace(tmp, self.path)
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):
+            write_atomic(self.path, json.dumps(doc, sort_keys=True))
 
 
 def dataset_dirs(project: Project) -> list[Path]:
@@ -448,8 +446,5 @@ def render(project: Project, built_at: str) -> str:
 def write_page(project: Project, built_at: str | None = None) -> Path:
     """Generate ``book/provenance.md`` atomically and return its path."""
     path = page_path(project)
-    text = render(project, built_at or build_time(project.root))
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, render(project, built_at or build_time(project.root)))
     return path

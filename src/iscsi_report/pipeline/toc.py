@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from iscsi_report.core import yamlio
+from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.errors import ReportError
 from iscsi_report.pipeline.params import RunSpec
 from iscsi_report.pipeline.paths import Project
@@ -61,7 +63,7 @@ def run_part(project: Project, spec: RunSpec) -> dict[str, Any]:
 def generate(project: Project, specs: list[RunSpec]) -> dict[str, Any]:
     """The base toc with its placeholder replaced by one part per run (in the order given)."""
     path = base_path(project)
-    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc = yamlio.load_file(path).data
     parts = doc.get("parts") if isinstance(doc, dict) else None
     if not isinstance(parts, list) or sum(p == PLACEHOLDER for p in parts) != 1:
         raise ReportError(f"{path}: expected a 'parts' list with exactly one '- generated: runs' entry")
@@ -92,8 +94,5 @@ def write(project: Project, specs: list[RunSpec], dest: Path) -> Path:
     """Write the generated toc to ``dest`` (unchanged bytes are not rewritten); returns ``dest``."""
     text = render(generate(project, specs))
     if not dest.is_file() or dest.read_text(encoding="utf-8") != text:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_suffix(".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(dest)
+        write_atomic(dest, text)
     return dest

@@ -1,4 +1,4 @@
-"""``iscsi-report lab``: setup, run, smoke and teardown of the real iSCSI lab (root only)."""
+"""``iscsi-report lab``: setup, run, smoke and teardown of the real iSCSI lab in lab/ (root only)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from iscsi_report.lab import state as st
+from iscsi_report.lab.build import Tools
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -42,10 +43,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _say(msg: str) -> None:
+    """A progress line on stderr, prefixed ``lab:``."""
     print(f"lab: {msg}", file=sys.stderr, flush=True)
 
 
-def _tools(root: str):
+def _tools(root: str) -> Tools:
+    """The built tools recorded under ``root``, running ``lab setup`` first when there are none."""
     from iscsi_report.lab.build import load_tools, setup
 
     tools = load_tools(root)

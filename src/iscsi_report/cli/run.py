@@ -1,0 +1,58 @@
+"""``iscsi-report run``: execute each params file's notebooks with papermill, in parallel (pipeline.batch)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from iscsi_report.core.errors import ReportError
+from iscsi_report.pipeline.batch import run_batch
+from iscsi_report.pipeline.interrupt import INTERRUPTED_STATUS, unless_interrupted, watch_sigint
+from iscsi_report.pipeline.locking import pipeline_lock
+from iscsi_report.pipeline.paths import Project
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``iscsi-report run``."""
+    parser.add_argument("params", nargs="*", help="params files or run names (default: all)")
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="notebooks executed at once (default: number of CPUs)",
+    )
+    parser.add_argument("--force", action="store_true", help="ignore the cache, run everything")
+    add_scheduler_argument(parser)
+
+
+def add_scheduler_argument(parser: argparse.ArgumentParser) -> None:
+    """``--scheduler``: run the notebooks on an existing Dask cluster instead of this machine."""
+    parser.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="execute the notebooks on this Dask scheduler's workers (they must see the project at the "
+        "same path and run the same environment: see pipeline/executors.py); --jobs is then ignored",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the batch under the project lock; 2 on a refused input, 130 when interrupted."""
+    project = Project.at(args.root)
+    try:
+        watch_sigint()
+        with pipeline_lock(project):
+            status = run_batch(project, args.params or None, args.jobs, args.force, args.scheduler)
+            return unless_interrupted(status)
+    except ReportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            "run: interrupted; submitted notebooks were cancelled and unfinished ones published nothing; "
+            "run again to finish",
+            file=sys.stderr,
+            flush=True,
+        )
+        return INTERRUPTED_STATUS

@@ -1,0 +1,49 @@
+"""core.digest.code_digest: one digest of code for the run cache and the fleet's row cache."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from iscsi_report.analyses import fleet
+from iscsi_report.core.digest import code_digest, sha256_bytes
+from iscsi_report.pipeline.paths import Project
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _package(root: Path) -> Path:
+    pkg = root / "core"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "a.py").write_text("A = 1\n")
+    (pkg / "sub" / "b.py").write_text("B = 2\n")
+    return pkg
+
+
+def test_code_digest_follows_python_sources_only(tmp_path: Path) -> None:
+    pkg = _package(tmp_path / "one")
+    first = code_digest(pkg)
+    (pkg / "notes.txt").write_text("not code")
+    assert code_digest(pkg) == first
+    (pkg / "sub" / "b.py").write_text("B = 3\n")
+    assert code_digest(pkg) != first
+    (pkg / "sub" / "b.py").write_text("B = 2\n")
+    assert code_digest(pkg) == first
+    (pkg / "sub" / "b.py").rename(pkg / "sub" / "c.py")  # same bytes under another name
+    assert code_digest(pkg) != first
+
+
+def test_code_digest_is_the_same_wherever_the_folder_sits(tmp_path: Path) -> None:
+    pkg = _package(tmp_path / "one")
+    copy = tmp_path / "two" / "core"
+    shutil.copytree(pkg, copy)
+    assert code_digest(copy) == code_digest(pkg)
+    assert code_digest(pkg, copy) != code_digest(pkg)
+
+
+def test_the_fleet_and_the_run_cache_hash_the_same_code() -> None:
+    assert fleet._code_digest() == code_digest(*Project.at(ROOT).notebook_code_dirs)
+
+
+def test_sha256_bytes() -> None:
+    assert sha256_bytes(b"") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
