@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
 from iscsi_report.core import forecast, model
-from iscsi_report.core.forecast import Configuration, LeakageError, Source, Today, Value
+from iscsi_report.core.forecast import Configuration, LeakageError, Measured, Source, Today, Value
 
 MBIT = 1e6
 MEASURED = Source("measured", "test")
@@ -40,7 +41,9 @@ def _today(op_ms: float | None = 20.0, **kw: object) -> Today:
         "device_source": Source("default", "test"),
         "device_bytes_per_s": None,
         "cpu_ms": Value(0.0, Source("default", "test")),
-        "op_ms": Value(op_ms, Source("measured", "fio", c.key()), 0.2) if op_ms is not None else None,
+        "measured": (Measured(c.bs_bytes, Value(op_ms, Source("measured", "fio", c.key()), 0.2)),)
+        if op_ms is not None
+        else (),
     }
     return Today(**{**fields, **kw})  # type: ignore[arg-type]
 
@@ -49,6 +52,30 @@ def test_a_forecast_of_todays_own_configuration_is_refused() -> None:
     t = _today()
     with pytest.raises(LeakageError, match="configuration being forecast"):
         forecast.forecast(t, t.configuration)
+    with pytest.raises(LeakageError, match="configuration being forecast"):  # any of today's runs
+        forecast.forecast(_with_sizes({1 << 18: 6.0, 1 << 20: 20.0}), _conf(bs_bytes=1 << 18))
+
+
+def _with_sizes(op_ms_by_bs: dict[int, float]) -> Today:
+    """Today's settings measured at several block sizes."""
+    c = _conf()
+    runs = tuple(
+        Measured(bs, Value(ms, Source("measured", "fio", replace(c, bs_bytes=bs).key()), 0.1))
+        for bs, ms in op_ms_by_bs.items()
+    )
+    return replace(_today(), measured=runs)
+
+
+def test_the_host_residual_is_fitted_per_byte_over_todays_block_sizes() -> None:
+    t0 = _today(op_ms=None)
+    model_ms = {bs: forecast._loaded_ms(t0, _conf(bs_bytes=bs)) for bs in (1 << 18, 1 << 20)}
+    # Residuals of 1 ms + 2 ms per MiB, exactly: the fit must recover them and extrapolate.
+    t = _with_sizes({bs: ms + 1.0 + 2.0 * bs / 2**20 for bs, ms in model_ms.items()})
+    res = forecast.host_residual(t)
+    assert res.sizes == 2
+    assert res.a_ms == pytest.approx(1.0) and res.b_ms_per_byte * 2**20 == pytest.approx(2.0)
+    f = forecast.forecast(t, _conf(bs_bytes=1 << 22))
+    assert f.terms_ms["host_residual_ms"] == pytest.approx(1.0 + 2.0 * 4)
 
 
 def test_an_input_measured_on_the_target_is_refused() -> None:

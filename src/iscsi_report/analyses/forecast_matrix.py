@@ -196,6 +196,11 @@ def group_of(settings: pd.Series, sizes: set[int], b: pd.Series) -> str:
     return differ[0] if len(differ) == 1 else SEVERAL
 
 
+def settings_name(key: str) -> str:
+    """A configuration key without its block size: the name of today's settings."""
+    return "|".join(part for part in key.split("|") if not part.startswith("bs="))
+
+
 def _todays(confs: pd.DataFrame, max_today: int | None) -> list[pd.DataFrame]:
     """Settings groups a user could call today's system: writes at queue depth 1, two sizes or more."""
     calib = confs[(confs["rw"] == "write") & (confs["iodepth"] == 1)]
@@ -214,7 +219,7 @@ def run(
     rows: list[dict[str, Any]] = []
     for group in _todays(confs, max_today):
         settings = group.iloc[0]
-        name = f"today: {settings['key'].split('|bs=')[0]}"
+        name = settings_name(str(settings["key"]))
         full = today(data, group, model_error)
         full_scale = _scale(full)
         sizes = set(group["bs_bytes"].astype(int))
