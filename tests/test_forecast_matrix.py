@@ -26,7 +26,7 @@ def matrix(data: lab.LabData) -> fm.Matrix:
 
 
 def test_a_targets_forecasts_are_blind_to_its_own_runs(data: lab.LabData, matrix: fm.Matrix) -> None:
-    """Scrambling the runs of one target inside a settings group used as today changes none of its forecasts."""
+    """Scrambling one target's runs, inside a group used as today, changes none of its forecasts."""
     confs = matrix.configurations.set_index("key")
     todays = set(matrix.pairs["today"])
     target = next(k for k in confs.index if fm.settings_name(k) in todays)
