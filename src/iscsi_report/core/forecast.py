@@ -23,6 +23,7 @@ Pure functions, no I/O.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -222,6 +223,7 @@ def _loaded_ms(today: Today, c: Configuration) -> float:
     return model.throughput(b, net, c.queue_depth, device_bytes_per_s=_dev(today, c)).loaded_latency_ms
 
 
+@functools.lru_cache(maxsize=1024)
 def host_residual(today: Today) -> Residual:
     """Today's measured latencies less today's modelled ones, fitted as a + b x bytes (see Residual).
 
