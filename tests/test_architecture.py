@@ -48,8 +48,8 @@ def test_contracts_hold_on_the_real_tree() -> None:
 @pytest.mark.parametrize(
     ("module", "imported", "broken"),
     [
-        ("core/stats.py", "iscsi_report.pipeline.paths", LAYERS),
-        ("analyses/network.py", "iscsi_report.pipeline.paths", LAYERS),
+        ("core/stats.py", "iscsi_report.pipeline.cache", LAYERS),
+        ("analyses/network.py", "iscsi_report.pipeline.cache", LAYERS),
         ("pipeline/cache.py", "iscsi_report.analyses.report", PIPELINE_NO_ANALYSES),
         ("core/errors.py", "nbformat", CORE_NO_NOTEBOOKS),
     ],

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import cache
 from iscsi_report.pipeline.params import NotebookJob
-from iscsi_report.pipeline.paths import Project
 
 
 @pytest.fixture

@@ -350,8 +350,8 @@ def test_published_notebooks_give_no_cell_a_toggle_of_its_own(tmp_path: Path) ->
 
     import nbformat
 
+    from iscsi_report.core.paths import Project
     from iscsi_report.pipeline.batch import _publishable
-    from iscsi_report.pipeline.paths import Project
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [

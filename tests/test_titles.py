@@ -12,8 +12,8 @@ import yaml
 from iscsi_report.analyses import about, report
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest import textio
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import toc
-from iscsi_report.pipeline.paths import Project
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB = "lab-veth-2026"

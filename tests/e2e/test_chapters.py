@@ -28,9 +28,9 @@ import pytest
 import yaml
 
 from iscsi_report.core.ingest import ping
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import batch, cache
 from iscsi_report.pipeline.params import NotebookJob
-from iscsi_report.pipeline.paths import Project
 
 from .projects import ROOT, cli, executed_study, study_env
 
@@ -395,7 +395,7 @@ def test_editing_pipeline_code_reexecutes_no_chapter_but_analyses_code_does(stud
         [
             sys.executable,
             "-c",
-            "from iscsi_report.pipeline.paths import Project; print(Project.at('.').package_dir)",
+            "from iscsi_report.core.paths import Project; print(Project.at('.').package_dir)",
         ],
         capture_output=True,
         text=True,

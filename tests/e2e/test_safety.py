@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import batch, cache
 from iscsi_report.pipeline.build import STAMP_FILE, input_key
 from iscsi_report.pipeline.params import discover, jobs_for
-from iscsi_report.pipeline.paths import Project
 
 from .projects import LAB, ROOT, add_notebook, cli, make_project
 

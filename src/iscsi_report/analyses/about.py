@@ -250,7 +250,7 @@ def run_params(ctx: Context) -> dict[str, object]:
     A page that links its sibling chapters or names its run depends on this file: recording it as
     read makes a change of the run's chapters or titles re-execute the page.
     """
-    path = ctx.project_root / "params" / f"{ctx.run_name}.yaml"
+    path = ctx.project.params_file(ctx.run_name)
     if not path.is_file():
         return {}  # a notebook opened by hand under a run name with no params file
     doc = yamlio.load_file(path).data  # strict (a duplicate key is an error) and a recorded read

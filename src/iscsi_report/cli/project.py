@@ -387,8 +387,8 @@ def _run_settings(args: argparse.Namespace) -> tuple[str | None, dict[str, Any],
     """(dataset, model settings, params file) from --run; the dataset alone without it."""
     if args.run is None:
         return args.dataset, {}, ""
+    from iscsi_report.core.paths import Project
     from iscsi_report.pipeline.params import load_run
-    from iscsi_report.pipeline.paths import Project
 
     path = Project.at(args.root).params_dir / f"{args.run}.yaml"
     if not path.is_file():
@@ -411,7 +411,7 @@ def _context(args: argparse.Namespace) -> Context:
         return Context(None, None, {}, "")
     from iscsi_report.analyses import projections
     from iscsi_report.core.measurements import open_dataset
-    from iscsi_report.pipeline.paths import Project
+    from iscsi_report.core.paths import Project
 
     ds = open_dataset(Project.at(args.root).raw_dir / name)
     read = {k: v for k, v in settings.items() if k != "bs_bytes"}

@@ -35,10 +35,10 @@ import yaml
 
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest.textio import READS_LOG_ENV
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import cache, executors
 from iscsi_report.pipeline.locking import pipeline_lock
 from iscsi_report.pipeline.params import NotebookJob, discover, jobs_for, read_notebook
-from iscsi_report.pipeline.paths import Project
 
 KERNEL_NAME = "iscsi-report"
 # Parallel kernels started at the same instant can race for ports and die before replying;

@@ -11,11 +11,11 @@ import os
 import sys
 
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline.batch import add_scheduler_argument, batch_from_args, watch_sigint
 from iscsi_report.pipeline.build import build_book
 from iscsi_report.pipeline.locking import pipeline_lock
 from iscsi_report.pipeline.params import discover
-from iscsi_report.pipeline.paths import Project
 
 INTERRUPTED_STATUS = 130  # the shell's status for a command ended by Ctrl-C (128 + SIGINT)
 

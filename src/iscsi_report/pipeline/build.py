@@ -26,10 +26,10 @@ from typing import TextIO
 import yaml
 
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import provenance, toc
 from iscsi_report.pipeline.locking import pipeline_lock
 from iscsi_report.pipeline.params import RunSpec, discover
-from iscsi_report.pipeline.paths import Project
 
 KEEP_SITES = 2  # the live site and the one before it
 STAMP_FILE = ".build-key"

@@ -15,8 +15,8 @@ from typing import Any
 import yaml
 
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline.params import RunSpec
-from iscsi_report.pipeline.paths import Project
 
 BASE_NAME = "_toc.base.yml"
 TOC_NAME = "_toc.yml"
