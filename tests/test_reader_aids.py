@@ -15,7 +15,8 @@ import jupytext
 import pytest
 import yaml
 
-from iscsi_report.analyses import prose, report, storage
+from iscsi_report.analyses import report, storage
+from iscsi_report.core import prose
 from iscsi_report.core.dataset import Dataset
 from iscsi_report.core.measurements import Measurements, open_dataset
 

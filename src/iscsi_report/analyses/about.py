@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from iscsi_report.analyses import network, prose
+from iscsi_report.analyses import network
 from iscsi_report.analyses.report import Context, display_markdown, glue
-from iscsi_report.core import markup, yamlio
+from iscsi_report.core import markup, prose, yamlio
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest import iperf3
 from iscsi_report.core.measurements import NOTES, Measurements, open_dataset

@@ -20,9 +20,9 @@ from typing import Any
 
 import pandas as pd
 
-from iscsi_report.analyses import blog, prose, r2t, storage
+from iscsi_report.analyses import blog, r2t, storage
 from iscsi_report.analyses import network as network_analysis
-from iscsi_report.core import model
+from iscsi_report.core import model, prose
 from iscsi_report.core.errors import IngestError, ReportError
 from iscsi_report.core.measurements import Measurements
 from iscsi_report.core.model import MIB, LatencyBreakdown, Network

@@ -19,8 +19,8 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import stats as sps
 
-from iscsi_report.analyses import prose
 from iscsi_report.core import labels as label_contract
+from iscsi_report.core import prose
 from iscsi_report.core.dataset import RawFile
 from iscsi_report.core.errors import DesignError, IngestError
 from iscsi_report.core.ingest import fio, iostat
