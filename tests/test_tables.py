@@ -15,8 +15,8 @@ import pytest
 
 from iscsi_report.analyses import blog_audit, columns, report, storage, tables
 from iscsi_report.core import markup
-from iscsi_report.core.dataset import load as load_dataset
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.measurements import open_dataset
 from iscsi_report.pipeline import assets
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +47,7 @@ def body_rows(out: str, table_id: str) -> list[list[str]]:
 @pytest.fixture(scope="module")
 def real_frames() -> dict[str, pd.DataFrame]:
     """Frames the chapters show, computed from the committed blog dataset."""
-    runs = storage.fio_runs(load_dataset(RAW))
+    runs = storage.fio_runs(open_dataset(RAW))
     audit = blog_audit.audit_frame(blog_audit.run(RAW, PUBLISHED))
     return {
         "remote_throughput": storage.remote_throughput(runs),
