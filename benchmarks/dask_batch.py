@@ -55,8 +55,8 @@ IMPORTS = {
     "pandas": "import pandas",
     "altair": "import altair",
     "statsmodels": "import statsmodels.api",
-    "analyses_report": "import iscsi_report.analyses.report",
-    "all_four": "import pandas, altair, statsmodels.api, iscsi_report.analyses.report",
+    "analyses_report": "import iscsi_report.presentation.report",
+    "all_four": "import pandas, altair, statsmodels.api, iscsi_report.presentation.report",
 }
 PAPERMILL_STOCK = "import papermill.__main__"
 PAPERMILL_RUNNER = "import sys; sys.modules['pyarrow'] = None; import papermill.cli"
@@ -85,7 +85,7 @@ DASK_BATCH_ENV = {
     "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "1s",
 }
 CUT_FILES = ("iscsi_report/pipeline/batch.py", "iscsi_report/analyses/lab.py")
-LAB_CHAPTER_IMPORTS = "import iscsi_report.analyses.lab, iscsi_report.analyses.charts.lab"
+LAB_CHAPTER_IMPORTS = "import iscsi_report.analyses.lab, iscsi_report.presentation.charts.lab"
 
 
 LAST_STDOUT: list[str] = [""]  # the output of the last command _seconds ran

@@ -50,7 +50,7 @@ def test_contracts_hold_on_the_real_tree() -> None:
     [
         ("core/stats.py", "iscsi_report.pipeline.cache", LAYERS),
         ("analyses/network.py", "iscsi_report.pipeline.cache", LAYERS),
-        ("pipeline/cache.py", "iscsi_report.analyses.report", PIPELINE_NO_ANALYSES),
+        ("pipeline/cache.py", "iscsi_report.analyses.network", PIPELINE_NO_ANALYSES),
         ("core/errors.py", "nbformat", CORE_NO_NOTEBOOKS),
     ],
     ids=["core-imports-pipeline", "analyses-imports-pipeline", "pipeline-imports-analyses", "core-nbformat"],

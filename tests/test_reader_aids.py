@@ -15,10 +15,11 @@ import jupytext
 import pytest
 import yaml
 
-from iscsi_report.analyses import report, storage
+from iscsi_report.analyses import storage
 from iscsi_report.core import prose
 from iscsi_report.core.dataset import Dataset
 from iscsi_report.core.measurements import Measurements, open_dataset
+from iscsi_report.presentation import report
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("*.md") if p.name != "README.md")

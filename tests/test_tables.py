@@ -1,6 +1,6 @@
 """Tables for people: human headers with units, number formats, dashes for missing values, key
 columns first, wide tables scrolling with a sticky first column, long ones collapsed, and every
-header and cell still escaped (analyses/columns.py, analyses/tables.py, report.html_table)."""
+header and cell still escaped (presentation/columns.py, presentation/tables.py, report.html_table)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iscsi_report.analyses import blog_audit, columns, report, storage, tables
+from iscsi_report.analyses import blog_audit, storage
 from iscsi_report.core import markup
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.measurements import open_dataset
 from iscsi_report.pipeline import assets
+from iscsi_report.presentation import columns, report, tables
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "data" / "raw" / "blog-2023"

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from iscsi_report.analyses import about, report
+from iscsi_report.analyses import about
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest import textio
 from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import toc
+from iscsi_report.presentation import report
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB = "lab-veth-2026"

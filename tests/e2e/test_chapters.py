@@ -403,7 +403,7 @@ def test_editing_pipeline_code_reexecutes_no_chapter_but_analyses_code_does(stud
         env=study.env,
     )
     assert Path(where.stdout.strip()) == package  # the CLI runs the copy, not the repository's package
-    code_dirs = (package / "core", package / "analyses")
+    code_dirs = (package / "core", package / "analyses", package / "presentation")
     before = _mtimes(study)
     digest = cache.code_digest(*code_dirs)
     for module in ("build.py", "batch.py", "cache.py"):
@@ -416,7 +416,7 @@ def test_editing_pipeline_code_reexecutes_no_chapter_but_analyses_code_does(stud
     assert sorted(statuses) == sorted((j.run, j.notebook, "cached") for j in study.jobs)
     assert _mtimes(study) == before
 
-    _append_comment(package / "analyses" / "report.py")  # code every chapter imports
+    _append_comment(package / "presentation" / "report.py")  # code every chapter imports
     changed = cache.code_digest(*code_dirs)
     assert changed != digest
     stale = {(j.run, j.notebook): cache.why_stale(study.project, j, changed) for j in study.jobs}

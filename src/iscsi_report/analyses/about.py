@@ -18,11 +18,11 @@ import numpy as np
 import pandas as pd
 
 from iscsi_report.analyses import network
-from iscsi_report.analyses.report import Context, display_markdown, glue
 from iscsi_report.core import markup, prose, yamlio
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest import iperf3
 from iscsi_report.core.measurements import NOTES, Measurements, open_dataset
+from iscsi_report.presentation.report import Context, display_markdown, glue
 
 CHAPTERS = ("network", "storage", "model")
 # Bytes a shaper counts per TCP segment beyond its payload: IPv4 header, TCP header with the

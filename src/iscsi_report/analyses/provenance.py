@@ -15,9 +15,9 @@ from pathlib import Path
 
 import yaml
 
-from iscsi_report.analyses.report import Context, display_markdown
 from iscsi_report.core import markup
 from iscsi_report.core.errors import ReportError
+from iscsi_report.presentation.report import Context, display_markdown
 
 MANIFEST = "manifest.yaml"
 TARGETS = "generation_targets.yaml"

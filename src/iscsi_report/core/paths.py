@@ -70,8 +70,8 @@ class Project:
 
     @property
     def notebook_code_dirs(self) -> tuple[Path, ...]:
-        """The layers a chapter notebook may import (core, analyses): hashed into run cache keys."""
-        return (self.package_dir / "core", self.package_dir / "analyses")
+        """The layers chapter notebooks import (core, analyses, presentation): hashed into run cache keys."""
+        return tuple(self.package_dir / layer for layer in ("core", "analyses", "presentation"))
 
     def dataset_dir(self, dataset: str) -> Path:
         """One dataset's raw folder: ``data/raw/<dataset>``."""

@@ -6,7 +6,7 @@ notebook; :func:`start` turns them into a :class:`Context` that writes every sho
 for download from the page.
 
 Everything shown goes through one escaping path: tables are rendered by :func:`html_table`
-(:mod:`iscsi_report.analyses.tables`: human headers from :mod:`~iscsi_report.analyses.columns`, every
+(:mod:`iscsi_report.presentation.tables`: human headers from :mod:`~iscsi_report.presentation.columns`, every
 cell and header HTML-escaped, a table id derived from the table's name rather than a random one),
 text by :func:`markdown` (every value escaped by :mod:`iscsi_report.core.markup`).
 """
@@ -20,9 +20,9 @@ from typing import Any
 
 import pandas as pd
 
-from iscsi_report.analyses import tables
 from iscsi_report.core import markup
 from iscsi_report.core.paths import Project
+from iscsi_report.presentation import tables
 
 CSV_FLOAT_FORMAT = "%.10g"  # fixed, so two builds from the same inputs give byte-identical CSVs
 
@@ -131,7 +131,7 @@ def html_table(
     dash_note: str | None = None,
     summary: pd.DataFrame | None = None,
 ) -> str:
-    """``df`` for a reader (:mod:`iscsi_report.analyses.tables`): human headers, escaped, id from ``name``."""
+    """``df`` for a reader (:mod:`~iscsi_report.presentation.tables`): human headers, escaped, named ids."""
     return tables.render(
         df, name, decimals, shown=columns, preview_rows=preview_rows, dash_note=dash_note, summary=summary
     )

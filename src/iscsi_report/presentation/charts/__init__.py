@@ -1,1 +1,1 @@
-"""Altair chart builders, one module per chapter; render offline with iscsi_report.analyses.report.chart."""
+"""Altair chart builders, one module per chapter; shown offline by iscsi_report.presentation.report.chart."""
