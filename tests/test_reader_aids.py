@@ -15,11 +15,10 @@ import jupytext
 import pytest
 import yaml
 
-from iscsi_report.analyses import storage
 from iscsi_report.core import prose
 from iscsi_report.core.dataset import Dataset
 from iscsi_report.core.measurements import Measurements, open_dataset
-from iscsi_report.presentation import report
+from iscsi_report.presentation import phrases, report
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("*.md") if p.name != "README.md")
@@ -218,7 +217,7 @@ def test_storage_headline_phrases() -> None:
         "largest_bs_min_request_kib": 1024.0,
         "largest_bs_max_request_kib": 1024.0,
     }
-    text = storage.headline_text(head)
+    text = phrases.storage_headline(head)
     assert text["local_devices_text"] == "1 device"
     assert text["local_block_sizes_text"] == "6 block sizes"
     assert text["local_mib_per_s_text"] == "100.0 MiB/s"
@@ -226,6 +225,12 @@ def test_storage_headline_phrases() -> None:
     assert text["fit_streaming_text"] == "140.0 to 1,500.0 MiB/s"
     assert text["largest_bs_kib_text"] == "2,048 KiB"
     assert text["largest_request_kib_text"] == "1,024 KiB"
+
+
+def test_fleet_sentence_on_unmodelled_rows_agrees_in_number() -> None:
+    assert phrases.unmodelled_sentence(0) == "Every row has something to model."
+    assert phrases.unmodelled_sentence(1) == "1 row has nothing to model and says why in its note."
+    assert phrases.unmodelled_sentence(3) == "3 rows have nothing to model and say why in their note."
 
 
 TEMPLATE_SLIPS = re.compile(r"\w\(s\)|\(es\)")
