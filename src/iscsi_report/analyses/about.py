@@ -65,7 +65,7 @@ class DatasetFacts:
     """What the box opening a chapter says about its dataset, as found in the manifest and notes."""
 
     title: str
-    reconstructed: bool  # the reconstructed-data banner (analyses/provenance.py) says it instead
+    reconstructed: bool  # the reconstructed-data banner (presentation/provenance.py) says it
     has_iscsi: bool
     note: str  # the dataset's reader note for this chapter, "" without one
     description: str  # the manifest's: tools, versions, how it was captured
