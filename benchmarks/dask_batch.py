@@ -49,7 +49,7 @@ PY = sys.executable
 DASK = Path(PY).with_name("dask")
 LAB = "lab-veth-2026"
 CHAPTER = (
-    "import pandas as pd\nfrom iscsi_report.analyses import report\n"
+    "import pandas as pd\nfrom iscsi_report.presentation import report\n"
     "ctx = report.start(run_name, dataset, project_root, results_dir or None)\n"
     "ctx.table(pd.DataFrame({'run': [run_name], 'x_ms': [len(run_name) * 1.25]}), 'bench_table')"
 )
@@ -57,8 +57,8 @@ IMPORTS = {
     "pandas": "import pandas",
     "altair": "import altair",
     "statsmodels": "import statsmodels.api",
-    "analyses_report": "import iscsi_report.analyses.report",
-    "all_four": "import pandas, altair, statsmodels.api, iscsi_report.analyses.report",
+    "analyses_report": "import iscsi_report.presentation.report",
+    "all_four": "import pandas, altair, statsmodels.api, iscsi_report.presentation.report",
 }
 PAPERMILL_STOCK = "import papermill.__main__"
 PAPERMILL_RUNNER = "import sys; sys.modules['pyarrow'] = None; import papermill.cli"
@@ -84,7 +84,7 @@ DASK_BATCH_ENV = {
     "DASK_DISTRIBUTED__ADMIN__SYSTEM_MONITOR__GIL__ENABLED": "False",
     "DASK_DISTRIBUTED__ADMIN__TICK__INTERVAL": "1s",
 }
-LAB_CHAPTER_IMPORTS = "import iscsi_report.analyses.lab, iscsi_report.analyses.charts.lab"
+LAB_CHAPTER_IMPORTS = "import iscsi_report.analyses.lab, iscsi_report.presentation.charts.lab"
 
 
 LAST_STDOUT: list[str] = [""]  # the output of the last command _seconds ran

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from iscsi_report.analyses import provenance
+from iscsi_report.analyses.provenance import published_ids
+from iscsi_report.presentation import provenance
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOG_RAW = ROOT / "data" / "raw" / "blog-2023"
@@ -36,7 +37,7 @@ def test_banner_counts_follow_the_generation_targets(tmp_path: Path):
     raw.mkdir()
     manifest = yaml.safe_load((BLOG_RAW / "manifest.yaml").read_text())
     (raw / "manifest.yaml").write_text(yaml.safe_dump(manifest))
-    ids = [i for i in provenance.published_ids(BLOG_RAW) if not i.endswith("64k.cpu_pct")]
+    ids = [i for i in published_ids(BLOG_RAW) if not i.endswith("64k.cpu_pct")]
     (raw / "generation_targets.yaml").write_text(yaml.safe_dump({"published_ids": ids}))
     text = provenance.banner_markdown(raw, lambda p: p.name, ["iostat"])
     assert "CPU share of 5 runs" in text and "other 18 of the 23" in text

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import cache
 from iscsi_report.pipeline.params import NotebookJob
-from iscsi_report.pipeline.paths import Project
 
 
 @pytest.fixture
@@ -67,3 +68,16 @@ def test_missing_or_edited_output_makes_it_stale(setup: tuple[Project, NotebookJ
 def test_no_record_means_never_run(tmp_path: Path) -> None:
     job = NotebookJob("r", "n", tmp_path / "n.md", {}, 1)
     assert cache.why_stale(Project.at(tmp_path), job, "c") == "never run"
+
+
+def test_code_key_covers_every_package_a_notebook_imports() -> None:
+    """An edit to any layer a chapter imports (core, analyses, presentation) re-executes the chapters;
+    the pipeline, the CLI and the lab are left out of the key."""
+    project = Project.at(Path(__file__).resolve().parents[1])
+    hashed = {d.relative_to(project.package_dir).as_posix() for d in project.notebook_code_dirs}
+    assert hashed == {"core", "analyses", "presentation"}
+    assert all(d.is_dir() for d in project.notebook_code_dirs)
+    chapters = [nb for nb in project.notebooks_dir.glob("*.md") if nb.name != "README.md"]
+    sources = [nb.read_text(encoding="utf-8") for nb in chapters]
+    imported = {layer for text in sources for layer in re.findall(r"\biscsi_report\.(\w+)", text)}
+    assert imported and imported <= hashed, "a notebook imports code the run cache does not hash"

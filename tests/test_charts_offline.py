@@ -11,10 +11,10 @@ import altair as alt
 import pandas as pd
 import pytest
 
-from iscsi_report.analyses import report
-from iscsi_report.analyses.charts import network, storage, theme
 from iscsi_report.core.errors import ReportError
 from iscsi_report.pipeline import assets
+from iscsi_report.presentation import report
+from iscsi_report.presentation.charts import network, storage, theme
 
 SPEC_RE = re.compile(r'<script type="application/json" class="iscsi-chart-spec">(.*?)</script>', re.S)
 FALLBACK_RE = re.compile(r'src="data:image/svg\+xml;charset=utf-8,([^"]+)"')

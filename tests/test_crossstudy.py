@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from iscsi_report.analyses import crossstudy as cs_mod
-from iscsi_report.analyses.charts import crossstudy as charts
 from iscsi_report.core.errors import ReportError
+from iscsi_report.presentation.charts import crossstudy as charts
 
 REPLY_TOLERANCE_PCT = 0.15  # our first-principles reply time vs the paper's column, every row
 
@@ -429,7 +429,7 @@ def test_every_row_cites_its_source_by_key(
 
 
 def test_charts_build_and_render(cs: cs_mod.CrossStudy, fit: cs_mod.CpuFit) -> None:
-    from iscsi_report.analyses.report import svg
+    from iscsi_report.presentation.report import svg
 
     model = cs_mod.WireModel()
     built = [

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from iscsi_report.analyses import fleet
 from iscsi_report.core.digest import code_digest, sha256_bytes
-from iscsi_report.pipeline.paths import Project
+from iscsi_report.core.paths import Project
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -53,7 +53,7 @@ def test_the_storage_chapters_functions_read_and_parse_each_file_once(tmp_path: 
     network.rtt_samples(ds)
     network.ping_files(ds)
     network.iperf_summary(ds)
-    about.dataset_box(ds, "storage")
+    about.dataset_facts(ds, "storage")
     used = {f.rel for f in ds.select("fio")} | {f.rel for f in ds.select("iostat")}
     assert used <= set(ds.parse_counts), "every fio and iostat file was parsed"
     assert set(ds.parse_counts.values()) == {1}, ds.parse_counts

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline.build import toc_files
 from iscsi_report.pipeline.params import INJECTED, discover, jobs_for, parameters_cell, read_notebook
-from iscsi_report.pipeline.paths import Project
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.md"))

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from iscsi_report.core.errors import ParamsError
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline.params import jobs_for, load_run, parameters_cell
-from iscsi_report.pipeline.paths import Project
 
 PARAMS_CELL = 'run_name = ""\ndataset = ""\nproject_root = ""\nresults_dir = ""\nbins = 20\nscale = 1.5\n'
 

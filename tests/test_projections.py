@@ -14,6 +14,7 @@ from iscsi_report.core.dataset import Dataset
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.measurements import open_dataset
 from iscsi_report.core.model import MIB
+from iscsi_report.presentation import glue_sets
 
 LIO = {
     "FirstBurstLength": 65536,
@@ -149,7 +150,7 @@ def test_questions_arithmetic() -> None:
 def test_glue_answers_names_both_columns() -> None:
     answers = pd.DataFrame({"key": ["q"], "blog_inputs": [1.0], "measured_inputs": [2.0]})
     glued: dict[str, float] = {}
-    P.glue_answers(answers, lambda k, v: glued.__setitem__(k, v))
+    glue_sets.glue_answers(answers, lambda k, v: glued.__setitem__(k, v))
     assert glued == {"q_blog": 1.0, "q_measured": 2.0}
 
 

@@ -15,9 +15,10 @@ import jupytext
 import pytest
 import yaml
 
-from iscsi_report.analyses import prose, report, storage
+from iscsi_report.core import prose
 from iscsi_report.core.dataset import Dataset
 from iscsi_report.core.measurements import Measurements, open_dataset
+from iscsi_report.presentation import phrases, report
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("*.md") if p.name != "README.md")
@@ -151,7 +152,9 @@ def test_the_seed_pattern_catches_what_it_should() -> None:
 
 
 def test_no_page_source_cites_a_seed_file() -> None:
-    sources = [*NOTEBOOKS, *sorted((ROOT / "src" / "iscsi_report" / "analyses").rglob("*.py"))]
+    package = ROOT / "src" / "iscsi_report"
+    code = [p for layer in ("analyses", "presentation") for p in sorted((package / layer).rglob("*.py"))]
+    sources = [*NOTEBOOKS, *code]
     offenders = [
         f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
         for p in sources
@@ -214,7 +217,7 @@ def test_storage_headline_phrases() -> None:
         "largest_bs_min_request_kib": 1024.0,
         "largest_bs_max_request_kib": 1024.0,
     }
-    text = storage.headline_text(head)
+    text = phrases.storage_headline(head)
     assert text["local_devices_text"] == "1 device"
     assert text["local_block_sizes_text"] == "6 block sizes"
     assert text["local_mib_per_s_text"] == "100.0 MiB/s"
@@ -222,6 +225,12 @@ def test_storage_headline_phrases() -> None:
     assert text["fit_streaming_text"] == "140.0 to 1,500.0 MiB/s"
     assert text["largest_bs_kib_text"] == "2,048 KiB"
     assert text["largest_request_kib_text"] == "1,024 KiB"
+
+
+def test_fleet_sentence_on_unmodelled_rows_agrees_in_number() -> None:
+    assert phrases.unmodelled_sentence(0) == "Every row has something to model."
+    assert phrases.unmodelled_sentence(1) == "1 row has nothing to model and says why in its note."
+    assert phrases.unmodelled_sentence(3) == "3 rows have nothing to model and say why in their note."
 
 
 TEMPLATE_SLIPS = re.compile(r"\w\(s\)|\(es\)")
@@ -260,7 +269,8 @@ def _veth() -> tuple[Any, Any, Any]:
 
 
 def test_measured_dataset_pages_open_with_what_the_dataset_is() -> None:
-    from iscsi_report.analyses import about
+    from iscsi_report.analyses.about import has_iscsi
+    from iscsi_report.presentation import about
 
     ds = open_dataset(VETH)
     box = about.dataset_box(ds, "network")
@@ -274,7 +284,7 @@ def test_measured_dataset_pages_open_with_what_the_dataset_is() -> None:
     )
     assert about.dataset_box(bare, "network") == "", "no empty admonition (Sphinx refuses one)"
     blog = open_dataset(ROOT / "data" / "raw" / "blog-2023")
-    assert about.has_iscsi(blog) and about.dataset_box(blog, "network") == "", "the banner covers it"
+    assert has_iscsi(blog) and about.dataset_box(blog, "network") == "", "the banner covers it"
 
 
 def test_dataset_notes_refuse_a_bad_file_by_name(tmp_path: Path) -> None:
@@ -296,6 +306,7 @@ def test_dataset_notes_refuse_a_bad_file_by_name(tmp_path: Path) -> None:
 
 def test_the_veth_iperf3_rate_is_the_shapers_payload_ceiling() -> None:
     from iscsi_report.analyses import about
+    from iscsi_report.presentation import about as words
 
     ds, _, _ = _veth()
     (run,) = about.shaped_runs(ds)
@@ -305,12 +316,13 @@ def test_the_veth_iperf3_rate_is_the_shapers_payload_ceiling() -> None:
     # shaper's initial burst allows, and it reaches it (the shaper, not the CPU, binds).
     assert run.received_mbit_per_s == pytest.approx(run.payload_ceiling_mbit_per_s, rel=0.005)
     assert run.sender_cpu_pct < 50
-    text = about.shaping_sentence(run)
+    text = words.shaping_sentence(run)
     assert "765.1 Mbit/s" in text and "1,514 bytes" in text and "binding bound" in text
 
 
 def test_veth_interval_effect_and_print_steps_are_found_from_the_files() -> None:
     from iscsi_report.analyses import about
+    from iscsi_report.presentation import about as words
 
     ds, samples, summary = _veth()
     effects = about.interval_effects(summary)
@@ -321,7 +333,10 @@ def test_veth_interval_effect_and_print_steps_are_found_from_the_files() -> None
     assert steps.loc[2.0, "step_ms"] == pytest.approx(0.001)
     assert steps.loc[2.0, "distinct_values"] < 20 and steps.loc[2.0, "replies"] == 3000
     assert steps.loc[200.0, "step_ms"] < about.COARSE_PRINT_SHARE * steps.loc[200.0, "median_ms"]
-    findings = about.network_findings(ds, samples, summary)
+    found = about.network_findings(ds, samples, summary)
+    assert len(found.shaped) == len(found.interval_effects) == len(found.print_steps) == 1
+    assert found.print_steps["interval_ms"].tolist() == [2.0], "the 200 ms pings print fine enough steps"
+    findings = words.network_findings(found)
     assert [f.split("**")[1] for f in findings] == [
         "The iperf3 rate is the shaper's, not the link's.",
         "How often the path is used changes its round trip.",
@@ -332,10 +347,13 @@ def test_veth_interval_effect_and_print_steps_are_found_from_the_files() -> None
 
 def test_blog_network_files_need_none_of_the_veth_caveats() -> None:
     from iscsi_report.analyses import about, network
+    from iscsi_report.presentation import about as words
 
     ds = open_dataset(ROOT / "data" / "raw" / "blog-2023")
     samples = network.rtt_samples(ds)
-    findings = about.network_findings(ds, samples, network.latency_summary(samples))
+    found = about.network_findings(ds, samples, network.latency_summary(samples))
+    assert found.shaped == [] and found.print_steps.empty
+    findings = words.network_findings(found)
     assert not any("shaper" in f or "print steps" in f for f in findings)
 
 
@@ -350,7 +368,7 @@ def test_published_notebooks_give_no_cell_a_toggle_of_its_own(tmp_path: Path) ->
 
     import nbformat
 
-    from iscsi_report.pipeline.paths import Project
+    from iscsi_report.core.paths import Project
     from iscsi_report.pipeline.sanitize import publishable
 
     nb = nbformat.v4.new_notebook()

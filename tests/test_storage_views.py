@@ -13,12 +13,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from iscsi_report.analyses import report, storage
-from iscsi_report.analyses.charts import storage as charts
+from iscsi_report.analyses import storage
 from iscsi_report.core import dataset as datasets
 from iscsi_report.core.ingest import fio, iostat
 from iscsi_report.core.ingest.textio import sha256_file
 from iscsi_report.core.measurements import open_dataset
+from iscsi_report.presentation import report
+from iscsi_report.presentation.charts import storage as charts
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB = "data/raw/lab-veth-2026"

@@ -9,10 +9,10 @@ import pytest
 
 from iscsi_report import cli
 from iscsi_report.core.errors import IngestError
+from iscsi_report.core.paths import Project
 from iscsi_report.lab.accuracy import accuracy_rows
 from iscsi_report.pipeline import toc
 from iscsi_report.pipeline.build import toc_files
-from iscsi_report.pipeline.paths import Project
 
 HAND_WRITTEN_TOC = """\
 format: jb-book

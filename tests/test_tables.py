@@ -1,6 +1,6 @@
 """Tables for people: human headers with units, number formats, dashes for missing values, key
 columns first, wide tables scrolling with a sticky first column, long ones collapsed, and every
-header and cell still escaped (analyses/columns.py, analyses/tables.py, report.html_table)."""
+header and cell still escaped (presentation/columns.py, presentation/tables.py, report.html_table)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iscsi_report.analyses import blog_audit, columns, report, storage, tables
+from iscsi_report.analyses import blog_audit, storage
 from iscsi_report.core import markup
-from iscsi_report.core.dataset import load as load_dataset
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.measurements import open_dataset
 from iscsi_report.pipeline import assets
+from iscsi_report.presentation import columns, report, tables
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "data" / "raw" / "blog-2023"
@@ -47,7 +48,7 @@ def body_rows(out: str, table_id: str) -> list[list[str]]:
 @pytest.fixture(scope="module")
 def real_frames() -> dict[str, pd.DataFrame]:
     """Frames the chapters show, computed from the committed blog dataset."""
-    runs = storage.fio_runs(load_dataset(RAW))
+    runs = storage.fio_runs(open_dataset(RAW))
     audit = blog_audit.audit_frame(blog_audit.run(RAW, PUBLISHED))
     return {
         "remote_throughput": storage.remote_throughput(runs),

@@ -1,5 +1,5 @@
 """Chapters that run over any dataset name their run in the title and link sibling chapters only when
-the run has them (analyses/about.py: run_label, run_chapters, chapter_link, glue_page)."""
+the run has them (presentation/about.py: run_label, run_chapters, chapter_link, glue_page)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from iscsi_report.analyses import about, report
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest import textio
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import toc
-from iscsi_report.pipeline.paths import Project
+from iscsi_report.presentation import about, report
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB = "lab-veth-2026"

@@ -29,9 +29,9 @@ import yaml
 
 from iscsi_report.core.digest import code_digest
 from iscsi_report.core.ingest import ping
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import batch, cache
 from iscsi_report.pipeline.params import NotebookJob
-from iscsi_report.pipeline.paths import Project
 
 from .projects import ROOT, cli, executed_study, study_env
 
@@ -396,7 +396,7 @@ def test_editing_pipeline_code_reexecutes_no_chapter_but_analyses_code_does(stud
         [
             sys.executable,
             "-c",
-            "from iscsi_report.pipeline.paths import Project; print(Project.at('.').package_dir)",
+            "from iscsi_report.core.paths import Project; print(Project.at('.').package_dir)",
         ],
         capture_output=True,
         text=True,
@@ -404,7 +404,7 @@ def test_editing_pipeline_code_reexecutes_no_chapter_but_analyses_code_does(stud
         env=study.env,
     )
     assert Path(where.stdout.strip()) == package  # the CLI runs the copy, not the repository's package
-    code_dirs = (package / "core", package / "analyses")
+    code_dirs = (package / "core", package / "analyses", package / "presentation")
     before = _mtimes(study)
     digest = code_digest(*code_dirs)
     for module in ("build.py", "batch.py", "cache.py"):
@@ -417,7 +417,7 @@ def test_editing_pipeline_code_reexecutes_no_chapter_but_analyses_code_does(stud
     assert sorted(statuses) == sorted((j.run, j.notebook, "cached") for j in study.jobs)
     assert _mtimes(study) == before
 
-    _append_comment(package / "analyses" / "report.py")  # code every chapter imports
+    _append_comment(package / "presentation" / "report.py")  # code every chapter imports
     changed = code_digest(*code_dirs)
     assert changed != digest
     stale = {(j.run, j.notebook): cache.why_stale(study.project, j, changed) for j in study.jobs}

@@ -31,7 +31,7 @@ WAIT_S = 90  # upper bound for a state the test waits for (never a timed asserti
 RUN_WAIT_S = 900  # upper bound for a whole batch of tiny notebooks on one surviving worker, loaded machine
 # Records which papermill process (the kernel's parent) runs it, then holds the worker a moment.
 TINY = (
-    "import os, pathlib, time\nimport pandas as pd\nfrom iscsi_report.analyses import report\n"
+    "import os, pathlib, time\nimport pandas as pd\nfrom iscsi_report.presentation import report\n"
     "ctx = report.start(run_name, dataset, project_root, results_dir or None)\n"
     "busy = pathlib.Path(project_root) / 'busy'\nbusy.mkdir(exist_ok=True)\n"
     "(busy / f'{run_name}-{os.getpid()}').write_text(str(os.getppid()))\n"

@@ -15,8 +15,8 @@ import yaml
 from iscsi_report.core import markup
 from iscsi_report.core.dataset import update_checksums
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import provenance
-from iscsi_report.pipeline.paths import Project
 
 from .projects import LAB, cli, make_project
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import toc
 from iscsi_report.pipeline.build import prepare_toc, toc_files
 from iscsi_report.pipeline.params import discover
-from iscsi_report.pipeline.paths import Project
 
 from .projects import LAB, REFERENCE_PAGES, ROOT, cli, make_project
 

@@ -23,10 +23,10 @@ import pytest
 import yaml
 
 from iscsi_report.core.digest import code_digest
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import batch, cache
 from iscsi_report.pipeline.build import STAMP_FILE, input_key
 from iscsi_report.pipeline.params import discover, jobs_for
-from iscsi_report.pipeline.paths import Project
 
 from .projects import LAB, ROOT, add_notebook, cli, make_project
 
@@ -36,13 +36,13 @@ RUN = "t"
 WAIT_S = 600  # upper bound for a state the test waits for (never a timed assertion)
 POLL_S = 0.02
 QUICK = (
-    "import pandas as pd\nfrom iscsi_report.analyses import report\n"
+    "import pandas as pd\nfrom iscsi_report.presentation import report\n"
     "ctx = report.start(run_name, dataset, project_root, results_dir or None)\n"
     "ctx.table(pd.DataFrame({'x_ms': [1.5, 2.25]}), 'quick_table')"
 )
 # Writes a table, records the kernel's pid, then waits while the file `hold` exists.
 SLEEPY = (
-    "import os, pathlib, time\nimport pandas as pd\nfrom iscsi_report.analyses import report\n"
+    "import os, pathlib, time\nimport pandas as pd\nfrom iscsi_report.presentation import report\n"
     "ctx = report.start(run_name, dataset, project_root, results_dir or None)\n"
     "ctx.table(pd.DataFrame({'y_ms': [3.0]}), 'sleepy_table')\n"
     "root = pathlib.Path(project_root)\n"

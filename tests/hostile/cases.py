@@ -1531,8 +1531,8 @@ def _params(text: str, call: str = "load") -> Callable[[Path], Trial]:
         import jupytext
         import nbformat
 
+        from iscsi_report.core.paths import Project
         from iscsi_report.pipeline.params import jobs_for, load_run
-        from iscsi_report.pipeline.paths import Project
 
         nb = nbformat.v4.new_notebook()
         cell = nbformat.v4.new_code_cell(

@@ -1,13 +1,13 @@
-"""What a page's dataset is, and what its odd-looking numbers mean, in sentences computed from its files.
+"""What a page's dataset is, and which of its network numbers mislead when read bare: data, no words.
 
 The same chapters (network, storage, model) run over every dataset: the reconstructed blog study,
-the veth link of this machine, a reader's own measurements. :func:`dataset_box` opens each such
-chapter over measured data with the manifest's own title and description, says when the dataset
-holds no iSCSI traffic at all, and adds the dataset's reader notes for that chapter
-(``data/raw/<dataset>/notes.yaml``, text only). :func:`network_findings` explains the network
-numbers that mislead when read bare: a rate set by a traffic shaper, round trips that depend on
-how often the path is used, and round trips too short for ping's printed resolution. Each finding
-is a sentence whose numbers come from the raw files, shown only where the data shows it.
+the veth link of this machine, a reader's own measurements. :func:`dataset_facts` gathers what the
+box opening each chapter over measured data says (the manifest's title and description, whether
+the dataset holds any iSCSI traffic, the reader notes for that chapter from
+``data/raw/<dataset>/notes.yaml``). :func:`network_findings` finds the network numbers that mislead
+when read bare: a rate set by a traffic shaper, round trips that depend on how often the path is
+used, and round trips too short for ping's printed resolution, each only where the data shows it.
+The words for both are :mod:`iscsi_report.presentation.about`'s.
 """
 
 from __future__ import annotations
@@ -17,12 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from iscsi_report.analyses import network, prose
-from iscsi_report.analyses.report import Context, display_markdown, glue
-from iscsi_report.core import markup, yamlio
+from iscsi_report.analyses import network
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest import iperf3
-from iscsi_report.core.measurements import NOTES, Measurements, open_dataset
+from iscsi_report.core.measurements import NOTES, Measurements
 
 CHAPTERS = ("network", "storage", "model")
 # Bytes a shaper counts per TCP segment beyond its payload: IPv4 header, TCP header with the
@@ -62,30 +60,22 @@ def has_iscsi(ds: Measurements) -> bool:
     return any(f.side != "local" for f in ds.select("fio")) or bool(ds.iscsi_parameters)
 
 
-def dataset_box(ds: Measurements, chapter: str) -> str:
-    """The page's opening note on a measured dataset (MyST admonition); "" on a reconstructed one.
+@dataclass(frozen=True)
+class DatasetFacts:
+    """What the box opening a chapter says about its dataset, as found in the manifest and notes."""
 
-    What matters most comes first: whether any iSCSI traffic is in the data, then the dataset's
-    note for this chapter, then the manifest's description (tools, versions, how it was captured).
-    """
+    title: str
+    reconstructed: bool  # the reconstructed-data banner (presentation/provenance.py) says it
+    has_iscsi: bool
+    note: str  # the dataset's reader note for this chapter, "" without one
+    description: str  # the manifest's: tools, versions, how it was captured
+
+
+def dataset_facts(ds: Measurements, chapter: str) -> DatasetFacts:
+    """The facts of the box opening ``chapter`` over ``ds`` (notes read only for a measured dataset)."""
     if ds.reconstructed:
-        return ""  # the reconstructed-data banner (analyses/provenance.py) says what it is
-    paragraphs = []
-    if not has_iscsi(ds):
-        paragraphs.append(
-            "**No iSCSI traffic is in this dataset.** Its fio runs write to a local device and its "
-            "ping and iperf3 runs cross the network alone, so the chapters over it show the parts "
-            "an iSCSI write is made of, measured separately; any iSCSI figure is the model's."
-        )
-    note = notes(ds).get(chapter, "")
-    if note:
-        paragraphs.append(markup.text(note))
-    if ds.description:
-        paragraphs.append("*How it was measured:* " + markup.text(ds.description))
-    if not paragraphs:
-        return ""  # an admonition needs a body: nothing to say beyond the page itself
-    head = [f":::{{admonition}} About this dataset: {markup.text(ds.title)}", ":class: note", ""]
-    return "\n".join([*head, "\n\n".join(paragraphs), ":::"])
+        return DatasetFacts(ds.title, True, has_iscsi(ds), "", ds.description)
+    return DatasetFacts(ds.title, False, has_iscsi(ds), notes(ds).get(chapter, ""), ds.description)
 
 
 # ---- network findings -----------------------------------------------------------------------------
@@ -128,26 +118,6 @@ def shaped_runs(ds: Measurements) -> list[Shaped]:
     return out
 
 
-def shaping_sentence(run: Shaped) -> str:
-    """Why a shaped link's TCP rate sits below the shaper's rate, with the numbers of one run."""
-    share = 100 * run.received_mbit_per_s / run.payload_ceiling_mbit_per_s
-    limit = prose.number(run.limit_mbit_per_s)
-    headers = (
-        f"IPv4 {IPV4_HEADER_BYTES}, TCP with timestamps {TCP_HEADER_WITH_TIMESTAMPS_BYTES}, "
-        f"Ethernet {ETHERNET_HEADER_BYTES}"
-    )
-    return (
-        f"**The iperf3 rate is the shaper's, not the link's.** The run {markup.code(run.file)} crossed a "
-        f"{{term}}`shaper <traffic shaper>` set to {limit} Mbit/s (manifest label `link_limit_mbps`). "
-        f"A shaper counts whole frames: each segment carries {prose.count(run.mss_bytes, 'byte')} of "
-        f"payload (iperf3's {{term}}`MSS`) in {prose.count(run.frame_bytes, 'byte')} ({headers}), "
-        f"so TCP payload tops out at {prose.number(run.payload_ceiling_mbit_per_s, 1)} Mbit/s. "
-        f"iperf3 received {prose.number(run.received_mbit_per_s, 1)} Mbit/s, {prose.number(share, 1)} % "
-        f"of that ceiling, with the sending host's CPU {prose.number(run.sender_cpu_pct, 1)} % busy: the "
-        "shaper is the {term}`binding bound`."
-    )
-
-
 def interval_effects(summary: pd.DataFrame) -> pd.DataFrame:
     """Per network pinged at several intervals: the densest and sparsest interval and their mean RTTs."""
     rows = []
@@ -169,23 +139,6 @@ def interval_effects(summary: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def interval_sentence(row: pd.Series) -> str:
-    """How much a network's round trip depends on how often it is pinged."""
-    slower = "longer" if row["ratio"] >= 1 else "shorter"
-    factor = row["ratio"] if row["ratio"] >= 1 else 1 / row["ratio"]
-    dense_ms, dense_mean = prose.number(row["dense_interval_ms"], 0), prose.duration_ms(row["dense_mean_ms"])
-    dense = f"{dense_ms} ms apart averaged {dense_mean}"
-    sparse = (
-        f"{prose.number(row['sparse_interval_ms'], 0)} ms apart {prose.duration_ms(row['sparse_mean_ms'])}"
-    )
-    return (
-        f"**How often the path is used changes its round trip.** On {markup.text(row['network'])}, pings "
-        f"{dense} and pings {sparse}, {prose.number(factor, 1)} times {slower}. Which of them an iSCSI "
-        "write meets depends on how often it sends: the model chapter takes the ping interval closest "
-        "to its own gap between PDUs."
-    )
-
-
 def print_steps(samples: pd.DataFrame) -> pd.DataFrame:
     """Per network and interval: ping's print step, distinct values and median, in ms."""
     rows = []
@@ -205,103 +158,22 @@ def print_steps(samples: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def steps_sentence(row: pd.Series) -> str:
-    """Why a histogram of round trips near ping's print resolution shows 'modes' that are not there."""
-    return (
-        f"**Some 'modes' are print steps.** The {markup.text(row['network'])} pings "
-        f"{prose.number(row['interval_ms'], 0)} ms apart print their round trips in steps of "
-        f"{prose.duration_ms(row['step_ms'])}, and their {prose.count(row['replies'], 'reply', 'replies')} "
-        f"take only {prose.count(row['distinct_values'], 'distinct value')} (median "
-        f"{prose.duration_ms(row['median_ms'])}). Peaks of the histogram and the `modes` column for them "
-        "are steps of the printout, not separate populations of round trips."
-    )
+@dataclass(frozen=True)
+class NetworkFindings:
+    """The network effects a dataset's files show, each with the numbers that show it (empty: none)."""
+
+    shaped: list[Shaped]  # forward TCP runs through a shaper of known rate
+    interval_effects: pd.DataFrame  # rows of :func:`interval_effects` past INTERVAL_EFFECT_FACTOR
+    print_steps: pd.DataFrame  # rows of :func:`print_steps` coarse against their median round trip
 
 
-def network_findings(ds: Measurements, samples: pd.DataFrame, summary: pd.DataFrame) -> list[str]:
-    """Every network finding the dataset shows, as MyST paragraphs (an empty list when none applies)."""
-    found = [shaping_sentence(run) for run in shaped_runs(ds)]
+def network_findings(ds: Measurements, samples: pd.DataFrame, summary: pd.DataFrame) -> NetworkFindings:
+    """Every network effect the dataset shows: a shaper's rate, an interval effect, coarse print steps."""
     effects = interval_effects(summary)
     if len(effects):
-        strong = effects[
-            (effects["ratio"] >= INTERVAL_EFFECT_FACTOR) | (effects["ratio"] <= 1 / INTERVAL_EFFECT_FACTOR)
-        ]
-        found += [interval_sentence(row) for _, row in strong.iterrows()]
+        ratio = effects["ratio"]
+        effects = effects[(ratio >= INTERVAL_EFFECT_FACTOR) | (ratio <= 1 / INTERVAL_EFFECT_FACTOR)]
     steps = print_steps(samples)
     if len(steps):
-        coarse = steps[steps["step_ms"] >= COARSE_PRINT_SHARE * steps["median_ms"]]
-        found += [steps_sentence(row) for _, row in coarse.iterrows()]
-    return found
-
-
-def show_dataset_box(ctx: Context, chapter: str) -> str:
-    """Show the opening note of the page's dataset (nothing on a reconstructed one); returns its MyST."""
-    text = dataset_box(open_dataset(ctx.raw_dir), chapter)
-    if text:
-        display_markdown(text)
-    return text
-
-
-# ---- the page's run: its label and its sibling chapters ------------------------------------------
-
-
-def run_params(ctx: Context) -> dict[str, object]:
-    """The run's params file (``params/<run>.yaml``) as read, recorded for the run cache; {} without one.
-
-    A page that links its sibling chapters or names its run depends on this file: recording it as
-    read makes a change of the run's chapters or titles re-execute the page.
-    """
-    path = ctx.project_root / "params" / f"{ctx.run_name}.yaml"
-    if not path.is_file():
-        return {}  # a notebook opened by hand under a run name with no params file
-    doc = yamlio.load_file(path).data  # strict (a duplicate key is an error) and a recorded read
-    if not isinstance(doc, dict):
-        raise ReportError(f"{path}: expected a mapping (title, dataset, notebooks, ...)")
-    return doc
-
-
-def run_chapters(ctx: Context) -> list[str]:
-    """The notebooks of the page's run, in params order (names or one-key ``{name: overrides}``)."""
-    entries = run_params(ctx).get("notebooks") or []
-    if not isinstance(entries, list):
-        return []  # the runner refuses such a file before any notebook runs
-    return [
-        e if isinstance(e, str) else str(next(iter(e))) for e in entries if isinstance(e, str | dict) and e
-    ]
-
-
-def run_label(ctx: Context) -> str:
-    """What tells this run's pages from another run's: params ``short_title``, else ``title``, else the
-    dataset manifest's title, else the run's name."""
-    doc = run_params(ctx)
-    for key in ("short_title", "title"):
-        value = doc.get(key)
-        if isinstance(value, str) and value.strip():
-            return " ".join(value.split())
-    if ctx.dataset and (ctx.raw_dir / "manifest.yaml").is_file():
-        return open_dataset(ctx.raw_dir).title
-    return ctx.run_name
-
-
-def chapter_link(chapters: list[str], notebook: str, text: str) -> str:
-    """A MyST link to a sibling chapter when the run has it, else the plain ``text`` (no broken link)."""
-    return f"{{doc}}`{text} <{notebook}>`" if notebook in chapters else text
-
-
-def glue_links(ctx: Context, links: dict[str, tuple[str, str]]) -> None:
-    """Glue the page's links to sibling chapters: a link where the run has the chapter, else words.
-
-    ``links`` maps a glue name to (notebook, link text); the prose pastes each with
-    ``{glue:md}`name:myst``` so a chapter the run leaves out reads as plain text, and a params file
-    running only some of a run's chapters still builds under the strict build.
-    """
-    from IPython.display import Markdown
-
-    chapters = run_chapters(ctx)
-    for name, (notebook, text) in links.items():
-        glue(name, Markdown(chapter_link(chapters, notebook, text)))
-
-
-def glue_page(ctx: Context, links: dict[str, tuple[str, str]]) -> None:
-    """Glue the page's run label (``run_label``, for the H1) and its links to sibling chapters."""
-    glue("run_label", run_label(ctx))
-    glue_links(ctx, links)
+        steps = steps[steps["step_ms"] >= COARSE_PRINT_SHARE * steps["median_ms"]]
+    return NetworkFindings(shaped_runs(ds), effects.reset_index(drop=True), steps.reset_index(drop=True))

@@ -19,9 +19,10 @@ from iscsi_report.analyses import audit
 from iscsi_report.core import model
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.model import IscsiParams, LatencyBreakdown, Network
+from iscsi_report.core.paths import Project
 
 BLOG_FILE = "blog-2023.yaml"
-DEFAULT_PUBLISHED_DIR = Path(__file__).resolve().parents[3] / "data" / "published"
+DEFAULT_PUBLISHED_DIR = Project(Path(__file__).resolve().parents[3]).published_dir  # this checkout's
 BLOG_ASSUMPTIONS = model.LOCKSTEP_SHADOWING
 BLOG_R2T_SETTINGS = (1, 16)
 # (network, device) of the projection table's rows, in the blog's order within each R2T setting.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -741,41 +741,8 @@ def reconstructed_by_section(table: pd.DataFrame) -> pd.DataFrame:
     ).reset_index()
 
 
-def glue_key(published_id: str) -> str:
-    """A glue name for a published id (dots and dashes to underscores)."""
-    return re.sub(r"[^A-Za-z0-9_]", "_", published_id)
-
-
-def glue_rows(table: pd.DataFrame, ids: list[str], glue: Callable[[str, Any], Any]) -> None:
-    """Glue ``<id>_pub``, ``_rec``, ``_diff_pct``, ``_verdict`` and ``_why`` (id in :func:`glue_key` form)."""
-    rows = table.set_index("id")
-    for key in ids:
-        name = glue_key(key)
-        glue(f"{name}_pub", float(rows["published"].loc[key]))
-        glue(f"{name}_rec", float(rows["recomputed"].loc[key]))
-        glue(f"{name}_diff_pct", float(rows["difference_pct"].loc[key]))
-        glue(f"{name}_verdict", str(rows["verdict"].loc[key]))
-        glue(f"{name}_why", str(rows.loc[key, "explanation"]))
-
-
 def truncation_rows(table: pd.DataFrame) -> pd.DataFrame:
     """Rows printed as truncated whose value would not print the same when rounded to nearest."""
     truncated = table[table["printed_as"] == audit.TRUNCATED]
     rounds_differently = (truncated["recomputed"] - truncated["published"]).abs() > 0.5
     return truncated[rounds_differently].reset_index(drop=True)
-
-
-GLUE_COUNT_NAMES = {
-    audit.MATCH: "n_match",
-    audit.RECONSTRUCTED: "n_reconstructed",
-    audit.MISMATCH: "n_mismatch",
-    audit.NOT_RECOMPUTABLE: "n_not_recomputable",
-}
-
-
-def glue_counts(counts: pd.DataFrame, glue: Callable[[str, Any], Any]) -> None:
-    """Glue ``n_match``, ``n_reconstructed``, ``n_mismatch``, ``n_not_recomputable`` and ``n_total``."""
-    totals = counts.set_index("verdict")["total"]
-    for verdict, name in GLUE_COUNT_NAMES.items():
-        glue(name, int(totals.get(verdict, 0)))
-    glue("n_total", int(totals.sum()))

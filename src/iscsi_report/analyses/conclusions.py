@@ -28,6 +28,7 @@ from iscsi_report.analyses import blog, fit, lab, projections, storage, uncertai
 from iscsi_report.core import model
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.measurements import Measurements, open_dataset
+from iscsi_report.core.paths import Project
 
 Config = tuple[int, str, str]  # (MaxOutstandingR2T, network, device), as in the blog's table
 CEILINGS = ("link", "device", "cpu")  # the physical bounds every model caps its estimate by
@@ -405,10 +406,10 @@ def _lab_row(u: Upgrade, point: pd.Series, s: Settings) -> dict[str, Any]:
 
 def reconcile(project_root: str | Path, settings: Settings = Settings()) -> Reconciliation:
     """Compute every estimate of every upgrade with the chapters' own functions."""
-    root = Path(project_root)
-    published = root / "data" / "published"
+    project = Project(Path(project_root))
+    published = project.published_dir
     s = settings
-    ds = open_dataset(root / "data" / "raw" / BLOG_DATASET)
+    ds = open_dataset(project.dataset_dir(BLOG_DATASET))
     inputs = projections.measured_inputs(
         ds,
         s.bs_bytes,
@@ -420,7 +421,7 @@ def reconcile(project_root: str | Path, settings: Settings = Settings()) -> Reco
     blog_projs = projections.blog_projections(published)
     measured = projections.measured_projections(ds, inputs)
     fitted_table = fitted(ds, published, ups, s)
-    effect = lab_window_effect(root / "data" / "raw" / LAB_DATASET, s)
+    effect = lab_window_effect(project.dataset_dir(LAB_DATASET), s)
     setup = projections.QuestionSetup()
     nets = inputs.networks
     point = nearest_delay(

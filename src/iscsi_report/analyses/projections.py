@@ -13,16 +13,15 @@ bound that sets it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from iscsi_report.analyses import blog, prose, r2t, storage
+from iscsi_report.analyses import blog, r2t, storage
 from iscsi_report.analyses import network as network_analysis
-from iscsi_report.core import model
+from iscsi_report.core import model, prose
 from iscsi_report.core.errors import IngestError, ReportError
 from iscsi_report.core.measurements import Measurements
 from iscsi_report.core.model import MIB, LatencyBreakdown, Network
@@ -490,14 +489,6 @@ def questions_side_by_side(blog: pd.DataFrame, measured: pd.DataFrame) -> pd.Dat
         how="left",
         sort=False,
     )
-
-
-def glue_answers(answers: pd.DataFrame, glue: Callable[[str, Any], Any]) -> None:
-    """Glue every answer under ``<key>_blog`` and ``<key>_measured`` for the prose."""
-    rows: Iterable[Any] = answers.itertuples(index=False)  # cells: key (str) and two floats
-    for row in rows:
-        glue(f"{row.key}_blog", float(row.blog_inputs))
-        glue(f"{row.key}_measured", float(row.measured_inputs))
 
 
 # ---- one configuration from a dataset's measured inputs (``iscsi-report project --dataset``) ----

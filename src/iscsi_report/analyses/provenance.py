@@ -1,65 +1,45 @@
-"""The reconstructed-data banner: which of a page's inputs the source published and which were invented.
+"""What a reconstructed dataset reproduces: per tool, how many published numbers and how many files.
 
 A dataset whose manifest says ``reconstructed: true`` was generated from published summaries
-(``generation_targets.yaml`` lists the ids of data/published/<source>.yaml it reproduces). Every
-chapter reading such a dataset opens with :func:`banner`, a MyST warning admonition naming, per
-tool the page reads, what is published and what the generator invented, with download links to
-the dataset's README and generation targets. On measured data it shows nothing.
+(``generation_targets.yaml`` lists the ids of data/published/<source>.yaml it reproduces).
+:func:`tool_counts` counts, per tool a page reads, the published numbers its files reproduce and
+the files the generator wrote; :mod:`iscsi_report.presentation.provenance` says it in the banner
+that opens every chapter over such a dataset.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from iscsi_report.analyses.report import Context, display_markdown
-from iscsi_report.core import markup
 from iscsi_report.core.errors import ReportError
 
 MANIFEST = "manifest.yaml"
 TARGETS = "generation_targets.yaml"
 README = "README.md"
 TOOLS = ("ping", "iperf3", "fio", "iostat")
+# Ids of the published numbers each tool's reconstructed files reproduce, by prefix.
+PUBLISHED_PREFIXES: dict[str, tuple[str, ...]] = {
+    "ping": ("latency.",),
+    "iperf3": ("network.iperf3.",),
+    "fio": ("fio.", "projection.", "model.r2t"),
+    "iostat": ("iostat.excerpt.", "fio.wireless.libiscsi_hdd."),
+}
 
 
 @dataclass(frozen=True)
-class ToolProvenance:
-    """What one tool's reconstructed files take from the source, and what they make up."""
+class ToolCounts:
+    """One tool's reconstructed files: what they reproduce of the source and what was generated."""
 
-    published_prefixes: tuple[str, ...]  # ids of the published numbers the files reproduce
-    published: str  # what those numbers are ({n}: how many)
-    invented: str  # what the generator made up ({invented_cpu}, {files} may appear)
-
-
-PROVENANCE: dict[str, ToolProvenance] = {
-    "ping": ToolProvenance(
-        ("latency.",),
-        "{n} summary statistics (mean, median, p99, maximum, standard deviation, CV) of the "
-        "{files} ping files",
-        "every individual reply: the shape of each RTT distribution (its modes, the tail between the "
-        "published percentiles, the order of replies); any bimodality is the generator's choice",
-    ),
-    "iperf3": ToolProvenance(
-        ("network.iperf3.",),
-        "{n} link rates (one per network)",
-        "the per-second intervals, retransmissions and CPU figures of the {files} iperf3 files",
-    ),
-    "fio": ToolProvenance(
-        ("fio.", "projection.", "model.r2t"),
-        "{n} throughput, IOPS and CPU figures of the {files} fio runs",
-        "every per-I/O latency, latency percentile and timestamp",
-    ),
-    "iostat": ToolProvenance(
-        ("iostat.excerpt.", "fio.wireless.libiscsi_hdd."),
-        "one device line of one run ({n_excerpt} values) and the CPU share of {n_cpu} runs",
-        "the target CPU share of the other {invented_cpu} of the {files} iostat files (the block-device "
-        "runs, generated in proportion to their throughput), every other device line "
-        "(request sizes, await, utilisation) and the since-boot reports",
-    ),
-}
+    tool: str
+    n: int  # published numbers the files reproduce
+    files: int  # files of this tool in the manifest
+    n_excerpt: int  # values of the one iostat line the source printed
+    n_cpu: int  # runs whose CPU share the source printed
+    invented_cpu: int  # iostat files whose CPU share the generator made up
 
 
 def _yaml(path: Path) -> dict[str, object]:
@@ -73,6 +53,11 @@ def _yaml(path: Path) -> dict[str, object]:
     return data
 
 
+def reconstructed(raw_dir: Path) -> bool:
+    """Whether the dataset's manifest says it was generated (``reconstructed: true``), not measured."""
+    return _yaml(raw_dir / MANIFEST).get("reconstructed") is True
+
+
 def published_ids(raw_dir: Path) -> list[str]:
     """Ids of the published numbers a reconstructed dataset was generated to reproduce."""
     ids = _yaml(raw_dir / TARGETS).get("published_ids")
@@ -81,59 +66,18 @@ def published_ids(raw_dir: Path) -> list[str]:
     return ids
 
 
-def tool_lines(raw_dir: Path, tools: Sequence[str]) -> list[tuple[str, str, str]]:
-    """(tool, published, invented) for each tool the page reads, counted from the dataset's files."""
-    manifest = _yaml(raw_dir / MANIFEST)
-    listed = manifest.get("files")
+def tool_counts(raw_dir: Path, tools: Sequence[str]) -> list[ToolCounts]:
+    """Per tool the page reads, in order: counts from the manifest and the generation targets."""
+    listed = _yaml(raw_dir / MANIFEST).get("files")
     files: list[object] = listed if isinstance(listed, list) else []
     ids = published_ids(raw_dir)
-    cpu_ids = [i for i in ids if i.endswith(".cpu_pct")]
+    n_cpu = sum(1 for i in ids if i.endswith(".cpu_pct"))
+    n_excerpt = sum(1 for i in ids if i.startswith("iostat.excerpt."))
     out = []
     for tool in tools:
-        if tool not in PROVENANCE:
+        if tool not in PUBLISHED_PREFIXES:
             raise ReportError(f"unknown tool {tool!r} for the provenance banner; expected one of {TOOLS}")
-        p = PROVENANCE[tool]
         n_files = sum(1 for f in files if isinstance(f, dict) and f.get("tool") == tool)
-        n = sum(1 for i in ids if i.startswith(p.published_prefixes))
-        fields = {
-            "n": n,
-            "files": n_files,
-            "n_excerpt": sum(1 for i in ids if i.startswith("iostat.excerpt.")),
-            "n_cpu": len(cpu_ids),
-            "invented_cpu": n_files - len(cpu_ids),
-        }
-        out.append((tool, p.published.format(**fields), p.invented.format(**fields)))
+        n = sum(1 for i in ids if i.startswith(PUBLISHED_PREFIXES[tool]))
+        out.append(ToolCounts(tool, n, n_files, n_excerpt, n_cpu, n_files - n_cpu))
     return out
-
-
-def banner_markdown(
-    raw_dir: Path, link_to: Callable[[Path], str], tools: Sequence[str] = TOOLS, note: str = ""
-) -> str:
-    """The banner's MyST (a warning admonition), or "" when the manifest does not say reconstructed."""
-    if _yaml(raw_dir / MANIFEST).get("reconstructed") is not True:
-        return ""
-    shown = "/".join(raw_dir.parts[-3:])  # data/raw/<dataset>: the project path, as every download names it
-    readme = markup.link(f"{shown}/{README}", link_to(raw_dir / README))
-    targets = markup.link(f"{shown}/{TARGETS}", link_to(raw_dir / TARGETS))
-    lines = [
-        ":::{warning} Reconstructed data, not measurements",
-        f"This page reads the dataset {markup.code(raw_dir.name)}, which was **generated** from the "
-        "summaries its source published, not measured. Only what the source printed is evidence; "
-        f"everything else was invented to be plausible. Method and judgement calls: {readme}; the "
-        f"published figures the files reproduce: {targets}.",
-        "",
-    ]
-    for tool, published, invented in tool_lines(raw_dir, tools):
-        lines.append(f"- **{tool}**: published: {published}. Invented: {invented}.")
-    if note:
-        lines += ["", note]
-    lines.append(":::")
-    return "\n".join(lines)
-
-
-def banner(ctx: Context, tools: Sequence[str] = TOOLS, note: str = "") -> str:
-    """Show the reconstructed-data banner of the page's dataset (nothing on measured data)."""
-    text = banner_markdown(ctx.raw_dir, ctx.link_to, tools, note)
-    if text:
-        display_markdown(text)
-    return text

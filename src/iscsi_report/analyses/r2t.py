@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from iscsi_report.analyses import network, prose, storage
+from iscsi_report.analyses import network, storage
 from iscsi_report.analyses.storage import KIB_BYTES, DeviceFit
 from iscsi_report.core import labels as label_contract
-from iscsi_report.core import model
+from iscsi_report.core import model, prose
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest import iperf3
 from iscsi_report.core.measurements import Measurements

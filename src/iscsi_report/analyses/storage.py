@@ -19,7 +19,6 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import stats as sps
 
-from iscsi_report.analyses import prose
 from iscsi_report.core import labels as label_contract
 from iscsi_report.core.dataset import RawFile
 from iscsi_report.core.errors import DesignError, IngestError
@@ -629,25 +628,6 @@ def headline(local: pd.DataFrame, fit: pd.DataFrame, requests: pd.DataFrame) -> 
         "largest_bs_kib": stat(largest, "bs_bytes", "max") / KIB_BYTES,
         "largest_bs_min_request_kib": stat(largest, "wareq_sz_kb", "min"),
         "largest_bs_max_request_kib": stat(largest, "wareq_sz_kb", "max"),
-    }
-
-
-def headline_text(head: dict[str, float]) -> dict[str, str]:
-    """The phrases the chapter glues from :func:`headline`: counts pluralised, equal range ends collapsed."""
-    return {
-        "local_devices_text": prose.count(head["local_devices"], "device"),
-        "local_block_sizes_text": prose.count(head["local_block_sizes"], "block size"),
-        "local_mib_per_s_text": prose.span(
-            head["local_min_mib_per_s"], head["local_max_mib_per_s"], "MiB/s", 1
-        ),
-        "fit_fixed_ms_text": prose.span(head["fit_min_fixed_ms"], head["fit_max_fixed_ms"], "ms", 3),
-        "fit_streaming_text": prose.span(
-            head["fit_min_streaming_mib_per_s"], head["fit_max_streaming_mib_per_s"], "MiB/s", 1
-        ),
-        "largest_bs_kib_text": prose.span(head["largest_bs_kib"], head["largest_bs_kib"], "KiB"),
-        "largest_request_kib_text": prose.span(
-            head["largest_bs_min_request_kib"], head["largest_bs_max_request_kib"], "KiB"
-        ),
     }
 
 

@@ -12,9 +12,9 @@ import sys
 
 from iscsi_report.cli.run import add_scheduler_argument
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline.book import make_book
 from iscsi_report.pipeline.interrupt import INTERRUPTED_STATUS, watch_sigint
-from iscsi_report.pipeline.paths import Project
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -6,9 +6,9 @@ import argparse
 import sys
 
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline.build import build_book
 from iscsi_report.pipeline.locking import pipeline_lock
-from iscsi_report.pipeline.paths import Project
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from iscsi_report.analyses import projection_request as pr
 from iscsi_report.core import model
 from iscsi_report.core.errors import ReportError
-from iscsi_report.pipeline.paths import Project
+from iscsi_report.core.paths import Project
 
 SIZE_UNITS = {"": 1, "b": 1, "k": model.KIB, "kib": model.KIB, "m": model.MIB, "mib": model.MIB}
 SIZE_UNITS |= {"g": 2**30, "gib": 2**30}

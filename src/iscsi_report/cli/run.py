@@ -7,10 +7,10 @@ import os
 import sys
 
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline.batch import run_batch
 from iscsi_report.pipeline.interrupt import INTERRUPTED_STATUS, unless_interrupted, watch_sigint
 from iscsi_report.pipeline.locking import pipeline_lock
-from iscsi_report.pipeline.paths import Project
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -1,7 +1,7 @@
 """Sphinx extension: the site's own copies of the chart runtime and of MathJax, so no page needs a CDN.
 
 - Charts: a chapter shows each chart as ``<figure class="iscsi-chart">`` holding the static SVG and
-  the Vega-Lite spec (see ``analyses/report.py``). Pages with such a figure load one bundle of Vega,
+  the Vega-Lite spec (see ``presentation/report.py``). Pages with such a figure load one bundle of Vega,
   Vega-Lite and vega-embed made by vl-convert (``_static/iscsi-charts/vega-bundle.js``) and a small
   script that draws each spec with tooltips and, on success, removes the SVG fallback. Without
   JavaScript the SVG stays. The bundle is written once per build (and cached per vl-convert

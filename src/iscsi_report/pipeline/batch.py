@@ -21,10 +21,10 @@ import uuid
 from typing import Any, TextIO
 
 from iscsi_report.core.digest import code_digest
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import cache, executors
 from iscsi_report.pipeline.execute import run_notebook
 from iscsi_report.pipeline.params import NotebookJob, discover, jobs_for
-from iscsi_report.pipeline.paths import Project
 from iscsi_report.pipeline.prune import prune
 from iscsi_report.pipeline.publish import Outcome, publish
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import sys
 
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline.batch import run_batch
 from iscsi_report.pipeline.build import build_book
 from iscsi_report.pipeline.interrupt import unless_interrupted
 from iscsi_report.pipeline.locking import pipeline_lock
 from iscsi_report.pipeline.params import discover
-from iscsi_report.pipeline.paths import Project
 
 
 def make_book(

@@ -24,9 +24,9 @@ from typing import TextIO
 
 from iscsi_report.core import yamlio
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import provenance, toc
 from iscsi_report.pipeline.params import RunSpec, discover
-from iscsi_report.pipeline.paths import Project
 
 KEEP_SITES = 2  # the live site and the one before it
 STAMP_FILE = ".build-key"

@@ -16,8 +16,8 @@ from typing import Any
 
 from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.ingest.textio import sha256_file
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline.params import NotebookJob
-from iscsi_report.pipeline.paths import Project
 
 RECORD_VERSION = 1
 # Parameters that name places, not content: excluded from the key.

@@ -24,9 +24,9 @@ import yaml
 
 from iscsi_report.core.digest import code_digest, sha256_bytes
 from iscsi_report.core.ingest.textio import READS_LOG_ENV
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import cache, diagnose, executors, sanitize
 from iscsi_report.pipeline.params import NotebookJob, read_notebook
-from iscsi_report.pipeline.paths import Project
 
 KERNEL_NAME = "iscsi-report"
 # Kernel start-up failures (diagnose.KERNEL_START_FAILURES) are retried this often in all.

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 from filelock import FileLock, Timeout
 
-from iscsi_report.pipeline.paths import Project
+from iscsi_report.core.paths import Project
 
 LOCK_WAIT_S = 3600  # a whole batch may hold the lock this long
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 
 from iscsi_report.core import yamlio
 from iscsi_report.core.errors import IngestError, ParamsError
-from iscsi_report.pipeline.paths import Project
+from iscsi_report.core.paths import Project
 
 DEFAULT_TIMEOUT_S = 900
 TOP_LEVEL_KEYS = {"title", "short_title", "description", "dataset", "timeout_s", "notebooks", "enabled"}

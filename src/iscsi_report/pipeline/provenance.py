@@ -31,10 +31,10 @@ from iscsi_report.core.digest import code_digest
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest.detect import detect_tool, tool_module
 from iscsi_report.core.ingest.textio import read_text, sha256_file
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import cache
 from iscsi_report.pipeline.cache import PLACE_PARAMETERS
 from iscsi_report.pipeline.params import discover, jobs_for, parameters_cell
-from iscsi_report.pipeline.paths import Project
 
 PAGE = "provenance"  # book/provenance.md, listed in book/_toc.yml
 TOOL_CACHE_VERSION = 1

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline.params import NotebookJob
-from iscsi_report.pipeline.paths import Project
 
 
 def prune(project: Project, jobs: list[NotebookJob], stream: TextIO = sys.stdout) -> list[str]:

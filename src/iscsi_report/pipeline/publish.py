@@ -11,10 +11,10 @@ from pathlib import Path
 
 from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.digest import sha256_bytes
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import cache, executors
 from iscsi_report.pipeline.execute import JobResult
 from iscsi_report.pipeline.params import NotebookJob
-from iscsi_report.pipeline.paths import Project
 
 
 @dataclass

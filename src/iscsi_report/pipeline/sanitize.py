@@ -9,7 +9,7 @@ from pathlib import Path
 
 import nbformat
 
-from iscsi_report.pipeline.paths import Project
+from iscsi_report.core.paths import Project
 
 # Tags that keep the runner's plumbing off the published page. Other code cells get no tag: the site
 # hides all code behind one "Show the code" switch per page (book/_static/code-toggle.js).

@@ -31,6 +31,7 @@ from docutils import nodes  # type: ignore[import-untyped]  # docutils ships no 
 from sphinx.util import docname_join, logging
 
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline.params import load_run
 
 LOGGER = logging.getLogger(__name__)
@@ -82,7 +83,7 @@ def listed_chapter(project_root: Path, docname: str) -> bool:
     found = RUN_CHAPTER_RE.match(docname)
     if not found:
         return False
-    params = project_root / "params" / f"{found['run']}.yaml"
+    params = Project(project_root).params_file(found["run"])
     try:
         return params.is_file() and found["notebook"] in load_run(params).notebooks
     except ReportError:

@@ -17,8 +17,8 @@ import yaml
 from iscsi_report.core import yamlio
 from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.paths import Project
 from iscsi_report.pipeline.params import RunSpec
-from iscsi_report.pipeline.paths import Project
 
 BASE_NAME = "_toc.base.yml"
 TOC_NAME = "_toc.yml"

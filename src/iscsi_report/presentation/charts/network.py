@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from iscsi_report.analyses.charts import theme
+from iscsi_report.presentation.charts import theme
 
 WIDTH = 260
 HEIGHT = 160

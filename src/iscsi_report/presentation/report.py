@@ -6,7 +6,7 @@ notebook; :func:`start` turns them into a :class:`Context` that writes every sho
 for download from the page.
 
 Everything shown goes through one escaping path: tables are rendered by :func:`html_table`
-(:mod:`iscsi_report.analyses.tables`: human headers from :mod:`~iscsi_report.analyses.columns`, every
+(:mod:`iscsi_report.presentation.tables`: human headers from :mod:`~iscsi_report.presentation.columns`, every
 cell and header HTML-escaped, a table id derived from the table's name rather than a random one),
 text by :func:`markdown` (every value escaped by :mod:`iscsi_report.core.markup`).
 """
@@ -20,8 +20,9 @@ from typing import Any
 
 import pandas as pd
 
-from iscsi_report.analyses import tables
 from iscsi_report.core import markup
+from iscsi_report.core.paths import Project
+from iscsi_report.presentation import tables
 
 CSV_FLOAT_FORMAT = "%.10g"  # fixed, so two builds from the same inputs give byte-identical CSVs
 
@@ -36,19 +37,24 @@ class Context:
     results_dir: Path
 
     @property
+    def project(self) -> Project:
+        """The project's layout (:mod:`iscsi_report.core.paths`), the one the pipeline uses too."""
+        return Project(self.project_root)
+
+    @property
     def raw_dir(self) -> Path:
         """The dataset's raw folder, ``data/raw/<dataset>``."""
-        return self.project_root / "data" / "raw" / self.dataset
+        return self.project.dataset_dir(self.dataset)
 
     @property
     def published_dir(self) -> Path:
-        """Numbers quoted from the seeds, ``data/published``."""
-        return self.project_root / "data" / "published"
+        """Numbers quoted from the source documents, ``data/published``."""
+        return self.project.published_dir
 
     @property
     def page_dir(self) -> Path:
         """Folder of the executed notebook inside the book: ``book/runs/<run>``."""
-        return self.project_root / "book" / "runs" / self.run_name
+        return self.project.run_pages_dir(self.run_name)
 
     def link_to(self, target: Path) -> str:
         """Relative POSIX path from this page to ``target``, for MyST links and downloads."""
@@ -56,7 +62,7 @@ class Context:
 
     def table_link(self, name: str) -> str:
         """Link from the page to the published CSV ``results/<run>/<name>.csv``."""
-        return self.link_to(self.project_root / "results" / self.run_name / f"{name}.csv")
+        return self.link_to(self.project.run_results_dir(self.run_name) / f"{name}.csv")
 
     def table(
         self,
@@ -125,7 +131,7 @@ def html_table(
     dash_note: str | None = None,
     summary: pd.DataFrame | None = None,
 ) -> str:
-    """``df`` for a reader (:mod:`iscsi_report.analyses.tables`): human headers, escaped, id from ``name``."""
+    """``df`` for a reader (:mod:`~iscsi_report.presentation.tables`): human headers, escaped, named ids."""
     return tables.render(
         df, name, decimals, shown=columns, preview_rows=preview_rows, dash_note=dash_note, summary=summary
     )
@@ -150,10 +156,10 @@ def start(
     results_dir: str | Path | None = None,
 ) -> Context:
     """Build the notebook's context; ``results_dir`` defaults to ``results/<run>`` (interactive use)."""
-    root = Path(project_root).resolve()
-    out = Path(results_dir).resolve() if results_dir else root / "results" / run_name
+    project = Project.at(project_root)
+    out = Path(results_dir).resolve() if results_dir else project.run_results_dir(run_name)
     out.mkdir(parents=True, exist_ok=True)
-    return Context(run_name=run_name, dataset=dataset, project_root=root, results_dir=out)
+    return Context(run_name=run_name, dataset=dataset, project_root=project.root, results_dir=out)
 
 
 def write_csv(df: pd.DataFrame, path: Path) -> None:

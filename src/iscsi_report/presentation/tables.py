@@ -1,6 +1,6 @@
 """A data frame as an HTML table a person can read (what :func:`report.html_table` returns).
 
-- headers are human, with units (:mod:`iscsi_report.analyses.columns`), numbers formatted per
+- headers are human, with units (:mod:`iscsi_report.presentation.columns`), numbers formatted per
   column and right-aligned, a missing value shown as an em dash with a note under the table;
 - identifying columns (verdict, configuration, network...) lead; a table wider than
   :data:`WIDE_COLUMNS` columns scrolls inside its wrapper with its first column kept in view, and
@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from iscsi_report.analyses import columns as cols
 from iscsi_report.core import markup
 from iscsi_report.core.errors import ReportError
+from iscsi_report.presentation import columns as cols
 
 WIDE_COLUMNS = 8  # more columns than this: scroll with a sticky first column, detail columns left out
 LONG_ROWS = 25  # more rows than this: a preview, the full table collapsed

@@ -2,7 +2,9 @@
 
 Chapters glue these strings (``report.glue("devices_text", prose.count(n, "device"))``) instead of
 templating ``{n} device(s)`` or ``{lo} to {hi} KiB`` in the notebook, where a single device or an
-equal low and high end would read wrongly.
+equal low and high end would read wrongly. Pure text with no dependency, in core so that both the
+page layer (:mod:`iscsi_report.presentation`) and a chapter computation that names its sources in
+words (``"iostat wareq-sz (3 files)"`` in :mod:`iscsi_report.analyses.r2t`) use the same phrasing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""The project's layout in one place, so every command can run against any project root."""
+"""The project's layout in one place: the pipeline and every chapter page find their folders here.
+
+One definition, so a command run against any project root (the repository, or a copy made by a
+test) and a page executed inside that root agree on where raw data, params, results and the
+executed notebooks live.
+"""
 
 from __future__ import annotations
 
@@ -36,14 +41,17 @@ class Project:
 
     @property
     def raw_dir(self) -> Path:
+        """Every dataset's raw folder: ``data/raw``."""
         return self.root / "data" / "raw"
 
     @property
     def published_dir(self) -> Path:
+        """Numbers quoted from the source documents: ``data/published``."""
         return self.root / "data" / "published"
 
     @property
     def results_dir(self) -> Path:
+        """Every run's published tables: ``results``."""
         return self.root / "results"
 
     @property
@@ -62,8 +70,24 @@ class Project:
 
     @property
     def notebook_code_dirs(self) -> tuple[Path, ...]:
-        """The layers a chapter notebook may import (core, analyses): hashed into run cache keys."""
-        return (self.package_dir / "core", self.package_dir / "analyses")
+        """The layers chapter notebooks import (core, analyses, presentation): hashed into run cache keys."""
+        return tuple(self.package_dir / layer for layer in ("core", "analyses", "presentation"))
+
+    def dataset_dir(self, dataset: str) -> Path:
+        """One dataset's raw folder: ``data/raw/<dataset>``."""
+        return self.raw_dir / dataset
+
+    def params_file(self, run: str) -> Path:
+        """A run's params file: ``params/<run>.yaml``."""
+        return self.params_dir / f"{run}.yaml"
+
+    def run_pages_dir(self, run: str) -> Path:
+        """Folder of a run's executed notebooks inside the book: ``book/runs/<run>``."""
+        return self.runs_dir / run
+
+    def run_results_dir(self, run: str) -> Path:
+        """Where a run's tables are published: ``results/<run>``."""
+        return self.results_dir / run
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the root (POSIX), as records and messages name it; absolute if outside."""
@@ -76,4 +100,4 @@ class Project:
         return self.notebooks_dir / f"{name}.md"
 
     def executed(self, run: str, notebook: str) -> Path:
-        return self.runs_dir / run / f"{notebook}.ipynb"
+        return self.run_pages_dir(run) / f"{notebook}.ipynb"

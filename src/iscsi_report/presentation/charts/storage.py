@@ -6,7 +6,7 @@ import altair as alt
 import pandas as pd
 from altair.typing import ChartType
 
-from iscsi_report.analyses.charts import theme
+from iscsi_report.presentation.charts import theme
 
 WIDTH = 260
 HEIGHT = 180

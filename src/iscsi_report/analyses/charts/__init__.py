@@ -1,1 +1,0 @@
-"""Altair chart builders, one module per chapter; render offline with iscsi_report.analyses.report.chart."""

@@ -1,0 +1,1 @@
+"""Altair chart builders, one module per chapter; shown offline by iscsi_report.presentation.report.chart."""
