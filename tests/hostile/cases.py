@@ -31,6 +31,7 @@ from iscsi_report.cli import summarize
 from iscsi_report.core import atomic, dataset, yamlio
 from iscsi_report.core.errors import IngestError, ParamsError, ReportError
 from iscsi_report.core.ingest import fio, iostat, iperf3, ping, textio
+from iscsi_report.core.measurements import Measurements
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TIMEOUT_S = 10  # a case that takes longer has hung
@@ -1692,7 +1693,7 @@ def _network(labels: list[dict[str, Any]]) -> Callable[[Path], Trial]:
         for i, lab in enumerate(labels):
             path = _write(tmp, f"p{i}.txt", PING_BYTES)
             files.append(dataset.RawFile(path, path.name, "ping", "initiator", _sha(PING_BYTES), lab))
-        ds = dataset.Dataset("t", tmp, "t", False, "", {}, files)
+        ds = Measurements(dataset.Dataset("t", tmp, "t", False, "", {}, files))
 
         def call() -> tuple[int, int]:
             samples = network.rtt_samples(ds)
