@@ -30,7 +30,7 @@ def _interval(row: pd.Series, name: str) -> str:
 
 
 def main() -> None:
-    """Run the matrix on each sweep and print its table, the paired differences and the coverage."""
+    """Run the protocol over the sweeps and print each table, the paired differences and the coverage."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--training", default="lab-iscsi-2026")
     ap.add_argument(
@@ -45,24 +45,29 @@ def main() -> None:
     )
     args = ap.parse_args()
     pd.set_option("display.width", 200)
-    error = None
-    for name in [args.training, *[s for s in args.sweeps if s != args.training]]:
-        started = time.perf_counter()
-        data = lab.load(RAW / name)
-        m = fm.run(data, name, model_error=error if name != args.training else None)
-        s = fm.summary(m)
-        s["vs blog (points)"] = [_interval(r, "blog") for _, r in s.iterrows()]
-        s["vs scaled (points)"] = [_interval(r, "scaled") for _, r in s.iterrows()]
-        print(
-            f"\n## {name}: {len(m.configurations)} configurations, {len(m.pairs) // 3} pairs, "
-            f"{time.perf_counter() - started:.1f} s"
+    started = time.perf_counter()
+    sweeps = {name: lab.load(RAW / name) for name in dict.fromkeys([args.training, *args.sweeps])}
+    loaded = time.perf_counter()
+    v = fm.verdict(sweeps, args.training)
+    print(
+        f"loaded {len(sweeps)} sweeps in {loaded - started:.1f} s; the protocol ran in "
+        f"{time.perf_counter() - loaded:.1f} s"
+    )
+    for name, s in v.summaries.items():
+        m = v.matrices[name]
+        s = s.assign(
+            **{
+                "vs blog (points)": [_interval(r, "blog") for _, r in s.iterrows()],
+                "vs scaled (points)": [_interval(r, "scaled") for _, r in s.iterrows()],
+            }
         )
+        print(f"\n## {name}: {len(m.configurations)} configurations, {len(m.pairs) // 3} pairs")
         print(s[[*COLUMNS, "vs blog (points)", "vs scaled (points)"]].round(2).to_string(index=False))
-        if name == args.training:
-            error = fm.model_error(m)
+        if name == v.training:
+            error = v.model_error
             print(f"engine's own error, declared from here: {error.value:.2f} % ({error.source.what})")
         else:
-            print(f"95 % interval coverage: {fm.coverage(m):.1f} % of pairs")
+            print(f"95 % interval coverage: {v.coverage_pct[name]:.1f} % of pairs")
 
 
 if __name__ == "__main__":

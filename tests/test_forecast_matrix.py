@@ -73,3 +73,19 @@ def test_declared_model_error_widens_the_intervals(data: lab.LabData, matrix: fm
     assert 0 < error.value < 100 and SWEEP in error.source.what
     wide = fm.run(data, SWEEP, max_today=6, model_error=error)
     assert fm.coverage(wide) >= fm.coverage(matrix)
+
+
+def test_coverage_is_judged_in_words_against_the_level() -> None:
+    assert "wider" in fm.coverage_words(100.0)
+    assert "overconfident" in fm.coverage_words(60.0) and "wider" not in fm.coverage_words(60.0)
+    assert fm.coverage_words(95.5).startswith("about as often")
+
+
+def test_the_chapters_table_has_human_headers_and_says_yes_only_below_zero(matrix: fm.Matrix) -> None:
+    from iscsi_report.presentation import forecast as tables
+
+    s = fm.summary(matrix)
+    t = tables.summary_table(s)
+    assert not any("_" in c for c in t.columns)
+    said = t["Engine better than rescaled formula"] == "yes"
+    assert (said == (s["diff_vs_scaled_high"] < 0)).all()

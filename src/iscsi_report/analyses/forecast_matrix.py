@@ -293,8 +293,69 @@ def model_error(m: Matrix, quantile: float = CI_LEVEL) -> Value:
     return Value(q, Source("measured", what))
 
 
+def coverage_words(pct: float, level: float = CI_LEVEL) -> str:
+    """Whether intervals meant to hold ``level`` of the measurements are too wide, too narrow or right."""
+    if math.isnan(pct):
+        return "no forecast to judge"
+    if pct > 100 * level + 2.5:
+        return "the intervals are wider than they need to be (cautious, not overconfident)"
+    if pct < 100 * level - 2.5:
+        return "the intervals are too narrow: the engine is overconfident there"
+    return "about as often as a 95 % interval should"
+
+
 def coverage(m: Matrix) -> float:
     """Share of the engine's pairs whose 95 % interval holds the measured mean (per cent)."""
     e = m.pairs[m.pairs["method"] == ENGINE]
     inside = (e["ci_low_ms"] <= e["measured_ms"]) & (e["measured_ms"] <= e["ci_high_ms"])
     return float(100 * inside.mean())
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The forecast protocol over the lab: the training sweep's matrix, then each judged sweep's."""
+
+    training: str
+    model_error: Value
+    matrices: dict[str, Matrix]  # by sweep, the training sweep first
+    summaries: dict[str, pd.DataFrame]  # by sweep, :func:`summary`
+    coverage_pct: dict[str, float]  # by judged sweep: share of intervals holding the measurement
+
+
+def verdict(sweeps: dict[str, lab.LabData], training: str) -> Verdict:
+    """Run the protocol: the engine's own error declared on ``training``, then every other sweep judged.
+
+    The engine fits nothing on any sweep; ``training`` only sets the width of its intervals (the
+    95 % quantile of its absolute error there), whose coverage the judged sweeps then measure.
+    """
+    first = run(sweeps[training], training)
+    error = model_error(first)
+    matrices = {training: first}
+    matrices.update({n: run(d, n, model_error=error) for n, d in sweeps.items() if n != training})
+    return Verdict(
+        training=training,
+        model_error=error,
+        matrices=matrices,
+        summaries={n: summary(m) for n, m in matrices.items()},
+        coverage_pct={n: coverage(m) for n, m in matrices.items() if n != training},
+    )
+
+
+def headline(v: Verdict, sweep: str) -> dict[str, Any]:
+    """The numbers a page opens with for one judged sweep: each method's error and the paired test."""
+    row = v.summaries[sweep].iloc[0]
+    groups = v.summaries[sweep].iloc[1:]
+    return {
+        "targets": int(row["targets"]),
+        "pairs": len(v.matrices[sweep].pairs) // len(METHODS),
+        "engine_pct": float(row[ENGINE]),
+        "blog_pct": float(row[BLOG]),
+        "scaled_pct": float(row[BLOG_SCALED]),
+        "diff_scaled": float(row["diff_vs_scaled"]),
+        "diff_scaled_low": float(row["diff_vs_scaled_low"]),
+        "diff_scaled_high": float(row["diff_vs_scaled_high"]),
+        "better_than_scaled": bool(row["better_than_scaled"]),
+        "better_than_blog": bool(row["better_than_blog"]),
+        "groups_not_better": [str(g) for g in groups.loc[~groups["better_than_scaled"], "group"]],
+        "coverage_pct": v.coverage_pct.get(sweep, math.nan),
+    }
