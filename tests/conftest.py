@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from iscsi_report.core.keep import PARSE_CACHE_ENV
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = PROJECT_ROOT / "tests" / "fixtures"
 CORPUS = PROJECT_ROOT.parent / "shared" / "corpus"
+# Parses kept across the test processes (both xdist workers, and the chapters they execute), inside
+# the project's own git-ignored cache folder; keyed by bytes and parser code, so never stale.
+os.environ.setdefault(PARSE_CACHE_ENV, str(PROJECT_ROOT / ".cache" / "parsed"))
 
 
 @pytest.fixture(scope="session")

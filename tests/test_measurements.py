@@ -134,3 +134,27 @@ def test_duplicate_keys_in_notes_are_refused_with_their_line(tmp_path: Path) -> 
     (root / "notes.yaml").write_text("chapters:\n  network: a\n  network: b\n", encoding="utf-8")
     with pytest.raises(ReportError, match=r"notes\.yaml:3"):
         about.notes(open_dataset(root))
+
+
+def test_a_parse_is_kept_across_processes_by_bytes_and_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from iscsi_report.core import keep
+
+    monkeypatch.setenv(keep.PARSE_CACHE_ENV, str(tmp_path / "kept"))
+    root = _copy(VETH, tmp_path)
+    f = open_dataset(root).select("fio")[0]
+    first = measurements.Measurements(open_dataset(root).dataset).fio(f)
+    calls: list[str] = []
+    monkeypatch.setitem(measurements.PARSERS, "fio", lambda text, path: calls.append(str(path)))
+    again = measurements.Measurements(open_dataset(root).dataset).fio(f)  # a new process, in effect
+    assert calls == [] and again.jobs.equals(first.jobs)
+    stored = keep.path_for("fio", keep.code_of("ingest"), f.sha256)
+    assert stored is not None and stored.is_file()
+    stored.write_bytes(b"not a pickle")  # unreadable: parsed again, never an error
+    with pytest.raises(AssertionError):  # the stub parser returns None: proof it ran
+        measurements.Measurements(open_dataset(root).dataset).fio(f)
+    assert calls == [str(f.path)]
+    _flip_one_byte(f.path)  # the check still runs on every use, kept parse or not
+    with pytest.raises(IngestError, match="manifest says"):
+        measurements.Measurements(open_dataset(root).dataset).fio(f)

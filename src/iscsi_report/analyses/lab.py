@@ -166,9 +166,8 @@ def captures(ds: Measurements) -> tuple[pd.DataFrame, dict[str, tshark.TsharkRes
     """One row per complete captured write (labels + R2Ts, most outstanding, latency); parsed files."""
     frames, parsed = [], {}
     for f in ds.select("tshark"):
-        res = ds.tshark(f)
-        parsed[f.rel] = res
-        w = tshark.writes(res)
+        parsed[f.rel] = ds.tshark(f)
+        w = ds.tshark_writes(f)
         frames.append(w.assign(file=f.rel, **{k: f.labels[k] for k in CONFIG_KEYS}))
     if not frames:
         return pd.DataFrame(columns=[*tshark.WRITE_COLUMNS, "file", *CONFIG_KEYS]), parsed

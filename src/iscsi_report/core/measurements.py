@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from iscsi_report.core import dataset as datasets
-from iscsi_report.core import yamlio
+from iscsi_report.core import keep, yamlio
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest import fio, iostat, iperf3, ping, textio, tshark
 
@@ -53,6 +53,7 @@ class Measurements:
         self.dataset = dataset
         self._text: dict[str, tuple[Signature, str]] = {}
         self._parsed: dict[str, tuple[str, Any]] = {}
+        self._derived: dict[tuple[str, str], tuple[str, Any]] = {}
         self._notes: tuple[Signature | None, dict[str, Any]] | None = None
         # Reads and parses per file (rel path): tests and benchmarks count them.
         self.read_counts: Counter[str] = Counter()
@@ -116,14 +117,22 @@ class Measurements:
         return text
 
     def parsed(self, f: datasets.RawFile) -> Any:
-        """The parse of ``f`` by its tool's parser, from :meth:`text` (so checked), kept for the process."""
+        """The parse of ``f`` by its tool's parser, from :meth:`text` (so checked), kept for the process.
+
+        With a parse cache folder (:mod:`iscsi_report.core.keep`) a parse of the same bytes by the
+        same parser code is loaded from there instead of being parsed again.
+        """
         if f.tool not in PARSERS:
             raise IngestError(f.path, f"no parser for tool {f.tool!r}; expected one of {sorted(PARSERS)}")
         text = self.text(f)
         kept = self._parsed.get(f.rel)
         if kept is not None and kept[0] is text:
             return kept[1]
-        result = PARSERS[f.tool](text, f.path)
+        stored = keep.path_for(f.tool, keep.code_of("ingest"), f.sha256)
+        result = keep.load(stored)
+        if result is None:
+            result = PARSERS[f.tool](text, f.path)
+            keep.store(stored, result)
         self.parse_counts[f.rel] += 1
         self._parsed[f.rel] = (text, result)
         return result
@@ -155,6 +164,19 @@ class Measurements:
     def tshark(self, f: datasets.RawFile) -> tshark.TsharkResult:
         """The iSCSI PDUs tshark captured in ``f``."""
         return self._typed(f, "tshark", tshark.TsharkResult)
+
+    def tshark_writes(self, f: datasets.RawFile) -> Any:
+        """:func:`iscsi_report.core.ingest.tshark.writes` of ``f``: one row per complete captured write."""
+        kept = self._derived.get((f.rel, "writes"))
+        if kept is not None and kept[0] is self.text(f):
+            return kept[1]
+        stored = keep.path_for("tshark-writes", keep.code_of("ingest"), f.sha256)
+        result = keep.load(stored)
+        if result is None:
+            result = tshark.writes(self.tshark(f))
+            keep.store(stored, result)
+        self._derived[(f.rel, "writes")] = (self.text(f), result)
+        return result
 
     # ---- the dataset's reader notes ------------------------------------------------------------
 

@@ -11,7 +11,8 @@ of every mapping key and sequence item, so a schema error can name its line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import yaml
 from yaml.events import AliasEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from iscsi_report.core import keep
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest.textio import read_text
 
@@ -176,5 +178,16 @@ def load_text(text: str, path: str | Path = "<yaml>") -> YamlDoc:
 
 
 def load_file(path: str | Path, max_bytes: int = MAX_YAML_BYTES) -> YamlDoc:
-    """Read (through textio, so the read is tracked and bounded) and strictly parse a YAML file."""
-    return load_text(read_text(path, max_bytes=max_bytes), path)
+    """Read (through textio, so the read is tracked and bounded) and strictly parse a YAML file.
+
+    A parse of the same text by the same loader is kept across processes (:mod:`.keep`): a lab
+    manifest of a thousand entries costs seconds in pure-Python YAML.
+    """
+    text = read_text(path, max_bytes=max_bytes)
+    stored = keep.path_for("yaml", keep.code_of("yamlio.py"), hashlib.sha256(text.encode()).hexdigest())
+    doc = keep.load(stored)
+    if isinstance(doc, YamlDoc):
+        return replace(doc, path=str(path))
+    doc = load_text(text, path)
+    keep.store(stored, doc)
+    return doc

@@ -24,6 +24,7 @@ import yaml
 
 from iscsi_report.core.digest import code_digest, sha256_bytes
 from iscsi_report.core.ingest.textio import READS_LOG_ENV
+from iscsi_report.core.keep import PARSE_CACHE_ENV
 from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import cache, diagnose, executors, sanitize
 from iscsi_report.pipeline.params import NotebookJob, read_notebook
@@ -151,7 +152,11 @@ def _execute_in(project: Project, job: NotebookJob, work: Path, worker: str, sta
         str(job.timeout_s),
         "--no-progress-bar",
     ]
-    run_env = {**kernel_env(work / "jupyter"), READS_LOG_ENV: str(work / "reads.log")}
+    run_env = {
+        **kernel_env(work / "jupyter"),
+        READS_LOG_ENV: str(work / "reads.log"),
+        PARSE_CACHE_ENV: os.environ.get(PARSE_CACHE_ENV) or str(project.cache_dir / "parsed"),
+    }
     for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
         rc = _papermill(cmd, run_env, log, project.root)
         if rc == 0 or attempt == KERNEL_START_ATTEMPTS or not diagnose.kernel_failed_to_start(log):

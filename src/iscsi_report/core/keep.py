@@ -1,0 +1,62 @@
+"""Results kept across processes: a parse of the same bytes by the same code is not done twice.
+
+The batch points its kernels at ``<project>/.cache/parsed`` through :data:`PARSE_CACHE_ENV`; with
+the variable unset nothing is kept. Entries are keyed by the sha256 of the input and a digest of
+the code that produced them, so a changed file or a changed parser never meets an old entry. The
+raw file itself is still read and checked against its manifest on every use: only the work of
+parsing it is saved. Entries are pickles written by this module into the project's own cache
+folder (never a file from elsewhere); one that cannot be read is recomputed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import pickle
+from pathlib import Path
+from typing import Any
+
+from iscsi_report.core.atomic import write_atomic
+
+PARSE_CACHE_ENV = "ISCSI_REPORT_PARSE_CACHE"
+_CORE = Path(__file__).resolve().parent
+
+
+@functools.cache
+def code_of(*relative: str) -> str:
+    """Digest of core source files or folders (relative to core/), for the keys of what they produce."""
+    h = hashlib.sha256()
+    for rel in relative:
+        target = _CORE / rel
+        for p in sorted(target.rglob("*.py")) if target.is_dir() else [target]:
+            h.update(p.relative_to(_CORE).as_posix().encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def path_for(kind: str, code: str, sha256: str) -> Path | None:
+    """Where the result of ``kind`` for input ``sha256`` by ``code`` is kept; None when nothing is kept."""
+    folder = os.environ.get(PARSE_CACHE_ENV)
+    if not folder:
+        return None
+    return Path(folder) / code / kind / f"{sha256}.pickle"
+
+
+def load(path: Path | None) -> Any:
+    """A kept result, or None (absent, unreadable, or nothing kept)."""
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            return pickle.load(fh)
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, ValueError):
+        return None
+
+
+def store(path: Path | None, result: Any) -> None:
+    """Keep ``result`` for later processes; a cache that cannot be written is no error."""
+    if path is None:
+        return
+    with contextlib.suppress(OSError):
+        write_atomic(path, pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
