@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
+from iscsi_report.core import yamlio
 from iscsi_report.core.errors import ReportError
 
 MANIFEST = "manifest.yaml"
@@ -44,10 +43,7 @@ class ToolCounts:
 
 def _yaml(path: Path) -> dict[str, object]:
     """A YAML mapping; ReportError naming the file otherwise."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ReportError(f"{path}: cannot read ({exc})") from exc
+    data = yamlio.load_file(path).data  # strict: a duplicate key is an error naming its line
     if not isinstance(data, dict):
         raise ReportError(f"{path}: expected a YAML mapping at the top level")
     return data

@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from iscsi_report.core import markup
+from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.paths import Project
 from iscsi_report.presentation import tables
 
@@ -163,11 +164,8 @@ def start(
 
 
 def write_csv(df: pd.DataFrame, path: Path) -> None:
-    """Write a table deterministically (fixed float format, LF endings), atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    df.to_csv(tmp, index=False, float_format=CSV_FLOAT_FORMAT, lineterminator="\n")
-    os.replace(tmp, path)
+    """Write a table deterministically (fixed float format, LF endings), atomically (core.atomic)."""
+    write_atomic(path, df.to_csv(index=False, float_format=CSV_FLOAT_FORMAT, lineterminator="\n"))
 
 
 CHART_CLASS = "iscsi-chart"  # the figure class the site's chart script (pipeline/assets.py) looks for
