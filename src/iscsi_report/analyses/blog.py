@@ -19,6 +19,7 @@ from iscsi_report.analyses import audit
 from iscsi_report.core import model
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.model import IscsiParams, LatencyBreakdown, Network
+from iscsi_report.core.units import BYTES_PER_MIB
 
 BLOG_FILE = "blog-2023.yaml"
 DEFAULT_PUBLISHED_DIR = Path(__file__).resolve().parents[3] / "data" / "published"
@@ -88,7 +89,7 @@ def inputs(published: str | Path | None = None) -> BlogInputs:
         ),
     }
     return BlogInputs(
-        bs_bytes=round(_value(n, "model.block_mib") * model.MIB),
+        bs_bytes=round(_value(n, "model.block_mib") * BYTES_PER_MIB),
         first_burst_bytes=int(_value(n, f"{key}.FirstBurstLength")),
         max_burst_bytes=int(_value(n, f"{key}.MaxBurstLength")),
         max_recv_data_segment_bytes=int(_value(n, f"{key}.MaxRecvDataSegmentLength")),

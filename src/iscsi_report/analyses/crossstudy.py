@@ -30,22 +30,25 @@ from iscsi_report.analyses import blog as blog_model
 from iscsi_report.analyses.audit import PublishedNumber, load_published, printed_interval
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest.textio import read_text
+from iscsi_report.core.model import BHS_BYTES
+from iscsi_report.core.units import (
+    BITS_PER_BYTE,
+    BITS_PER_GBIT,
+    BITS_PER_MBIT,
+    BYTES_PER_GB,
+    BYTES_PER_KIB,
+    BYTES_PER_MB,
+    BYTES_PER_MIB,
+    IOPS_PER_KIOPS,
+    IOPS_PER_MIOPS,
+    MS_PER_S,
+    PERCENT_PER_FRACTION,
+    US_PER_S,
+)
 
-# --- Units ----------------------------------------------------------------------------------------
-BITS_PER_BYTE = 8
-US_PER_S = 1e6
-MS_PER_S = 1e3
-BYTES_PER_KIB = 2**10
-BYTES_PER_MIB = 2**20
-BYTES_PER_MB = 1e6  # the SCST paper's MBPS column is 10**6 bytes per second
-BYTES_PER_GB = 1e9
-IOPS_PER_KIOPS = 1e3
-IOPS_PER_MILLION = 1e6
-PERCENT = 100.0
 NAN = float("nan")
 
 # --- Protocol framing (bytes) ---------------------------------------------------------------------
-ISCSI_BHS_BYTES = 48  # basic header segment of every iSCSI PDU (RFC 7143 section 11.2)
 ISCSI_PAD_ALIGN_BYTES = 4  # data segments are padded to a multiple of 4 bytes
 IPV4_HEADER_BYTES = 20  # without options
 TCP_HEADER_BYTES = 20  # without options
@@ -268,7 +271,7 @@ class WireModel:
     ``max_data_segment_bytes`` splits a reply into Data-In PDUs of that size (None: one PDU).
     """
 
-    link_bit_per_s: float = 1e9
+    link_bit_per_s: float = 1 * BITS_PER_GBIT
     mtu_bytes: int = 9000
     tcp_timestamps: bool = True
     packing: Literal["stream", "per_op"] = "stream"
@@ -305,7 +308,7 @@ def iscsi_stream_bytes(size_bytes: float, model: WireModel) -> float:
         else max(1, math.ceil(size_bytes / model.max_data_segment_bytes))
     )
     padded = math.ceil(size_bytes / ISCSI_PAD_ALIGN_BYTES) * ISCSI_PAD_ALIGN_BYTES
-    return padded + pdus * ISCSI_BHS_BYTES
+    return padded + pdus * BHS_BYTES
 
 
 def wire_bytes_per_read(size_bytes: float, model: WireModel) -> float:
@@ -331,7 +334,7 @@ def paper_style_reply_time_us(size_bytes: float, model: WireModel) -> float:
     ``(size + 48) * (MTU + overhead) / MTU`` at the link rate reproduces every printed cell of
     Butterfield 2017's network reply column to its last digit (overhead 90 bytes at MTU 9000).
     """
-    stream = size_bytes + ISCSI_BHS_BYTES
+    stream = size_bytes + BHS_BYTES
     line = stream * (model.mtu_bytes + model.frame_overhead_bytes) / model.mtu_bytes
     return line * BITS_PER_BYTE / model.link_bit_per_s * US_PER_S
 
@@ -351,7 +354,7 @@ def network_reply_table(scst: Study, model: WireModel | None = None) -> pd.DataF
                 "paper_reply_us": paper_us,
                 "model_reply_us": ours_us,
                 "model_minus_paper_us": ours_us - paper_us,
-                "model_diff_pct": PERCENT * (ours_us - paper_us) / paper_us,
+                "model_diff_pct": PERCENT_PER_FRACTION * (ours_us - paper_us) / paper_us,
                 "paper_style_reply_us": paper_style_reply_time_us(size, model),
                 "per_op_reply_us": reply_time_us(size, per_op),
                 "network_ceiling_iops": network_ceiling_iops(size, model),
@@ -538,7 +541,7 @@ def _clock_row(
         "predicted_iops": predicted,
         "predicted_bound": "cpu" if cpu_iops < net_iops else "network",
         "measured_iops": measured,
-        "gap_pct": PERCENT * (measured - predicted) / predicted,
+        "gap_pct": PERCENT_PER_FRACTION * (measured - predicted) / predicted,
     }
 
 
@@ -570,7 +573,7 @@ def roofline_frame(fit: CpuFit, model: WireModel, sizes_bytes: np.ndarray | None
         rows.append(
             {
                 "size_bytes": float(size),
-                "ceiling": f"network ({model.link_bit_per_s / 1e9:g} Gb/s)",
+                "ceiling": f"network ({model.link_bit_per_s / BITS_PER_GBIT:g} Gb/s)",
                 "iops": network_ceiling_iops(size, model),
             }
         )
@@ -793,7 +796,7 @@ def session_depth_table(l3: Study) -> pd.DataFrame:
 
 def writer_thread_queue_depth(size_bytes: float, tcp_wmem_bytes: float) -> float:
     """Queue depth above which SCST replies can overflow the socket send buffer (Butterfield 2017)."""
-    return tcp_wmem_bytes / (size_bytes + ISCSI_BHS_BYTES)
+    return tcp_wmem_bytes / (size_bytes + BHS_BYTES)
 
 
 def mtu_gain_table(l3: Study) -> pd.DataFrame:
@@ -801,11 +804,14 @@ def mtu_gain_table(l3: Study) -> pd.DataFrame:
     rows = []
     for mtu_id in ("l3.tests.mtu_before_bytes", "l3.tests.mtu_bytes"):
         m = WireModel(
-            link_bit_per_s=l3.value("l3.tldr.link_gbit_per_s") * 1e9, mtu_bytes=int(l3.value(mtu_id))
+            link_bit_per_s=l3.value("l3.tldr.link_gbit_per_s") * BITS_PER_GBIT,
+            mtu_bytes=int(l3.value(mtu_id)),
         )
         rows.append({"mtu_bytes": m.mtu_bytes, "payload_efficiency": m.payload_efficiency})
     out = pd.DataFrame(rows)
-    out["framing_gain_pct"] = PERCENT * (out["payload_efficiency"] / out["payload_efficiency"].iloc[0] - 1)
+    out["framing_gain_pct"] = PERCENT_PER_FRACTION * (
+        out["payload_efficiency"] / out["payload_efficiency"].iloc[0] - 1
+    )
     out["published_gain_pct"] = [0.0, l3.value("l3.tests.mtu_gain_pct")]
     return out
 
@@ -843,7 +849,6 @@ BLOG_FILE = "blog-2023.yaml"
 BLOG_IO_BYTES = 2 * BYTES_PER_MIB  # bs=2M in the blog's fio job
 FIO_DEFAULT_IODEPTH = 1  # the blog's jobs set no iodepth: one command in flight per job
 OP_MS_DECIMALS = 2  # the blog prints operation times to 0.01 ms
-MBIT = 1e6
 # (projection key, label, iperf3 id, local 2 MiB device IOPS id) of the blog's measured setups
 BLOG_SETUPS = (
     ("wireless_hdd", "wireless, HDD", "network.iperf3.wireless_mbit_per_s", "fio.local.hdd.2m.iops"),
@@ -978,7 +983,7 @@ def _blog_case(blog: Study, r2t: int, setup: tuple[str, str, str, str], op_ms: f
             queue_depth / (op_ms / MS_PER_S) * BLOG_IO_BYTES, MODEL, blog.printed_rel_tol(f"{prefix}.op_ms")
         ),
         "link": Ceiling(
-            blog.value(link_id) * MBIT / BITS_PER_BYTE, MEASUREMENT, blog.printed_rel_tol(link_id)
+            blog.value(link_id) * BITS_PER_MBIT / BITS_PER_BYTE, MEASUREMENT, blog.printed_rel_tol(link_id)
         ),
         "cpu": Ceiling(MS_PER_S / blog.value(f"{prefix}.cpu_lat_ms") * BLOG_IO_BYTES, MEASUREMENT),
         "device": Ceiling(
@@ -1068,7 +1073,7 @@ def _l3_system(l3: Study) -> str:
 def _l3_link(l3: Study) -> WireModel:
     """The L3 system's link: its rate and jumbo MTU."""
     return WireModel(
-        link_bit_per_s=l3.value("l3.tldr.link_gbit_per_s") * 1e9,
+        link_bit_per_s=l3.value("l3.tldr.link_gbit_per_s") * BITS_PER_GBIT,
         mtu_bytes=int(l3.value("l3.tests.mtu_bytes")),
     )
 
@@ -1129,7 +1134,7 @@ def _l3_rate_cases(l3: Study) -> list[Case]:
     ratio = float(depth["latency_ratio_if_depth_filled"].iloc[-1])
     raised = Latency(ratio=ratio, floor_basis=f"latency at queue_depth {qd_before:g}")
     gbyte, nvme = l3.value("l3.tldr.achieved_gbyte_per_s"), l3.value("l3.bonus.nvme_gbyte_per_s")
-    disks, gbit = l3.value("l3.bonus.nvme_disks"), 1e9 / BITS_PER_BYTE
+    disks, gbit = l3.value("l3.bonus.nvme_disks"), BITS_PER_GBIT / BITS_PER_BYTE
     specs: list[tuple[str, str, str, float, Latency | None]] = [
         ("medium_block", f"medium-block transfers ({gbyte:g} GB/s)", "l3.tldr.achieved_gbyte_per_s",
          BYTES_PER_GB, None),
@@ -1157,7 +1162,8 @@ def _comstar_case(c: Study, key: str, target: str, kiops_id: str, cpus_id: str) 
     """One target's cache-hit reads: link and all-cores CPU ceilings, latency against wire + CPU time."""
     size = c.value("comstar.read.io_kib") * BYTES_PER_KIB
     model = WireModel(
-        link_bit_per_s=c.value("comstar.comments.link_gbit_per_s") * 1e9, mtu_bytes=COMSTAR_ASSUMED_MTU_BYTES
+        link_bit_per_s=c.value("comstar.comments.link_gbit_per_s") * BITS_PER_GBIT,
+        mtu_bytes=COMSTAR_ASSUMED_MTU_BYTES,
     )
     iops = c.value(kiops_id) * IOPS_PER_KIOPS
     cpu_s_per_op = c.value(cpus_id) / iops
@@ -1246,12 +1252,12 @@ def bounds_long(bounds: pd.DataFrame) -> pd.DataFrame:
 
 def _pct_change(new: float, old: float) -> float:
     """Percentage by which ``new`` exceeds ``old``."""
-    return PERCENT * (new / old - 1.0)
+    return PERCENT_PER_FRACTION * (new / old - 1.0)
 
 
 def _net_pct(iops: float, reply_us: float) -> float:
     """Percentage of the link a read rate keeps busy, given one reply's line time."""
-    return PERCENT * iops * reply_us / US_PER_S
+    return PERCENT_PER_FRACTION * iops * reply_us / US_PER_S
 
 
 def _scst_table_cells(scst: Study, model: WireModel) -> dict[str, float]:
@@ -1288,7 +1294,7 @@ def _scst_nagle_peaks(scst: Study, model: WireModel) -> dict[str, float]:
         "scst.nagle.gain_512_pct": _pct_change(adaptive[512], nodelay[512]),
         "scst.nagle.adaptive_net_pct_512": _net_pct(adaptive[512], reply_512),
         "scst.nagle.nodelay_net_pct_512": _net_pct(nodelay[512], reply_512),
-        "scst.nagle.nodelay_fraction_of_link_512": _net_pct(nodelay[512], reply_512) / PERCENT,
+        "scst.nagle.nodelay_fraction_of_link_512": _net_pct(nodelay[512], reply_512) / PERCENT_PER_FRACTION,
         "scst.nagle.adaptive_peak_1024_iops": adaptive[1024],
         "scst.nagle.nodelay_peak_1024_iops": nodelay[1024],
         "scst.nagle.nodelay_peak_1536_iops": nodelay[1536],
@@ -1297,7 +1303,7 @@ def _scst_nagle_peaks(scst: Study, model: WireModel) -> dict[str, float]:
         "scst.nagle.threshold96_1536_iops": adaptive[1536],
         "scst.nagle.full_nagle_peak_1536_iops": ceiling_1536,
         "scst.nagle.net_limit_1536_iops": ceiling_1536,
-        "scst.nagle.threshold96_1536_pct_of_max": PERCENT * adaptive[1536] / ceiling_1536,
+        "scst.nagle.threshold96_1536_pct_of_max": PERCENT_PER_FRACTION * adaptive[1536] / ceiling_1536,
     }
 
 
@@ -1314,7 +1320,7 @@ def _scst_reduced_clock(scst: Study, model: WireModel) -> dict[str, float]:
         "predicted_iops"
     ]
     return {
-        "scst.nagle.clock_reduction_pct": PERCENT * (1 - ghz_to / ghz_from),
+        "scst.nagle.clock_reduction_pct": PERCENT_PER_FRACTION * (1 - ghz_to / ghz_from),
         "scst.nagle.reduced_clock_nodelay_drop_pct": -_pct_change(slow_nodelay, fast_nodelay),
         "scst.nagle.reduced_clock_nodelay_iops": float(clock.loc[("nodelay", MEASURED_PEAK)]),
         "scst.nagle.reduced_clock_adaptive_iops": float(clock.loc[("adaptive", REGRESSION_LINE)]),
@@ -1333,11 +1339,11 @@ def _scst_l2_and_cpus(scst: Study) -> dict[str, float]:
         "scst.nagle.l2_gap_nodelay_us": US_PER_S
         / float(peaks["nodelay_iops"].loc[512])
         * scst.value("scst.nagle.l2_gain_nodelay_pct")
-        / PERCENT,
+        / PERCENT_PER_FRACTION,
         "scst.nagle.l2_gap_adaptive_us": US_PER_S
         / float(peaks["adaptive_iops"].loc[512])
         * scst.value("scst.nagle.l2_gain_adaptive_pct")
-        / PERCENT,
+        / PERCENT_PER_FRACTION,
         "scst.cpus.cpu0_gain_pct": _pct_change(float(cpus[0]), float(cpus[[2, 3]].mean())),
     }
 
@@ -1359,9 +1365,9 @@ def _l3_recomputed(l3: Study) -> dict[str, float]:
     rec = {
         "l3.record.write_mib_per_s": write_iops * l3.value("l3.record.bs_bytes") / BYTES_PER_MIB,
         "l3.reading.read_mib_per_s": read_iops * l3.value("l3.reading.bs_bytes") / BYTES_PER_MIB,
-        "l3.conclusions.write_million_iops": write_iops / IOPS_PER_MILLION,
-        "l3.conclusions.read_million_iops": read_iops / IOPS_PER_MILLION,
-        "l3.initial.network_utilisation_pct": PERCENT
+        "l3.conclusions.write_million_iops": write_iops / IOPS_PER_MIOPS,
+        "l3.conclusions.read_million_iops": read_iops / IOPS_PER_MIOPS,
+        "l3.initial.network_utilisation_pct": PERCENT_PER_FRACTION
         * l3.value("l3.analysis.load_gbit_per_s")
         / l3.value("l3.tldr.link_gbit_per_s"),
         "l3.conclusions.medium_block_gbit_per_s": l3.value("l3.tldr.achieved_gbyte_per_s") * BITS_PER_BYTE,

@@ -36,6 +36,7 @@ from iscsi_report.analyses import audit, blog, r2t, storage
 from iscsi_report.core import model
 from iscsi_report.core.errors import DesignError
 from iscsi_report.core.measurements import Measurements
+from iscsi_report.core.units import BITS_PER_BYTE, BITS_PER_MBIT, BYTES_PER_MIB, KIB_PER_MIB
 
 # Term groups of model.write_latency that share one coefficient.
 TERM_GROUPS: dict[str, tuple[str, ...]] = {
@@ -190,7 +191,7 @@ def term_matrix(
     counts = [run_legs_units(r, assumptions) for r in runs.to_dict("records")]
     legs = np.array([c[0] for c in counts])
     units = np.array([c[1] for c in counts])
-    per_64k_ms = model.TRANSMIT_REFERENCE_BYTES * model.BITS_PER_BYTE / runs["link_bps"].to_numpy(float) * 1e3
+    per_64k_ms = model.TRANSMIT_REFERENCE_BYTES * BITS_PER_BYTE / runs["link_bps"].to_numpy(float) * 1e3
     return pd.DataFrame(
         {
             "one_way_ms": legs * runs["one_way_ms"].to_numpy(float),
@@ -550,7 +551,6 @@ def variant_table(outcomes: Sequence[VariantOutcome]) -> pd.DataFrame:
 # ---- Measured inputs from a dataset ------------------------------------------------------------
 
 MODEL_PING_INTERVAL_S = r2t.DEFAULT_PING_INTERVAL_S  # the blog's 2 ms pings
-BITS_PER_MBIT = 1e6
 CPU_CORES_COUNTED = 1  # the blog reads iostat's busy % as one core's seconds per second
 
 
@@ -590,7 +590,6 @@ PUBLISHED_CPU_ID = "model.cpu_2m_ms"  # the blog's 8 ms of target CPU per 2 MiB 
 PUBLISHED_BLOCK_ID = "model.block_mib"  # ... for a block of this many MiB
 PUBLISHED_REQUEST_ID = "iostat.excerpt.wareq_sz_kB"  # the one published iostat line: request size
 PUBLISHED_REQUEST_BLOCK_ID = "model.block_mib"  # ... during 2 MiB writes
-KIB_PER_MIB = 1024
 
 # Where each model input of a run comes from on the reconstructed blog dataset: the published
 # figures it was generated to reproduce, or the published rule that replaces an invented value.
@@ -619,7 +618,7 @@ def published_cpu_ms(bs_bytes: np.ndarray, published: str | Path | None = None) 
     """Target CPU ms per operation by the blog's published rule, in proportion to the block size."""
     n = _published_numbers(published)
     per_mib = n[PUBLISHED_CPU_ID].value / n[PUBLISHED_BLOCK_ID].value
-    out: np.ndarray = np.asarray(bs_bytes, dtype=float) / model.MIB * per_mib
+    out: np.ndarray = np.asarray(bs_bytes, dtype=float) / BYTES_PER_MIB * per_mib
     return out
 
 
@@ -710,7 +709,7 @@ def with_guessed_cpu(
     """
     out = runs.copy()
     known = out["run"].isin(list(published_runs)).to_numpy()
-    guessed = out["bs_bytes"].to_numpy(float) / model.MIB * guess_ms_per_mib
+    guessed = out["bs_bytes"].to_numpy(float) / BYTES_PER_MIB * guess_ms_per_mib
     out["cpu_ms"] = np.where(known, out["cpu_ms_invented"].to_numpy(float), guessed)
     out[INVENTED_COLUMN] = np.where(known, "", "cpu_ms")
     return out

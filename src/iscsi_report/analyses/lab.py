@@ -33,9 +33,8 @@ from iscsi_report.core import model
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest import iperf3, tshark
 from iscsi_report.core.measurements import Measurements, open_dataset
+from iscsi_report.core.units import BITS_PER_BYTE, BYTES_PER_KIB, BYTES_PER_MIB, MS_PER_S
 
-MS_PER_S = 1000.0
-NS_PER_MS = 1e6
 CONFIG_KEYS = [
     "rw",
     "iodepth",
@@ -816,8 +815,8 @@ def write_timeline(data: LabData, rel: str, which: int = -1) -> pd.DataFrame:
     ev = tshark.timeline(res)
     ev = ev[(ev["stream"] == w["stream"]) & (ev["itt"] == w["itt"])].copy()
     ev["time_ms"] = ev["time_s"] * MS_PER_S
-    ev["offset_kib"] = ev["offset_bytes"].astype(float) / 1024.0
-    ev["length_kib"] = ev["length_bytes"].astype(float) / 1024.0
+    ev["offset_kib"] = ev["offset_bytes"].astype(float) / BYTES_PER_KIB
+    ev["length_kib"] = ev["length_bytes"].astype(float) / BYTES_PER_KIB
     out: pd.DataFrame = ev.reset_index(drop=True)
     return out
 
@@ -858,13 +857,13 @@ def queue_depth(feat: pd.DataFrame, data: LabData) -> pd.DataFrame:
     t = feat[keep]
     qd4 = t[t["iodepth"] > 1][["rw", "bs_bytes", "r2t_window", "one_way_delay_ms"]].drop_duplicates()
     t = t.merge(qd4, on=list(qd4.columns))
-    t = t.assign(mib_per_s=t["iops"] * t["bs_bytes"] / model.MIB)
+    t = t.assign(mib_per_s=t["iops"] * t["bs_bytes"] / BYTES_PER_MIB)
     g = t.groupby(["rw", "bs_bytes", "r2t_window", "one_way_delay_ms", "iodepth"], as_index=False).agg(
         mib_per_s=("mib_per_s", "median"),
         latency_ms=("latency_ms", "median"),
         iperf3_bps=("iperf3_bps", "first"),
     )
-    g["link_mib_per_s"] = g["iperf3_bps"] / model.BITS_PER_BYTE / model.MIB
+    g["link_mib_per_s"] = g["iperf3_bps"] / BITS_PER_BYTE / BYTES_PER_MIB
     return g.drop(columns=["iperf3_bps"])
 
 
