@@ -22,12 +22,12 @@ import numpy as np
 import pandas as pd
 
 from iscsi_report.analyses import audit, blog, network, r2t, storage
-from iscsi_report.analyses.audit import PublishedNumber
 from iscsi_report.core import model
 from iscsi_report.core.dataset import RawFile
 from iscsi_report.core.errors import IngestError, ReportError
 from iscsi_report.core.ingest import fio
 from iscsi_report.core.measurements import Measurements, open_dataset
+from iscsi_report.core.published import PublishedNumber
 from iscsi_report.core.units import (
     BITS_PER_BYTE,
     BITS_PER_MBIT,

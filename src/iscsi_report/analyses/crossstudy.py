@@ -23,14 +23,14 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 import statsmodels.formula.api as smf
-import yaml
 from scipy.optimize import brentq
 
 from iscsi_report.analyses import blog as blog_model
-from iscsi_report.analyses.audit import PublishedNumber, load_published, printed_interval
+from iscsi_report.analyses.audit import printed_interval
+from iscsi_report.core import published
 from iscsi_report.core.errors import ReportError
-from iscsi_report.core.ingest.textio import read_text
 from iscsi_report.core.model import BHS_BYTES
+from iscsi_report.core.published import BoundText, CitationEntry, Published, PublishedNumber
 from iscsi_report.core.units import (
     BITS_PER_BYTE,
     BITS_PER_GBIT,
@@ -81,26 +81,6 @@ MODE_LABELS = {"nodelay": "TCP_NODELAY", "adaptive": "Adaptive Nagle"}
 
 
 @dataclass(frozen=True)
-class Citation:
-    """How the chapter cites a source: a short key (author surname and year) the references page resolves."""
-
-    key: str
-    ref: str  # label of the entry on the references page
-    title: str
-    author: str | None = None
-    year: int | None = None
-    link: str | None = None
-
-
-@dataclass(frozen=True)
-class CaseText:
-    """The YAML's words on one row of the bounds table: how it was obtained, and why its verdict."""
-
-    note: str = ""
-    explanation: str = ""
-
-
-@dataclass(frozen=True)
 class Study:
     """One seed's published numbers, plus its tables with cell ids resolved to values."""
 
@@ -108,14 +88,14 @@ class Study:
     source: str
     numbers: dict[str, PublishedNumber]
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
-    citation: Citation | None = None
-    cases: dict[str, CaseText] = field(default_factory=dict)
+    citation: CitationEntry | None = None
+    cases: dict[str, BoundText] = field(default_factory=dict)
 
     def cite(self) -> str:
         """The short citation key of this study (the file name when the YAML gives no citation)."""
         return self.citation.key if self.citation else self.source
 
-    def case_text(self, key: str) -> CaseText:
+    def case_text(self, key: str) -> BoundText:
         """The note and explanation of bounds row ``key``; a clear error naming the file if absent."""
         if key not in self.cases:
             raise ReportError(f"{self.path}: at bounds: no entry {key!r} (have {sorted(self.cases)})")
@@ -173,69 +153,29 @@ def _resolve_cell(cell: Any, numbers: Mapping[str, PublishedNumber], where: str)
     return cell
 
 
-def _load_tables(
-    path: Path, doc: Mapping[str, Any], numbers: Mapping[str, PublishedNumber]
-) -> dict[str, pd.DataFrame]:
-    """Build each ``tables.<name>.rows`` list into a DataFrame with ids resolved."""
-    tables = doc.get("tables") or {}
-    if not isinstance(tables, dict):
-        raise ReportError(f"{path}: at tables: expected a mapping of table name to rows")
+def _resolve_tables(pub: Published) -> dict[str, pd.DataFrame]:
+    """Each table of the file as a DataFrame, cells naming an id replaced by its value."""
     out: dict[str, pd.DataFrame] = {}
-    for name, spec in tables.items():
-        rows = spec.get("rows") if isinstance(spec, dict) else None
-        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-            raise ReportError(f"{path}: at tables.{name}.rows: expected a list of mappings")
+    for name, table in pub.tables.items():
+        where = f"{pub.path}: at tables.{name}.rows"
         resolved = [
-            {k: _resolve_cell(v, numbers, f"{path}: at tables.{name}.rows[{i}].{k}") for k, v in r.items()}
-            for i, r in enumerate(rows)
+            {k: _resolve_cell(v, pub.numbers, f"{where}[{i}].{k}") for k, v in row.items()}
+            for i, row in enumerate(table.rows)
         ]
         out[name] = pd.DataFrame(resolved)
     return out
 
 
-def _load_citation(path: Path, doc: Mapping[str, Any]) -> Citation | None:
-    """The ``citation`` mapping of a published YAML (key, ref and title required), or None."""
-    spec = doc.get("citation")
-    if spec is None:
-        return None
-    if not isinstance(spec, dict) or not all(isinstance(spec.get(k), str) for k in ("key", "ref", "title")):
-        raise ReportError(f"{path}: at citation: expected a mapping with string key, ref and title")
-    year = spec.get("year")
-    return Citation(
-        key=spec["key"],
-        ref=spec["ref"],
-        title=spec["title"],
-        author=spec.get("author"),
-        year=int(year) if year is not None else None,
-        link=spec.get("link"),
-    )
-
-
-def _load_cases(path: Path, doc: Mapping[str, Any]) -> dict[str, CaseText]:
-    """The ``bounds`` mapping of a published YAML: per row key, its note and explanation."""
-    spec = doc.get("bounds") or {}
-    if not isinstance(spec, dict):
-        raise ReportError(f"{path}: at bounds: expected a mapping of row key to note/explanation")
-    out: dict[str, CaseText] = {}
-    for key, text in spec.items():
-        if not isinstance(text, dict) or set(text) - {"note", "explanation"}:
-            raise ReportError(f"{path}: at bounds.{key}: expected a mapping with note and/or explanation")
-        out[str(key)] = CaseText(note=str(text.get("note", "")), explanation=str(text.get("explanation", "")))
-    return out
-
-
 def load_study(path: str | Path) -> Study:
-    """Read one ``data/published`` YAML into a :class:`Study` (numbers via ``audit.load_published``)."""
-    p = Path(path)
-    numbers = load_published(p)
-    doc = yaml.safe_load(read_text(p))  # through textio: tracked as a read
+    """Read one ``data/published`` YAML (strict and typed: :func:`iscsi_report.core.published.load`)."""
+    pub = published.load(path)
     return Study(
-        path=p,
-        source=str(doc.get("source", p.name)),
-        numbers=numbers,
-        tables=_load_tables(p, doc, numbers),
-        citation=_load_citation(p, doc),
-        cases=_load_cases(p, doc),
+        path=pub.path,
+        source=pub.source,
+        numbers=pub.numbers,
+        tables=_resolve_tables(pub),
+        citation=pub.citation,
+        cases=dict(pub.bounds),
     )
 
 

@@ -36,6 +36,7 @@ from iscsi_report.analyses import audit, blog, r2t, storage
 from iscsi_report.core import model
 from iscsi_report.core.errors import DesignError
 from iscsi_report.core.measurements import Measurements
+from iscsi_report.core.published import PublishedNumber
 from iscsi_report.core.units import BITS_PER_BYTE, BITS_PER_MBIT, BYTES_PER_MIB, KIB_PER_MIB
 
 # Term groups of model.write_latency that share one coefficient.
@@ -609,7 +610,7 @@ INVENTED_INSTEAD: dict[str, str] = {
 }
 
 
-def _published_numbers(published: str | Path | None) -> dict[str, audit.PublishedNumber]:
+def _published_numbers(published: str | Path | None) -> dict[str, PublishedNumber]:
     """The blog's published numbers by id."""
     return audit.load_published(blog.published_path(published))
 
