@@ -67,6 +67,7 @@ MAX_BURST_BYTES_LIMIT = 2**24 - 1  # upper bound of the same keys
 MAX_OUTSTANDING_R2T_LIMIT = 65535
 ROUNDS_DIGITS = 9  # exposed round trips are rounded to hide float noise (1.0000000000000009)
 BHS_BYTES = 48  # Basic Header Segment of every iSCSI PDU (no AHS, no digests)
+DATA_SEGMENT_ALIGN_BYTES = 4  # a PDU's data segment is padded to a multiple of 4 bytes (RFC 7143 11.1)
 
 # The device may see smaller requests than the initiator's block. The blog charged one 1 MiB
 # request's time to a 2 MiB write ("shadowing": the device writes the first half while the
