@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from iscsi_report.analyses import fit
+from iscsi_report.analyses.fit import inputs as fit_inputs
 from iscsi_report.core import model
 from iscsi_report.core.errors import DesignError
 from iscsi_report.core.measurements import open_dataset
@@ -205,15 +206,15 @@ def test_leave_one_out_reports_a_refused_fold():
 def test_parameter_set_must_agree_with_the_r2t_label():
     sets = {"r2t16": model.IscsiParams(max_outstanding_r2t=16)}
     assert (
-        fit._parameter_set(
+        fit_inputs._parameter_set(
             sets, {"run": "a", "iscsi_parameters": "r2t16", "max_outstanding_r2t": 16}
         ).max_outstanding_r2t
         == 16
     )
     with pytest.raises(DesignError, match="MaxOutstandingR2T=16"):
-        fit._parameter_set(sets, {"run": "a", "iscsi_parameters": "r2t16", "max_outstanding_r2t": 1})
+        fit_inputs._parameter_set(sets, {"run": "a", "iscsi_parameters": "r2t16", "max_outstanding_r2t": 1})
     with pytest.raises(DesignError, match="not under"):
-        fit._parameter_set(sets, {"run": "a", "iscsi_parameters": "other", "max_outstanding_r2t": 1})
+        fit_inputs._parameter_set(sets, {"run": "a", "iscsi_parameters": "other", "max_outstanding_r2t": 1})
 
 
 def test_runs_from_the_reconstructed_blog_dataset():
