@@ -17,6 +17,7 @@ import yaml
 
 from iscsi_report.analyses import crossstudy as cs_mod
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.model import DATA_SEGMENT_ALIGN_BYTES
 from iscsi_report.presentation.charts import crossstudy as charts
 
 REPLY_TOLERANCE_PCT = 0.15  # our first-principles reply time vs the paper's column, every row
@@ -220,7 +221,7 @@ def test_crossover_sizes_agree_with_papers_regimes(fit: cs_mod.CpuFit) -> None:
         def gap(s: float, mode: str = mode) -> float:
             return fit.cpu_us(mode, s) - cs_mod.reply_time_us(s, model)
 
-        assert gap(size - cs_mod.ISCSI_PAD_ALIGN_BYTES) > 0 > gap(size + cs_mod.ISCSI_PAD_ALIGN_BYTES)
+        assert gap(size - DATA_SEGMENT_ALIGN_BYTES) > 0 > gap(size + DATA_SEGMENT_ALIGN_BYTES)
     slow = cs_mod.crossover_table(fit, model, clock_ghz=1.6).set_index("mode")
     assert (slow["crossover_size_bytes"] > cross["crossover_size_bytes"]).all()
 

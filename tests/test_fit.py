@@ -7,9 +7,11 @@ import pandas as pd
 import pytest
 
 from iscsi_report.analyses import fit
+from iscsi_report.analyses.fit import inputs as fit_inputs
 from iscsi_report.core import model
 from iscsi_report.core.errors import DesignError
 from iscsi_report.core.measurements import open_dataset
+from iscsi_report.core.units import BYTES_PER_MIB
 
 KIB = 1024
 BLOCK_SIZES = [64 * KIB, 128 * KIB, 256 * KIB, 512 * KIB, 1024 * KIB, 2048 * KIB]
@@ -20,7 +22,7 @@ TRUE_BETA = {"one_way_ms": 1.1, "transmit_ms": 0.95, "device_ms": 0.6, "cpu_ms":
 
 def device_ms(device: str, request_bytes: float) -> float:
     fixed, mib = DEVICES[device]
-    return fixed + request_bytes / (mib * model.MIB) * 1000
+    return fixed + request_bytes / (mib * BYTES_PER_MIB) * 1000
 
 
 def synthetic_runs(
@@ -50,7 +52,7 @@ def synthetic_runs(
                             "one_way_ms": ow,
                             "link_bps": bps,
                             "device_ms": device_ms(dev, bs / 2),
-                            "cpu_ms": 0.2 + cpu_per_mib_ms * bs / model.MIB * cpu_factor.get(net, 1.0),
+                            "cpu_ms": 0.2 + cpu_per_mib_ms * bs / BYTES_PER_MIB * cpu_factor.get(net, 1.0),
                             "op_ms": 1.0,
                         }
                     )
@@ -63,12 +65,12 @@ def synthetic_runs(
 def test_unit_counts_match_the_blog_exchange():
     # 2 MiB, R2T=1: command + 8 R2T + 8 data + status = 18 legs, 32 x 64 KiB transmitted.
     no_headers = model.Assumptions(pdu_header_bytes=0)
-    legs, units = fit.unit_counts(2 * model.MIB, model.IscsiParams(max_outstanding_r2t=1), no_headers)
+    legs, units = fit.unit_counts(2 * BYTES_PER_MIB, model.IscsiParams(max_outstanding_r2t=1), no_headers)
     assert (legs, units) == (18.0, 32.0)
     # with a 48-byte header per PDU: the command and 255 Data-Out PDUs of at most 8 KiB
-    _, with_headers = fit.unit_counts(2 * model.MIB, model.IscsiParams(max_outstanding_r2t=1))
+    _, with_headers = fit.unit_counts(2 * BYTES_PER_MIB, model.IscsiParams(max_outstanding_r2t=1))
     assert with_headers == pytest.approx(32.0 + 256 * model.BHS_BYTES / model.TRANSMIT_REFERENCE_BYTES)
-    legs16, _ = fit.unit_counts(2 * model.MIB, model.IscsiParams(max_outstanding_r2t=16))
+    legs16, _ = fit.unit_counts(2 * BYTES_PER_MIB, model.IscsiParams(max_outstanding_r2t=16))
     assert legs16 == 4.0
 
 
@@ -204,15 +206,15 @@ def test_leave_one_out_reports_a_refused_fold():
 def test_parameter_set_must_agree_with_the_r2t_label():
     sets = {"r2t16": model.IscsiParams(max_outstanding_r2t=16)}
     assert (
-        fit._parameter_set(
+        fit_inputs._parameter_set(
             sets, {"run": "a", "iscsi_parameters": "r2t16", "max_outstanding_r2t": 16}
         ).max_outstanding_r2t
         == 16
     )
     with pytest.raises(DesignError, match="MaxOutstandingR2T=16"):
-        fit._parameter_set(sets, {"run": "a", "iscsi_parameters": "r2t16", "max_outstanding_r2t": 1})
+        fit_inputs._parameter_set(sets, {"run": "a", "iscsi_parameters": "r2t16", "max_outstanding_r2t": 1})
     with pytest.raises(DesignError, match="not under"):
-        fit._parameter_set(sets, {"run": "a", "iscsi_parameters": "other", "max_outstanding_r2t": 1})
+        fit_inputs._parameter_set(sets, {"run": "a", "iscsi_parameters": "other", "max_outstanding_r2t": 1})
 
 
 def test_runs_from_the_reconstructed_blog_dataset():
@@ -312,7 +314,7 @@ def test_blog_fit_design_rests_on_published_quantities_only():
     assert (runs[fit.INVENTED_COLUMN] == "").all()
     # CPU per operation is the published 8 ms per 2 MiB, in proportion to the block size, never
     # the reconstruction's iostat share (which differs for every run).
-    assert runs["cpu_ms"].to_numpy() == pytest.approx(runs["bs_bytes"].to_numpy() / model.MIB * 4.0)
+    assert runs["cpu_ms"].to_numpy() == pytest.approx(runs["bs_bytes"].to_numpy() / BYTES_PER_MIB * 4.0)
     assert (runs["cpu_ms"] != runs["cpu_ms_invented"]).all()
     assert (runs["device_request_bytes"] == runs["bs_bytes"] // 2).all()
     primary = fit.fit_variant(runs, fit.variant_by_name(fit.PRIMARY_VARIANT))

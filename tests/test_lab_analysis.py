@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iscsi_report.analyses import lab
+from iscsi_report.analyses import lab, lab_validation
 from iscsi_report.core.errors import IngestError
 
 RAW = Path(__file__).resolve().parents[1] / "data" / "raw" / "lab-iscsi-2026"
@@ -29,13 +29,13 @@ def data() -> lab.LabData:
 @pytest.fixture(scope="module")
 def rows(data: lab.LabData) -> pd.DataFrame:
     """The fit rows: writes at iodepth 1, not captured, with the model's regressors and host time."""
-    return lab.with_host_time(lab.write_fit_rows(lab.features(data)), data)
+    return lab_validation.with_host_time(lab.write_fit_rows(lab.features(data)), data)
 
 
 @pytest.fixture(scope="module")
-def validation(rows: pd.DataFrame) -> lab.Validation:
+def validation(rows: pd.DataFrame) -> lab_validation.Validation:
     """Every method on every fold."""
-    return lab.validate(rows)
+    return lab_validation.validate(rows)
 
 
 def test_r2ts_per_write_on_the_wire_equal_the_model_for_every_captured_configuration(
@@ -67,14 +67,14 @@ def test_write_timeline_orders_command_r2ts_data_and_response(data: lab.LabData)
 
 
 def test_every_fold_trains_only_on_rows_it_does_not_predict(rows: pd.DataFrame) -> None:
-    folds = lab.folds(rows)
+    folds = lab_validation.folds(rows)
     assert {f.kind for f in folds} == {"delay", "block size", "window", "design split"}
     for f in folds:
         assert f.train.intersection(f.test).empty, f.name
         assert lab.fit_ols(rows.loc[f.train], lab.VARIANTS[lab.PRIMARY]).nobs == len(f.train)
     delay = next(f for f in folds if f.kind == "delay")
     assert set(rows.loc[delay.train, "one_way_delay_ms"]) <= set(lab.TRAIN_DELAYS_MS)
-    assert rows.loc[delay.test, "one_way_delay_ms"].min() >= lab.HELD_OUT_MIN_DELAY_MS
+    assert rows.loc[delay.test, "one_way_delay_ms"].min() >= lab_validation.HELD_OUT_MIN_DELAY_MS
     for f in folds:
         if f.kind == "block size":
             assert not set(rows.loc[f.train, "bs_bytes"]) & set(rows.loc[f.test, "bs_bytes"])
@@ -82,11 +82,13 @@ def test_every_fold_trains_only_on_rows_it_does_not_predict(rows: pd.DataFrame) 
             assert not set(rows.loc[f.train, "r2t_window"]) & set(rows.loc[f.test, "r2t_window"])
 
 
-def test_held_out_latencies_never_reach_any_fit(rows: pd.DataFrame, validation: lab.Validation) -> None:
-    fold = next(f for f in lab.folds(rows) if f.kind == "delay")
+def test_held_out_latencies_never_reach_any_fit(
+    rows: pd.DataFrame, validation: lab_validation.Validation
+) -> None:
+    fold = next(f for f in lab_validation.folds(rows) if f.kind == "delay")
     poisoned = rows.copy()
     poisoned.loc[fold.test, "latency_ms"] *= 10.0  # only the answers of the held-out rows change
-    again = lab.validate(poisoned).per_config
+    again = lab_validation.validate(poisoned).per_config
     keys = ["method", *lab.CONFIG_KEYS]
     before = validation.per_config[validation.per_config["fold"] == fold.name].set_index(keys)["predicted_ms"]
     after = again[again["fold"] == fold.name].set_index(keys)["predicted_ms"]
@@ -98,28 +100,32 @@ def test_held_out_latencies_never_reach_any_fit(rows: pd.DataFrame, validation: 
     )  # ...and the poison did reach the scoring, so the test can fail
 
 
-def test_model_and_baselines_are_scored_on_identical_folds(validation: lab.Validation) -> None:
+def test_model_and_baselines_are_scored_on_identical_folds(validation: lab_validation.Validation) -> None:
     pc = validation.per_config
     sets = {
         m: set(map(tuple, g[["fold", *lab.CONFIG_KEYS]].to_numpy().tolist())) for m, g in pc.groupby("method")
     }
-    assert set(sets) == set(lab.METHODS)
+    assert set(sets) == set(lab_validation.METHODS)
     first = next(iter(sets.values()))
     assert all(s == first for s in sets.values())
 
 
-def test_chapter_summary_is_the_median_of_the_per_configuration_errors(validation: lab.Validation) -> None:
-    wide = lab.summary_wide(validation).set_index("fold_kind")
+def test_chapter_summary_is_the_median_of_the_per_configuration_errors(
+    validation: lab_validation.Validation,
+) -> None:
+    wide = lab_validation.summary_wide(validation).set_index("fold_kind")
     pc = validation.per_config
     for (kind, method), g in pc.groupby(["fold_kind", "method"]):
         expect = np.median(np.abs(g["predicted_ms"] - g["measured_ms"]) / g["measured_ms"]) * 100
         assert wide.loc[kind, method] == pytest.approx(expect)
-    verdict = lab.goal_met(validation, 5.0).set_index("fold_kind")
+    verdict = lab_validation.goal_met(validation, 5.0).set_index("fold_kind")
     assert (verdict["meets_goal"] == (wide[lab.PRIMARY] <= 5.0)).all()
 
 
-def test_nested_selection_chooses_inside_each_fold(rows: pd.DataFrame, validation: lab.Validation) -> None:
-    assert set(validation.chosen) == {f.name for f in lab.folds(rows)}
+def test_nested_selection_chooses_inside_each_fold(
+    rows: pd.DataFrame, validation: lab_validation.Validation
+) -> None:
+    assert set(validation.chosen) == {f.name for f in lab_validation.folds(rows)}
     assert set(validation.chosen.values()) <= set(lab.VARIANTS)
 
 
@@ -169,8 +175,8 @@ def confirm_rows(confirm_data: lab.LabData) -> pd.DataFrame:
 def test_declared_model_is_the_one_committed_before_the_sweep() -> None:
     # The README of the confirmation sweep declares these terms; changing them after the sweep
     # would turn the prospective test into another fit to seen data.
-    assert lab.CONFIRMATION_TERMS == ["wire_ms", "exposed_rounds", "data_pdus"]
-    assert lab.CONFIRMATION_OFFSET == "one_way_ms_paid"
+    assert lab_validation.CONFIRMATION_TERMS == ["wire_ms", "exposed_rounds", "data_pdus"]
+    assert lab_validation.CONFIRMATION_OFFSET == "one_way_ms_paid"
 
 
 def test_confirmation_sweep_measures_only_unseen_delays(
@@ -182,21 +188,21 @@ def test_confirmation_sweep_measures_only_unseen_delays(
     assert (confirm_rows["design_role"] == "confirmation").all()
 
 
-def test_confirmation_predictions_never_see_the_new_latencies(
+def test_first_test_predictions_never_see_the_new_latencies(
     rows: pd.DataFrame, confirm_rows: pd.DataFrame
 ) -> None:
     shuffled = confirm_rows.assign(latency_ms=confirm_rows["latency_ms"].to_numpy()[::-1] * 3.0)
-    a = lab.confirmation_predictions(rows, confirm_rows)
-    b = lab.confirmation_predictions(rows, shuffled)
+    a = lab_validation.prospective_predictions(confirm_rows, lab_validation.first_test_methods(rows))
+    b = lab_validation.prospective_predictions(shuffled, lab_validation.first_test_methods(rows))
     np.testing.assert_allclose(a["predicted_ms"], b["predicted_ms"])
 
 
 def test_declared_model_charges_each_trip_exactly_the_measured_one_way_delay(
     rows: pd.DataFrame, confirm_rows: pd.DataFrame
 ) -> None:
-    coef = lab.confirmation_coefficients(rows).set_index("term")["coefficient"]
-    pred = lab.confirmation_predictions(rows, confirm_rows)
-    declared = pred[pred["method"] == lab.CONFIRMATION].set_index(lab.CONFIG_KEYS)["predicted_ms"]
+    coef = lab_validation.confirmation_coefficients(rows).set_index("term")["coefficient"]
+    pred = lab_validation.prospective_predictions(confirm_rows, lab_validation.first_test_methods(rows))
+    declared = pred[pred["method"] == lab_validation.CONFIRMATION].set_index(lab.CONFIG_KEYS)["predicted_ms"]
     x = confirm_rows.groupby(lab.CONFIG_KEYS)[
         ["one_way_ms_paid", "wire_ms", "exposed_rounds", "data_pdus"]
     ].mean()
@@ -213,9 +219,9 @@ def test_declared_model_charges_each_trip_exactly_the_measured_one_way_delay(
 def test_confirmation_summary_is_the_median_of_per_configuration_errors(
     rows: pd.DataFrame, confirm_rows: pd.DataFrame
 ) -> None:
-    pred = lab.confirmation_predictions(rows, confirm_rows)
-    summ = lab.confirmation_summary(pred).set_index("configurations")
-    for method in lab.CONFIRMATION_METHODS:
+    pred = lab_validation.prospective_predictions(confirm_rows, lab_validation.first_test_methods(rows))
+    summ = lab_validation.confirmation_summary(pred).set_index("configurations")
+    for method in lab_validation.CONFIRMATION_METHODS:
         e = pred.loc[pred["method"] == method, "error_pct"].abs()
         assert summ.loc["every configuration", method] == pytest.approx(float(e.median()))
         new_bs = pred[(pred["method"] == method) & pred["new_block_size"]]["error_pct"].abs()
@@ -227,21 +233,21 @@ def _summary(declared: float, blog: float, scaled: float) -> pd.DataFrame:
         {
             "configurations": ["every configuration", "unseen block size"],
             "n": [10, 5],
-            lab.CONFIRMATION: [declared, declared + 1.0],
+            lab_validation.CONFIRMATION: [declared, declared + 1.0],
             lab.PRIMARY: [9.0, 9.0],
-            lab.BLOG: [blog, blog],
-            lab.BLOG_SCALED: [scaled, scaled],
+            lab_validation.BLOG: [blog, blog],
+            lab_validation.BLOG_SCALED: [scaled, scaled],
         }
     )
 
 
 def test_rule_findings_name_each_group_that_misses_the_goal_or_loses_to_a_baseline() -> None:
-    ok = lab.rule_findings(_summary(2.0, 6.0, 7.0), 5.0)
+    ok = lab_validation.rule_findings(_summary(2.0, 6.0, 7.0), 5.0)
     assert ok == {
         "goal": "within 5 % in every group",
         "baselines": "better than both baselines in every group",
     }
-    bad = lab.rule_findings(_summary(4.5, 5.2, 7.0), 5.0)
+    bad = lab_validation.rule_findings(_summary(4.5, 5.2, 7.0), 5.0)
     assert bad["goal"] == "above 5 % in: unseen block size"
     assert "unseen block size (blog formula 5.20 %, against 5.50 %)" in bad["baselines"]
     assert "every configuration" not in bad["baselines"]
@@ -251,8 +257,8 @@ def test_path_check_of_the_quiet_sweep_passes_and_of_the_loaded_one_fails(
     confirm2_data: lab.LabData, confirm_data: lab.LabData
 ) -> None:
     q = lab.path_check(confirm2_data)
-    assert len(q) and (q["excess_ms"] <= lab.PATH_EXCESS_LIMIT_MS).all()
-    assert (lab.path_check(confirm_data)["excess_ms"] > lab.PATH_EXCESS_LIMIT_MS).any()
+    assert len(q) and (q["excess_ms"] <= lab_validation.PATH_EXCESS_LIMIT_MS).all()
+    assert (lab.path_check(confirm_data)["excess_ms"] > lab_validation.PATH_EXCESS_LIMIT_MS).any()
 
 
 def test_confirmation_table_takes_each_sweeps_predictions_and_judges_the_first_declared_model(
@@ -261,16 +267,16 @@ def test_confirmation_table_takes_each_sweeps_predictions_and_judges_the_first_d
     # confirm2's README: the first declared model met its goal on the quiet sweep but lost a group
     # to the blog's formula, so its rule was not met; the path check passed.
     new = lab.write_fit_rows(lab.features(confirm2_data))
-    pred = lab.confirmation_predictions(rows, new)
-    table = lab.confirmation_table({"quiet": pred}, {"quiet": confirm2_data}, 5.0)
+    pred = lab_validation.prospective_predictions(new, lab_validation.first_test_methods(rows))
+    table = lab_validation.confirmation_table({"quiet": pred}, {"quiet": confirm2_data}, 5.0)
     row = table.set_index("sweep").loc["quiet"]
     assert row["runs"] == len(new)
-    assert set(lab.CONFIRMATION_METHODS) <= set(table.columns)
-    summ = lab.confirmation_summary(pred).set_index("configurations")
-    assert row["worst_group_pct"] == pytest.approx(summ[lab.CONFIRMATION].max())
+    assert set(lab_validation.CONFIRMATION_METHODS) <= set(table.columns)
+    summ = lab_validation.confirmation_summary(pred).set_index("configurations")
+    assert row["worst_group_pct"] == pytest.approx(summ[lab_validation.CONFIRMATION].max())
     assert row["path_ok"] and row["worst_group_pct"] <= 5.0
     assert not row["meets_rule"]
-    assert lab.rule_findings(summ.reset_index(), 5.0)["baselines"].startswith("not better")
+    assert lab_validation.rule_findings(summ.reset_index(), 5.0)["baselines"].startswith("not better")
 
 
 # ---- the second prospective test (second declared model, data/raw/lab-iscsi-2026-confirm3) -----
@@ -288,7 +294,7 @@ def confirm3_data() -> lab.LabData:
 @pytest.fixture(scope="module")
 def second_train(data: lab.LabData, confirm2_data: lab.LabData) -> pd.DataFrame:
     """The second model's training rows: every gated sweep it names, with measured host time."""
-    return lab.second_training({"lab-iscsi-2026": data, "lab-iscsi-2026-confirm2": confirm2_data})
+    return lab_validation.second_training({"lab-iscsi-2026": data, "lab-iscsi-2026-confirm2": confirm2_data})
 
 
 @pytest.fixture(scope="module")
@@ -300,21 +306,25 @@ def confirm3_plain(confirm3_data: lab.LabData) -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def confirm3_rows(confirm3_plain: pd.DataFrame, confirm3_data: lab.LabData) -> pd.DataFrame:
     """confirm3's fit rows with the host time per round its own captures measure."""
-    return lab.with_host_time(confirm3_plain, confirm3_data)
+    return lab_validation.with_host_time(confirm3_plain, confirm3_data)
 
 
 @pytest.fixture(scope="module")
 def second_pred(rows: pd.DataFrame, second_train: pd.DataFrame, confirm3_rows: pd.DataFrame) -> pd.DataFrame:
     """Every method's prediction of every confirm3 configuration."""
-    return lab.second_predictions(rows, second_train, confirm3_rows)
+    return lab_validation.prospective_predictions(
+        confirm3_rows, lab_validation.second_test_methods(rows, second_train)
+    )
 
 
 def test_second_declared_model_is_the_one_committed_before_the_sweep() -> None:
     # confirm3's README declares these; changing them after the sweep voids the prospective test.
-    assert lab.SECOND_TERMS == ["wire_ms", "data_pdus"]
-    assert lab.SECOND_OFFSET == "one_way_and_host_ms_paid"
-    assert lab.SECOND_TRAINING == ("lab-iscsi-2026", "lab-iscsi-2026-confirm2")
-    assert lab.SECOND not in lab.CONFIRMATION_METHODS  # scored beside, not instead of, the first
+    assert lab_validation.SECOND_TERMS == ["wire_ms", "data_pdus"]
+    assert lab_validation.SECOND_OFFSET == "one_way_and_host_ms_paid"
+    assert lab_validation.SECOND_TRAINING == ("lab-iscsi-2026", "lab-iscsi-2026-confirm2")
+    assert (
+        lab_validation.SECOND not in lab_validation.CONFIRMATION_METHODS
+    )  # scored beside, not instead of, the first
 
 
 def test_second_training_is_every_write_run_of_the_named_sweeps(
@@ -337,17 +347,23 @@ def test_confirm3_measures_only_values_no_training_sweep_measured(
     assert (new["design_role"] == "confirmation").all()
 
 
-def test_second_predictions_flag_every_configuration_as_unseen_where_it_is(second_pred: pd.DataFrame) -> None:
-    assert set(second_pred["method"]) == {lab.SECOND, *lab.CONFIRMATION_METHODS} - {lab.PRIMARY}
+def test_second_test_predictions_flag_every_configuration_as_unseen_where_it_is(
+    second_pred: pd.DataFrame,
+) -> None:
+    assert set(second_pred["method"]) == {lab_validation.SECOND, *lab_validation.CONFIRMATION_METHODS} - {
+        lab.PRIMARY
+    }
     assert second_pred["new_delay"].all() and second_pred["new_block_size"].all()
     assert (second_pred["new_window"] == (second_pred["r2t_window"] != 1)).all()
 
 
-def test_second_predictions_never_see_the_new_latencies(
+def test_second_test_predictions_never_see_the_new_latencies(
     rows: pd.DataFrame, second_train: pd.DataFrame, confirm3_rows: pd.DataFrame, second_pred: pd.DataFrame
 ) -> None:
     scrambled = confirm3_rows.assign(latency_ms=confirm3_rows["latency_ms"].to_numpy()[::-1] * 3.0)
-    again = lab.second_predictions(rows, second_train, scrambled)
+    again = lab_validation.prospective_predictions(
+        scrambled, lab_validation.second_test_methods(rows, second_train)
+    )
     np.testing.assert_allclose(again["predicted_ms"], second_pred["predicted_ms"], rtol=1e-12)
     assert not np.allclose(again["measured_ms"], second_pred["measured_ms"])  # the scramble did land
 
@@ -358,9 +374,9 @@ def test_second_model_prediction_is_measured_delay_and_host_time_plus_fitted_wir
     confirm3_data: lab.LabData,
     second_pred: pd.DataFrame,
 ) -> None:
-    coef = lab.second_coefficients(second_train).set_index("term")["coefficient"]
-    assert coef[f"{lab.TERM_NAMES[lab.SECOND_OFFSET]} (fixed, not fitted)"] == 1.0
-    host = confirm3_plain["one_way_delay_ms"].map(lab.host_ms_per_round(confirm3_data))
+    coef = lab_validation.second_coefficients(second_train).set_index("term")["coefficient"]
+    assert coef[f"{lab.TERM_NAMES[lab_validation.SECOND_OFFSET]} (fixed, not fitted)"] == 1.0
+    host = confirm3_plain["one_way_delay_ms"].map(lab_validation.host_ms_per_round(confirm3_data))
     x = confirm3_plain.assign(host_paid_ms=confirm3_plain["exposed_rounds"] * host)
     x = x.groupby(lab.CONFIG_KEYS)[["one_way_ms_paid", "host_paid_ms", "wire_ms", "data_pdus"]].mean()
     expect = (
@@ -370,7 +386,9 @@ def test_second_model_prediction_is_measured_delay_and_host_time_plus_fitted_wir
         + coef["x wire time at the iperf3 rate"] * x["wire_ms"]
         + coef["ms per data PDU"] * x["data_pdus"]
     )
-    got = second_pred[second_pred["method"] == lab.SECOND].set_index(lab.CONFIG_KEYS)["predicted_ms"]
+    got = second_pred[second_pred["method"] == lab_validation.SECOND].set_index(lab.CONFIG_KEYS)[
+        "predicted_ms"
+    ]
     assert len(got) == len(expect) > 0
     np.testing.assert_allclose(got.sort_index(), expect.sort_index(), rtol=1e-9)
     assert (x["host_paid_ms"] > 0).any()  # the host term is not vacuous on this sweep
@@ -379,7 +397,7 @@ def test_second_model_prediction_is_measured_delay_and_host_time_plus_fitted_wir
 def test_host_time_per_round_is_the_path_checks_excess_at_each_delay(
     confirm3_data: lab.LabData, confirm3_plain: pd.DataFrame
 ) -> None:
-    per_round = lab.host_ms_per_round(confirm3_data)
+    per_round = lab_validation.host_ms_per_round(confirm3_data)
     pc = lab.path_check(confirm3_data)
     assert pc["one_way_delay_ms"].is_unique  # one link rate: one path-check row per delay
     expect = pc.set_index("one_way_delay_ms")["excess_ms"]
@@ -393,32 +411,63 @@ def test_host_time_for_a_delay_without_a_capture_is_an_error_naming_the_manifest
     bad = confirm3_plain.copy()
     bad.loc[bad.index[0], "one_way_delay_ms"] = 9.25  # no capture was taken at 9.25 ms
     with pytest.raises(IngestError, match=r"manifest\.yaml.*one_way_delay_ms=9\.25"):
-        lab.with_host_time(bad, confirm3_data)
+        lab_validation.with_host_time(bad, confirm3_data)
 
 
 def test_second_model_meets_its_rule_on_confirm3_and_beats_the_first_declared_model(
     confirm3_data: lab.LabData, second_pred: pd.DataFrame
 ) -> None:
-    table = lab.confirmation_table({CONFIRM3: second_pred}, {CONFIRM3: confirm3_data}, GOAL_PCT, lab.SECOND)
+    table = lab_validation.confirmation_table(
+        {CONFIRM3: second_pred}, {CONFIRM3: confirm3_data}, GOAL_PCT, lab_validation.SECOND
+    )
     row = table.set_index("sweep").loc[CONFIRM3]
-    assert row["path_ok"] and row["path_excess_max_ms"] <= lab.PATH_EXCESS_LIMIT_MS
+    assert row["path_ok"] and row["path_excess_max_ms"] <= lab_validation.PATH_EXCESS_LIMIT_MS
     assert row["meets_rule"]
     assert row["worst_group_pct"] <= GOAL_PCT
     assert row["r2t_counts_matching_capture"] == row["captured_configurations"] > 0
-    summ = lab.confirmation_summary(second_pred)
-    assert lab.rule_findings(summ, GOAL_PCT, lab.SECOND) == {
+    summ = lab_validation.confirmation_summary(second_pred)
+    assert lab_validation.rule_findings(summ, GOAL_PCT, lab_validation.SECOND) == {
         "goal": f"within {GOAL_PCT:g} % in every group",
         "baselines": "better than both baselines in every group",
     }
     every = summ.set_index("configurations").loc["every configuration"]
-    assert every[lab.SECOND] < every[lab.CONFIRMATION]  # the first declared model, as declared
-    assert row[lab.SECOND] == pytest.approx(every[lab.SECOND])
+    assert (
+        every[lab_validation.SECOND] < every[lab_validation.CONFIRMATION]
+    )  # the first declared model, as declared
+    assert row[lab_validation.SECOND] == pytest.approx(every[lab_validation.SECOND])
 
 
 def test_worst_configuration_is_the_largest_absolute_error() -> None:
     pred = pd.DataFrame(
         {"method": ["a", "a", "a", "b"], "error_pct": [3.0, -7.5, 5.0, 99.0], "bs_bytes": [1, 2, 3, 4]}
     )
-    worst = lab.worst_configuration(pred, "a")
+    worst = lab_validation.worst_configuration(pred, "a")
     assert worst["bs_bytes"] == 2
     assert worst["error_pct"] == -7.5
+
+
+def test_the_first_test_is_judged_on_the_quiet_sweep_and_misses_its_rule(
+    rows: pd.DataFrame, confirm_data: lab.LabData, confirm2_data: lab.LabData
+) -> None:
+    sweeps = {"lab-iscsi-2026-confirm": confirm_data, "lab-iscsi-2026-confirm2": confirm2_data}
+    test = lab_validation.first_test(rows, sweeps, GOAL_PCT)
+    v = test.values()
+    # the loaded first attempt fails the path check; the quiet one passes and judges (its README)
+    assert list(test.table["path_ok"]) == [False, True]
+    assert (v["name"], v["n_clean"], v["verdict"]) == ("lab-iscsi-2026-confirm2", 1, "does not meet")
+    assert v["which"] == "On the last sweep that passes the path check,"
+    assert v["rule_goal"] == f"within {GOAL_PCT:g} % in every group"
+    assert v["rule_baselines"].startswith("not better than both baselines in: unseen block size")
+    assert v["bias_word"] == "over-predicts"
+
+
+def test_the_second_test_is_judged_on_confirm3_and_meets_its_rule(
+    rows: pd.DataFrame, second_train: pd.DataFrame, confirm3_data: lab.LabData, second_pred: pd.DataFrame
+) -> None:
+    test = lab_validation.second_test(rows, second_train, {CONFIRM3: confirm3_data}, GOAL_PCT)
+    pd.testing.assert_frame_equal(test.preds[CONFIRM3], second_pred)
+    v = test.values()
+    assert (v["name"], v["verdict"], v["n_sweeps"], v["n_clean"]) == (CONFIRM3, "meets", 1, 1)
+    worst = lab_validation.worst_configuration(second_pred, lab_validation.SECOND)
+    assert v["worst_pct"] == worst["error_pct"] and v["worst_config"].endswith("ms one way")
+    assert v["declared"] == test.value(lab_validation.SECOND) <= GOAL_PCT

@@ -8,7 +8,8 @@ import pytest
 
 from iscsi_report.analyses import blog
 from iscsi_report.core import model as m
-from iscsi_report.core.model import KIB, MIB, IscsiParams, Network
+from iscsi_report.core.model import IscsiParams, Network
+from iscsi_report.core.units import BYTES_PER_KIB, BYTES_PER_MIB
 
 WIRELESS = Network(one_way_ms=1.5, per_64k_ms=0.87)
 NO_HEADERS = m.Assumptions(pdu_header_bytes=0)
@@ -44,18 +45,22 @@ def test_blog_table_recomputed_prints_as_published_except_the_two_wired_serial_r
 
 def test_sliding_window_of_two_keeps_the_wireless_link_busy() -> None:
     """Each 256 KiB burst takes 3.48 ms > the 3 ms R2T round trip: window 2 ~ window 16."""
-    w16 = m.write_latency(2 * MIB, blog_keys(16), WIRELESS, 7.3, 8.0, assumptions=NO_HEADERS).total_ms
-    w2 = m.write_latency(2 * MIB, blog_keys(2), WIRELESS, 7.3, 8.0).total_ms  # default: sliding
+    w16 = m.write_latency(
+        2 * BYTES_PER_MIB, blog_keys(16), WIRELESS, 7.3, 8.0, assumptions=NO_HEADERS
+    ).total_ms
+    w2 = m.write_latency(2 * BYTES_PER_MIB, blog_keys(2), WIRELESS, 7.3, 8.0).total_ms  # default: sliding
     assert m.DEFAULT_ASSUMPTIONS.r2t_pacing == "sliding"
     assert w16 == pytest.approx(49.14, abs=1e-9)
     assert abs(w2 - 49.14) / 49.14 < 0.03
-    lock = m.write_latency(2 * MIB, blog_keys(2), WIRELESS, 7.3, 8.0, assumptions=blog.BLOG_ASSUMPTIONS)
+    lock = m.write_latency(
+        2 * BYTES_PER_MIB, blog_keys(2), WIRELESS, 7.3, 8.0, assumptions=blog.BLOG_ASSUMPTIONS
+    )
     assert lock.total_ms == pytest.approx(49.14 + 9.0)  # lock-step pays 3 more round trips of 3 ms
 
 
 def test_serial_pacing_ignores_the_negotiated_window() -> None:
     serial = m.Assumptions(r2t_pacing="serial", pdu_header_bytes=0)
-    b = m.write_latency(2 * MIB, blog_keys(16), WIRELESS, 7.3, 8.0, assumptions=serial)
+    b = m.write_latency(2 * BYTES_PER_MIB, blog_keys(16), WIRELESS, 7.3, 8.0, assumptions=serial)
     assert b.effective_r2t_window == 1
     assert b.total_ms == pytest.approx(70.14)
     assert b.exposed_rounds == 8
@@ -71,11 +76,11 @@ def test_effective_window_is_the_smaller_of_negotiated_and_target() -> None:
 def test_sliding_window_short_of_the_link_pays_partial_rounds() -> None:
     """A fast link (burst 0.2 ms) with a 1 ms one-way: window 2 stalls, 8 bursts => 4 groups."""
     net = Network(one_way_ms=1.0, link_bps=10e9)
-    b = m.write_latency(2 * MIB, blog_keys(2), net, 0.0, 0.0, assumptions=NO_HEADERS)
-    burst_ms = net.transmit_ms(256 * KIB)
+    b = m.write_latency(2 * BYTES_PER_MIB, blog_keys(2), net, 0.0, 0.0, assumptions=NO_HEADERS)
+    burst_ms = net.transmit_ms(256 * BYTES_PER_KIB)
     cycle = max(2 * burst_ms, 2.0 + burst_ms)
-    expected_phase = 2.0 + 3 * cycle + 1 * burst_ms + net.transmit_ms(192 * KIB)
-    unsol = net.transmit_ms(64 * KIB)
+    expected_phase = 2.0 + 3 * cycle + 1 * burst_ms + net.transmit_ms(192 * BYTES_PER_KIB)
+    unsol = net.transmit_ms(64 * BYTES_PER_KIB)
     assert b.total_ms == pytest.approx(1.0 + unsol + expected_phase + 1.0)
     assert 1 < b.exposed_rounds < 4
 
@@ -107,39 +112,41 @@ def test_event_schedule_never_exceeds_the_window() -> None:
 def test_initial_r2t_yes_with_default_segment_sends_8_kib_unsolicited() -> None:
     p = IscsiParams()  # RFC 7143 defaults
     assert (p.initial_r2t, p.max_recv_data_segment_bytes) == (True, 8192)
-    b = m.write_latency(2 * MIB, p, WIRELESS, 0.0, 0.0)
+    b = m.write_latency(2 * BYTES_PER_MIB, p, WIRELESS, 0.0, 0.0)
     assert (b.immediate_bytes, b.unsolicited_data_out_bytes, b.unsolicited_bytes) == (8192, 0, 8192)
-    assert b.solicited_bytes == 2 * MIB - 8192
+    assert b.solicited_bytes == 2 * BYTES_PER_MIB - 8192
 
 
 def test_initial_r2t_no_sends_the_rest_of_the_first_burst_as_data_out() -> None:
-    b = m.write_latency(2 * MIB, blog_keys(1), WIRELESS, 0.0, 0.0)
+    b = m.write_latency(2 * BYTES_PER_MIB, blog_keys(1), WIRELESS, 0.0, 0.0)
     assert (b.immediate_bytes, b.unsolicited_data_out_bytes) == (8192, 65536 - 8192)
     no_imm = IscsiParams(initial_r2t=False, immediate_data=False)
-    assert m.immediate_bytes(2 * MIB, no_imm) == 0
-    assert m.unsolicited_data_out_bytes(2 * MIB, no_imm) == 65536
+    assert m.immediate_bytes(2 * BYTES_PER_MIB, no_imm) == 0
+    assert m.unsolicited_data_out_bytes(2 * BYTES_PER_MIB, no_imm) == 65536
 
 
 def test_immediate_data_is_capped_by_the_segment_length_and_the_block() -> None:
     big = IscsiParams(max_recv_data_segment_bytes=262144)
-    assert m.immediate_bytes(2 * MIB, big) == 65536
+    assert m.immediate_bytes(2 * BYTES_PER_MIB, big) == 65536
     assert m.immediate_bytes(4096, big) == 4096
-    assert m.immediate_bytes(2 * MIB, IscsiParams(immediate_data=False)) == 0
+    assert m.immediate_bytes(2 * BYTES_PER_MIB, IscsiParams(immediate_data=False)) == 0
 
 
 def test_pdu_counts_follow_the_segment_length() -> None:
-    b = m.write_latency(2 * MIB, blog_keys(1), WIRELESS, 0.0, 0.0)
+    b = m.write_latency(2 * BYTES_PER_MIB, blog_keys(1), WIRELESS, 0.0, 0.0)
     # 56 KiB unsolicited -> 7 PDUs; 7 bursts of 256 KiB -> 32 each; last 192 KiB -> 24
     assert (b.bursts, b.data_pdus) == (8, 7 + 7 * 32 + 24)
-    assert b.wire_bytes == 2 * MIB - 8192 + 8192 + (1 + b.data_pdus) * m.BHS_BYTES
-    big = m.write_latency(2 * MIB, IscsiParams(max_recv_data_segment_bytes=262144), WIRELESS, 0.0, 0.0)
+    assert b.wire_bytes == 2 * BYTES_PER_MIB - 8192 + 8192 + (1 + b.data_pdus) * m.BHS_BYTES
+    big = m.write_latency(
+        2 * BYTES_PER_MIB, IscsiParams(max_recv_data_segment_bytes=262144), WIRELESS, 0.0, 0.0
+    )
     assert big.data_pdus == 8  # one PDU per burst (the last holds 2 MiB - 64 KiB - 7 x 256 KiB)
     assert m.data_pdus(0, IscsiParams()) == 0
 
 
 def test_pdu_headers_cost_wire_time() -> None:
-    with_h = m.write_latency(2 * MIB, blog_keys(16), WIRELESS, 0.0, 0.0)
-    without = m.write_latency(2 * MIB, blog_keys(16), WIRELESS, 0.0, 0.0, assumptions=NO_HEADERS)
+    with_h = m.write_latency(2 * BYTES_PER_MIB, blog_keys(16), WIRELESS, 0.0, 0.0)
+    without = m.write_latency(2 * BYTES_PER_MIB, blog_keys(16), WIRELESS, 0.0, 0.0, assumptions=NO_HEADERS)
     extra = WIRELESS.transmit_ms((1 + with_h.data_pdus) * m.BHS_BYTES)
     assert with_h.total_ms - without.total_ms == pytest.approx(extra)
 
@@ -150,23 +157,25 @@ def test_pdu_headers_cost_wire_time() -> None:
 def test_per_round_cost_grows_with_serial_rounds_and_hides_in_a_full_window() -> None:
     serial = m.Assumptions(r2t_pacing="serial", per_round_ms=0.5, pdu_header_bytes=0)
     base = m.Assumptions(r2t_pacing="serial", pdu_header_bytes=0)
-    b1 = m.write_latency(2 * MIB, blog_keys(1), WIRELESS, 0.0, 0.0, assumptions=serial)
-    b0 = m.write_latency(2 * MIB, blog_keys(1), WIRELESS, 0.0, 0.0, assumptions=base)
+    b1 = m.write_latency(2 * BYTES_PER_MIB, blog_keys(1), WIRELESS, 0.0, 0.0, assumptions=serial)
+    b0 = m.write_latency(2 * BYTES_PER_MIB, blog_keys(1), WIRELESS, 0.0, 0.0, assumptions=base)
     assert b1.total_ms - b0.total_ms == pytest.approx(8 * 0.5)
     assert b1.r2t_processing_ms == pytest.approx(4.0)
     sliding = m.Assumptions(per_round_ms=0.4, pdu_header_bytes=0)  # 3.4 ms < 3.48 ms burst
-    s = m.write_latency(2 * MIB, blog_keys(2), WIRELESS, 0.0, 0.0, assumptions=sliding)
+    s = m.write_latency(2 * BYTES_PER_MIB, blog_keys(2), WIRELESS, 0.0, 0.0, assumptions=sliding)
     assert s.total_ms == pytest.approx(49.14 - 7.3 - 8.0 + 0.4)  # only the first round pays it
 
 
 def test_read_has_no_r2t_and_one_trip_each_way() -> None:
-    r = m.read_latency(2 * MIB, IscsiParams(), WIRELESS, 7.3, 8.0, assumptions=NO_HEADERS)
+    r = m.read_latency(2 * BYTES_PER_MIB, IscsiParams(), WIRELESS, 7.3, 8.0, assumptions=NO_HEADERS)
     assert (r.bursts, r.r2t_one_way_ms, r.status_one_way_ms) == (0, 0.0, 0.0)
     assert r.total_ms == pytest.approx(1.5 + 7.3 + 8.0 + 32 * 0.87 + 1.5)
     assert r.data_pdus == 256
-    assert m.operation_latency("read", 2 * MIB, IscsiParams(), WIRELESS, 0.0, 0.0).direction == "read"
+    assert (
+        m.operation_latency("read", 2 * BYTES_PER_MIB, IscsiParams(), WIRELESS, 0.0, 0.0).direction == "read"
+    )
     with pytest.raises(m.ModelInputError, match="direction"):
-        m.operation_latency("trim", 2 * MIB, IscsiParams(), WIRELESS, 0.0, 0.0)  # type: ignore[arg-type]
+        m.operation_latency("trim", 2 * BYTES_PER_MIB, IscsiParams(), WIRELESS, 0.0, 0.0)  # type: ignore[arg-type]
 
 
 # ---- ceilings ---------------------------------------------------------------------------------
@@ -176,8 +185,8 @@ def test_read_has_no_r2t_and_one_trip_each_way() -> None:
 def test_hdd_over_10gbe_never_beats_its_local_136_mib_s(queue_depth: int) -> None:
     net = Network(one_way_ms=0.05, link_bps=10e9)
     for assumptions in (m.DEFAULT_ASSUMPTIONS, blog.BLOG_ASSUMPTIONS):
-        b = m.write_latency(2 * MIB, blog_keys(16), net, 7.3, 8.0, assumptions=assumptions)
-        t = m.throughput(b, net, queue_depth, device_bytes_per_s=136 * MIB)
+        b = m.write_latency(2 * BYTES_PER_MIB, blog_keys(16), net, 7.3, 8.0, assumptions=assumptions)
+        t = m.throughput(b, net, queue_depth, device_bytes_per_s=136 * BYTES_PER_MIB)
         assert t.mib_per_s <= 136 + 1e-9
         assert set(t.bounds.as_dict()) == {"latency", "link", "device", "cpu"}
         assert all(v is not None for v in t.bounds.as_dict().values())
@@ -185,18 +194,20 @@ def test_hdd_over_10gbe_never_beats_its_local_136_mib_s(queue_depth: int) -> Non
 
 
 def test_device_ceiling_derived_from_the_device_time_when_no_rate_is_given() -> None:
-    b = m.write_latency(2 * MIB, blog_keys(16), WIRELESS, 7.3, 8.0, assumptions=blog.BLOG_ASSUMPTIONS)
+    b = m.write_latency(
+        2 * BYTES_PER_MIB, blog_keys(16), WIRELESS, 7.3, 8.0, assumptions=blog.BLOG_ASSUMPTIONS
+    )
     t = m.throughput(b, WIRELESS, 64)
-    assert b.device_request_bytes == MIB  # the blog's half-size request
-    assert t.device_bytes_per_s == pytest.approx(MIB / 0.0073)
+    assert b.device_request_bytes == BYTES_PER_MIB  # the blog's half-size request
+    assert t.device_bytes_per_s == pytest.approx(BYTES_PER_MIB / 0.0073)
     assert t.mib_per_s <= t.ceilings_mib_per_s()["link"] + 1e-9
-    zero = m.write_latency(2 * MIB, blog_keys(16), WIRELESS, 0.0, 8.0)
+    zero = m.write_latency(2 * BYTES_PER_MIB, blog_keys(16), WIRELESS, 0.0, 8.0)
     with pytest.raises(m.ModelInputError, match="device ceiling is unknown"):
         m.throughput(zero, WIRELESS, 4)
 
 
 def test_no_cpu_time_means_no_cpu_ceiling_not_a_missing_device() -> None:
-    b = m.write_latency(64 * KIB, IscsiParams(), WIRELESS, 1.0, 0.0)
+    b = m.write_latency(64 * BYTES_PER_KIB, IscsiParams(), WIRELESS, 1.0, 0.0)
     t = m.throughput(b, WIRELESS, 8)
     assert math.isinf(t.bounds.cpu)
     assert math.isfinite(t.bounds.device)
@@ -236,7 +247,7 @@ def test_bad_assumptions_are_refused(kwargs: dict, match: str) -> None:
 
 def test_absurd_inputs_give_a_clear_error_not_inf() -> None:
     with pytest.raises(m.ModelInputError, match=r"floating-point range|non-finite"):
-        m.write_latency(2 * MIB, IscsiParams(), Network(1e308, per_64k_ms=1e308), 1e308, 1e308)
+        m.write_latency(2 * BYTES_PER_MIB, IscsiParams(), Network(1e308, per_64k_ms=1e308), 1e308, 1e308)
     with pytest.raises(m.ModelInputError, match="bs_bytes"):
         m.write_latency(2**60, IscsiParams(), WIRELESS, 0.0, 0.0)
     with pytest.raises(m.ModelInputError, match="one_way_ms"):

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from iscsi_report.analyses import whatif
 from iscsi_report.core import model as m
-from iscsi_report.core.model import KIB, MIB, IscsiParams, Network
+from iscsi_report.core.model import IscsiParams, Network
+from iscsi_report.core.units import BYTES_PER_KIB, BYTES_PER_MIB
 
 segment = st.sampled_from([512, 4096, 8192, 65536, 262144])
 burst = st.sampled_from([512, 8192, 65536, 262144, 1048576])
@@ -36,7 +37,7 @@ assumptions = st.builds(
     pdu_header_bytes=st.sampled_from([0, 48]),
 )
 networks = st.builds(Network, one_way_ms=st.floats(0, 50), link_bps=st.floats(1e6, 1e11))
-block = st.integers(1, 16 * MIB)
+block = st.integers(1, 16 * BYTES_PER_MIB)
 
 
 @settings(max_examples=300, deadline=None)
@@ -118,10 +119,10 @@ def test_throughput_never_exceeds_link_device_or_cpu(
     a: m.Assumptions,
 ) -> None:
     b = m.operation_latency(rw, bs, p, net, dev, cpu, assumptions=a)
-    t = m.throughput(b, net, qd, device_bytes_per_s=device_mib_s * MIB)
+    t = m.throughput(b, net, qd, device_bytes_per_s=device_mib_s * BYTES_PER_MIB)
     bytes_per_s = t.iops * bs
     assert bytes_per_s <= net.bytes_per_s * (1 + 1e-9)
-    assert bytes_per_s <= device_mib_s * MIB * (1 + 1e-9)
+    assert bytes_per_s <= device_mib_s * BYTES_PER_MIB * (1 + 1e-9)
     if cpu > 0:
         assert t.iops <= 1000.0 / cpu * (1 + 1e-9)
     assert t.binding in m.BOUND_NAMES
@@ -133,7 +134,12 @@ def test_throughput_never_exceeds_link_device_or_cpu(
     st.lists(st.floats(0, 20), min_size=1, max_size=3),
     st.lists(st.floats(1e7, 1e11), min_size=1, max_size=3),
     st.lists(
-        st.sampled_from([64 * KIB, 256 * KIB, MIB, 2 * MIB, 4 * MIB]), min_size=1, max_size=2, unique=True
+        st.sampled_from(
+            [64 * BYTES_PER_KIB, 256 * BYTES_PER_KIB, BYTES_PER_MIB, 2 * BYTES_PER_MIB, 4 * BYTES_PER_MIB]
+        ),
+        min_size=1,
+        max_size=2,
+        unique=True,
     ),
     st.lists(st.integers(1, 16), min_size=1, max_size=2, unique=True),
     st.floats(0.0, 2.0),
@@ -157,9 +163,9 @@ def test_no_whatif_cell_above_its_ceilings(
     devices = {"d": whatif.DeviceProfile("d", dev_fixed, dev_ms_per_mib, "test")}
     cpu = whatif.CpuProfile(0.1, 1.0)
     cells = whatif.grid(ows, links, devices, windows, sizes, beta, cpu, queue_depth=qd)
-    local_mib = cells["bs_bytes"] / (cells["device_local_ms"] / 1000) / MIB
-    link_mib = cells["link_bps"] / 8 / MIB
-    cpu_mib = 1000 / cells["cpu_ms"] * cells["bs_bytes"] / MIB
+    local_mib = cells["bs_bytes"] / (cells["device_local_ms"] / 1000) / BYTES_PER_MIB
+    link_mib = cells["link_bps"] / 8 / BYTES_PER_MIB
+    cpu_mib = 1000 / cells["cpu_ms"] * cells["bs_bytes"] / BYTES_PER_MIB
     assert (cells["mib_per_s"] <= local_mib * (1 + 1e-9)).all()
     assert (cells["mib_per_s"] <= link_mib * (1 + 1e-9)).all()
     assert (cells["mib_per_s"] <= cpu_mib * (1 + 1e-9)).all()

@@ -13,7 +13,7 @@ from iscsi_report.core import model
 from iscsi_report.core.dataset import Dataset
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.measurements import open_dataset
-from iscsi_report.core.model import MIB
+from iscsi_report.core.units import BYTES_PER_MIB
 from iscsi_report.presentation import glue_sets
 
 LIO = {
@@ -59,7 +59,13 @@ def _inputs(validation: pd.DataFrame, *, cpu_file: str | None = "iostat/x.txt") 
     )
     devices = pd.DataFrame({"device": ["hdd"], "request_kib": [1024.0], "device_ms": [7.0]})
     return P.MeasuredInputs(
-        2 * MIB, sets, networks, devices, r2t.CpuInput(8.0, "test", cpu_file), pd.DataFrame(), validation
+        2 * BYTES_PER_MIB,
+        sets,
+        networks,
+        devices,
+        r2t.CpuInput(8.0, "test", cpu_file),
+        pd.DataFrame(),
+        validation,
     )
 
 
@@ -93,7 +99,7 @@ def test_measured_projection_by_hand() -> None:
     per_64k = 65536 * 8 / 600e6 * 1000
     expected = 1.5 + per_64k + 8 * (1.5 + 1.5) + 1984 / 64 * per_64k + 1.5 + 7.0 + 8.0
     assert proj.breakdown.total_ms == pytest.approx(expected)
-    assert proj.breakdown.device_request_bytes == MIB
+    assert proj.breakdown.device_request_bytes == BYTES_PER_MIB
     row = P.projection_table([proj]).iloc[0]
     assert row["error_pct"] == pytest.approx((30 - 2000 / expected) / 30 * 100)
     assert row["binding"] == "latency"
@@ -130,7 +136,9 @@ def test_questions_arithmetic() -> None:
     projs = P.blog_projections()
     table = P.projection_table(projs)
     terms = P.terms_table(projs)
-    local = pd.DataFrame({"device": ["hdd", "ssd"], "bs_bytes": [2 * MIB] * 2, "mib_per_s": [136.0, 354.0]})
+    local = pd.DataFrame(
+        {"device": ["hdd", "ssd"], "bs_bytes": [2 * BYTES_PER_MIB] * 2, "mib_per_s": [136.0, 354.0]}
+    )
     q = P.blog_questions(table, terms, P.QuestionSetup(), local).set_index("key")["value"]
     est = table.set_index(["max_outstanding_r2t", "network", "device"])["mib_per_s"]
     assert q["q2_serial_estimated_gain_pct"] == pytest.approx(

@@ -10,7 +10,7 @@ import pytest
 from iscsi_report.analyses import blog, r2t
 from iscsi_report.core import model
 from iscsi_report.core.errors import IngestError
-from iscsi_report.core.model import MIB
+from iscsi_report.core.units import BYTES_PER_MIB
 
 MANIFEST = Path("manifest.yaml")
 LIO = {
@@ -70,9 +70,9 @@ def test_inconsistent_set_is_refused_with_its_path() -> None:
 def test_empty_manifest_parameters_give_the_rfc_what_if() -> None:
     sets = r2t.parameter_sets({}, MANIFEST)
     assert sets.what_if
-    configs = r2t.configurations(sets, 2 * MIB)
+    configs = r2t.configurations(sets, 2 * BYTES_PER_MIB)
     assert [c.params.max_outstanding_r2t for c in configs] == [1, 8]
-    ex = r2t.exchange_table(configs, [2 * MIB]).set_index("max_outstanding_r2t")
+    ex = r2t.exchange_table(configs, [2 * BYTES_PER_MIB]).set_index("max_outstanding_r2t")
     # InitialR2T=Yes: only immediate data (capped by MaxRecvDataSegmentLength 8192) goes unsolicited
     assert ex.loc[1, "unsolicited_kib"] == 8
     assert ex.loc[1, "bursts"] == 8  # ceil((2048 - 8) / 256)
@@ -82,16 +82,16 @@ def test_empty_manifest_parameters_give_the_rfc_what_if() -> None:
 
 def test_blog_sets_need_no_what_if_and_match_the_blog_exchange() -> None:
     sets = r2t.parameter_sets({"lio-default": LIO, "lio-r2t16": {**LIO, "MaxOutstandingR2T": 16}}, MANIFEST)
-    configs = r2t.configurations(sets, 2 * MIB)
+    configs = r2t.configurations(sets, 2 * BYTES_PER_MIB)
     assert [c.label for c in configs] == ["lio-default", "lio-r2t16"]
-    ex = r2t.exchange_table(configs, [64 * 1024, 2 * MIB]).set_index(["configuration", "bs_kib"])
+    ex = r2t.exchange_table(configs, [64 * 1024, 2 * BYTES_PER_MIB]).set_index(["configuration", "bs_kib"])
     serial = ex.loc[("lio-default", 2048)]
     # seed 000: 64 KiB immediate, then 8 R2Ts (seven of 256 KiB and one of 192 KiB) one at a time
     assert (serial["unsolicited_kib"], serial["solicited_kib"], serial["bursts"]) == (64, 1984, 8)
     assert serial["one_way_trips"] == 18
     assert ex.loc[("lio-r2t16", 2048), "one_way_trips"] == 4
     assert ex.loc[("lio-default", 64), "model"] == r2t.NO_R2T
-    assert r2t.trips_range(ex.reset_index(), 2 * MIB) == (4, 18)
+    assert r2t.trips_range(ex.reset_index(), 2 * BYTES_PER_MIB) == (4, 18)
 
 
 def test_network_inputs_halve_the_mean_rtt_and_flag_missing_pieces() -> None:
@@ -121,14 +121,17 @@ def test_request_size_prefers_target_iostat_and_otherwise_assumes_the_block() ->
     req = pd.DataFrame(
         {
             "device": ["hdd", "hdd", "hdd"],
-            "bs_bytes": [2.0 * MIB] * 3,
+            "bs_bytes": [2.0 * BYTES_PER_MIB] * 3,
             "side": ["local", "target", "target"],
-            "request_bytes": [512.0 * 1024, MIB, MIB],
+            "request_bytes": [512.0 * 1024, BYTES_PER_MIB, BYTES_PER_MIB],
         }
     )
-    assert r2t.request_bytes_for(req, "hdd", 2 * MIB) == (MIB, "iostat wareq-sz (2 files)")
-    size, source = r2t.request_bytes_for(req, "ssd", 2 * MIB)
-    assert size == 2 * MIB and "assumed" in source
+    assert r2t.request_bytes_for(req, "hdd", 2 * BYTES_PER_MIB) == (
+        BYTES_PER_MIB,
+        "iostat wareq-sz (2 files)",
+    )
+    size, source = r2t.request_bytes_for(req, "ssd", 2 * BYTES_PER_MIB)
+    assert size == 2 * BYTES_PER_MIB and "assumed" in source
 
 
 def test_cpu_input_is_the_blogs_scaled_busy_share() -> None:
@@ -137,21 +140,23 @@ def test_cpu_input_is_the_blogs_scaled_busy_share() -> None:
             "file": ["x"],
             "scenario": ["iscsi-libiscsi"],
             "side": ["target"],
-            "bs_bytes": [MIB],
+            "bs_bytes": [BYTES_PER_MIB],
             "cpu_ms_per_op": [0.12 / 30 * 1000],
         }
     )
-    cpu = r2t.cpu_input(table, 2 * MIB, scenario="iscsi-libiscsi", reference_bs_bytes=MIB)
+    cpu = r2t.cpu_input(table, 2 * BYTES_PER_MIB, scenario="iscsi-libiscsi", reference_bs_bytes=BYTES_PER_MIB)
     assert cpu.cpu_ms == pytest.approx(8.0)  # 12 % at 30 IOPS of 1 MiB, doubled (seed 000)
-    absent = r2t.cpu_input(table, 2 * MIB, scenario="iscsi-libiscsi", reference_bs_bytes=2 * MIB)
+    absent = r2t.cpu_input(
+        table, 2 * BYTES_PER_MIB, scenario="iscsi-libiscsi", reference_bs_bytes=2 * BYTES_PER_MIB
+    )
     assert absent.cpu_ms == 0 and absent.file is None and "set to 0" in absent.source
 
 
 def test_latency_terms_reproduce_the_blog_worked_examples() -> None:
     sets = r2t.parameter_sets({"serial": LIO, "burst": {**LIO, "MaxOutstandingR2T": 16}}, MANIFEST)
-    configs = r2t.configurations(sets, 2 * MIB)
-    inputs = [r2t.Inputs("wireless", "hdd", blog.inputs().networks["wireless"], 7.3, MIB, 8.0)]
-    terms = r2t.latency_terms(configs, inputs, 2 * MIB, blog.BLOG_ASSUMPTIONS)
+    configs = r2t.configurations(sets, 2 * BYTES_PER_MIB)
+    inputs = [r2t.Inputs("wireless", "hdd", blog.inputs().networks["wireless"], 7.3, BYTES_PER_MIB, 8.0)]
+    terms = r2t.latency_terms(configs, inputs, 2 * BYTES_PER_MIB, blog.BLOG_ASSUMPTIONS)
     totals = r2t.latency_totals(terms).set_index("configuration")
     assert totals.loc["serial", "total_ms"] == pytest.approx(70.14)  # seed 000, R2T=1
     assert totals.loc["burst", "total_ms"] == pytest.approx(49.14)  # seed 000, R2T=16
@@ -172,4 +177,4 @@ def test_model_inputs_skip_networks_lacking_data() -> None:
     devs = pd.DataFrame({"device": ["hdd", "ssd"], "device_ms": [7.3, 2.7], "request_kib": [1024.0, 1024.0]})
     out = r2t.model_inputs(nets, devs, r2t.CpuInput(8.0, "x", "f"))
     assert [(i.network_label, i.device_label) for i in out] == [("a", "hdd"), ("a", "ssd")]
-    assert out[0].device_request_bytes == MIB
+    assert out[0].device_request_bytes == BYTES_PER_MIB

@@ -14,7 +14,7 @@ import yaml
 from iscsi_report.analyses import storage
 from iscsi_report.core.errors import DesignError, IngestError
 from iscsi_report.core.measurements import open_dataset
-from iscsi_report.core.model import MIB
+from iscsi_report.core.units import BYTES_PER_MIB
 from iscsi_report.pipeline.cache import sha256_file
 
 LAB = "data/raw/lab-veth-2026"
@@ -25,7 +25,7 @@ def synthetic_runs(fixed_ms: float, mib_per_s: float, noise_ms: float, seed: int
     """Per-op ms = fixed + MiB / bandwidth (+ Gaussian noise), ``repeats`` runs per size."""
     rng = np.random.default_rng(seed)
     bs = np.repeat(SIZES, repeats)
-    op_ms = fixed_ms + bs / MIB / mib_per_s * 1000 + rng.normal(0, noise_ms, bs.size)
+    op_ms = fixed_ms + bs / BYTES_PER_MIB / mib_per_s * 1000 + rng.normal(0, noise_ms, bs.size)
     return op_ms, bs
 
 
@@ -34,7 +34,7 @@ def test_fit_recovers_exact_line() -> None:
     fit = storage.fit_device("hdd", op_ms, bs)
     assert fit.fixed_ms == pytest.approx(0.5, abs=1e-9)
     assert fit.streaming_mib_per_s == pytest.approx(136.0, rel=1e-9)
-    assert fit.predict_ms(MIB) == pytest.approx(0.5 + 1000 / 136.0)
+    assert fit.predict_ms(BYTES_PER_MIB) == pytest.approx(0.5 + 1000 / 136.0)
     assert (fit.runs, fit.block_sizes) == (18, 6)
 
 
@@ -61,23 +61,25 @@ def test_fit_interval_coverage_is_near_nominal() -> None:
 
 def test_streaming_ci_is_unbounded_when_slope_interval_reaches_zero() -> None:
     op_ms = np.array([1.0, 1.2, 0.9, 1.1])
-    bs = np.array([1, 2, 3, 4]) * MIB
+    bs = np.array([1, 2, 3, 4]) * BYTES_PER_MIB
     fit = storage.fit_device("flat", op_ms, bs)
     assert math.isinf(fit.streaming_ci()[1])
 
 
 def test_fit_needs_three_runs_and_two_sizes() -> None:
     with pytest.raises(DesignError, match="at least 3 runs"):
-        storage.fit_device("x", np.array([1.0, 2.0]), np.array([MIB, 2 * MIB]))
+        storage.fit_device("x", np.array([1.0, 2.0]), np.array([BYTES_PER_MIB, 2 * BYTES_PER_MIB]))
     with pytest.raises(DesignError, match="1 size"):
-        storage.fit_device("x", np.array([1.0, 1.1, 0.9]), np.array([MIB] * 3))
+        storage.fit_device("x", np.array([1.0, 1.1, 0.9]), np.array([BYTES_PER_MIB] * 3))
 
 
 def test_fit_devices_reports_unfittable_device_instead_of_failing() -> None:
     op_ms, bs = synthetic_runs(0.1, 100.0, 0.0, seed=0, repeats=1)
     kind = {"rw": "write", "iodepth": 1, "engine": "sg", "direct": True, "numjobs": 1}
     runs = pd.DataFrame({"scenario": "local-sg", "device": "a", "op_ms": op_ms, "bs_bytes": bs, **kind})
-    one = pd.DataFrame({"scenario": ["local-sg"], "device": ["b"], "op_ms": [1.0], "bs_bytes": [MIB], **kind})
+    one = pd.DataFrame(
+        {"scenario": ["local-sg"], "device": ["b"], "op_ms": [1.0], "bs_bytes": [BYTES_PER_MIB], **kind}
+    )
     remote = runs.assign(scenario="iscsi-blockdev", device="c")
     fits, skipped = storage.fit_devices(pd.concat([runs, one, remote], ignore_index=True))
     assert list(fits) == ["a"]
@@ -89,12 +91,12 @@ def test_fit_table_and_device_latency_at() -> None:
     fits = {"hdd": storage.fit_device("hdd", op_ms, bs)}
     table = storage.fit_table(fits)
     assert table.loc[0, "streaming_mib_per_s"] == pytest.approx(128.0)
-    at = storage.device_latency_at(fits, "hdd", MIB)
+    at = storage.device_latency_at(fits, "hdd", BYTES_PER_MIB)
     assert at["device_ms"] == pytest.approx(1000 / 128)
     assert not at["extrapolated"]
-    assert storage.device_latency_at(fits, "hdd", 4 * MIB)["extrapolated"]
+    assert storage.device_latency_at(fits, "hdd", 4 * BYTES_PER_MIB)["extrapolated"]
     with pytest.raises(KeyError, match="ssd"):
-        storage.device_latency_at(fits, "ssd", MIB)
+        storage.device_latency_at(fits, "ssd", BYTES_PER_MIB)
 
 
 def test_throughput_by_bs_averages_repeats_and_remote_share() -> None:
@@ -106,7 +108,7 @@ def test_throughput_by_bs_averages_repeats_and_remote_share() -> None:
             "network": [None, None, "wired"],
             "max_outstanding_r2t": [None, None, 1],
             "validation": [False, False, True],
-            "bs_bytes": [MIB] * 3,
+            "bs_bytes": [BYTES_PER_MIB] * 3,
             "mib_per_s": [100.0, 140.0, 30.0],
             "iops": [100.0, 140.0, 30.0],
             "op_ms": [10.0, 1000 / 140, 1000 / 30],
@@ -120,7 +122,7 @@ def test_throughput_by_bs_averages_repeats_and_remote_share() -> None:
 
 
 def test_cpu_ms_per_op_follows_the_blog_arithmetic() -> None:
-    cpu = pd.DataFrame({"busy_pct": [12.0], "fio_iops": [30.0], "bs_bytes": [MIB]})
+    cpu = pd.DataFrame({"busy_pct": [12.0], "fio_iops": [30.0], "bs_bytes": [BYTES_PER_MIB]})
     out = storage.cpu_ms_per_op(cpu)
     assert out.loc[0, "cpu_ms_per_op"] == pytest.approx(4.0)  # 12 % at 30 IOPS (seed 000)
     assert storage.cpu_ms_per_op(cpu, cores=2).loc[0, "cpu_ms_per_op"] == pytest.approx(8.0)
@@ -134,7 +136,7 @@ def test_lab_dataset_runs_and_iostat(project_root: Path) -> None:
     req = storage.iostat_requests(ds).set_index("bs_bytes")
     assert req.loc[64 * 1024, "request_fraction"] == pytest.approx(1.0, abs=0.01)
     # this virtio disk caps requests at 512 KiB: a 2 MiB write reaches it in quarters
-    assert req.loc[2 * MIB, "wareq_sz_kb"] == pytest.approx(512, abs=1)
+    assert req.loc[2 * BYTES_PER_MIB, "wareq_sz_kb"] == pytest.approx(512, abs=1)
     assert (req["fio_file"].str.startswith("fio/")).all()
     cpu = storage.iostat_cpu(ds)
     assert ((cpu["busy_pct"] > 0) & (cpu["busy_pct"] < 100)).all()

@@ -9,6 +9,7 @@ from test_fit import synthetic_runs
 
 from iscsi_report.analyses import fit, uncertainty
 from iscsi_report.core import model
+from iscsi_report.core.units import BYTES_PER_MIB
 
 
 @pytest.fixture(scope="module")
@@ -22,7 +23,7 @@ def config(one_way_ms: float = 1.5) -> pd.DataFrame:
             {
                 "network": "net",
                 "device": "hdd",
-                "bs_bytes": 2 * model.MIB,
+                "bs_bytes": 2 * BYTES_PER_MIB,
                 "max_outstanding_r2t": 1,
                 "one_way_ms": one_way_ms,
                 "link_bps": 600e6,

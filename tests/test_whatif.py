@@ -8,6 +8,7 @@ import pytest
 
 from iscsi_report.analyses import blog, whatif
 from iscsi_report.core import model
+from iscsi_report.core.units import BYTES_PER_MIB, MS_PER_S
 
 ONES = {"one_way_ms": 1.0, "transmit_ms": 1.0, "device_ms": 1.0, "cpu_ms": 1.0}
 DEVICES = {
@@ -36,13 +37,13 @@ def test_cells_equal_write_latency_with_unit_coefficients(cells):
         & (cells.link_mbit_per_s == 1000)
         & (cells.device == "hdd")
         & (cells.max_outstanding_r2t == 1)
-        & (cells.bs_bytes == 2 * model.MIB)
+        & (cells.bs_bytes == 2 * BYTES_PER_MIB)
     ].iloc[0]
     expected = model.write_latency(
-        2 * model.MIB,
+        2 * BYTES_PER_MIB,
         model.IscsiParams(max_outstanding_r2t=1),
         model.Network(one_way_ms=1.0, link_bps=1e9),
-        lambda req: 7.35 * req / model.MIB,
+        lambda req: 7.35 * req / BYTES_PER_MIB,
         8.0,
         device_request_fraction=0.5,
     ).total_ms
@@ -55,7 +56,7 @@ def test_blog_wireless_serial_example_reproduced():
         [model.link_bps_from_per_64k_ms(0.87)],
         {"hdd": whatif.DeviceProfile("hdd", 7.3, 0.0, "blog")},
         [1, 16],
-        [2 * model.MIB],
+        [2 * BYTES_PER_MIB],
         ONES,
         whatif.CpuProfile(8.0, 0.0),
         assumptions=blog.BLOG_ASSUMPTIONS,
@@ -66,14 +67,14 @@ def test_blog_wireless_serial_example_reproduced():
 @pytest.mark.parametrize("queue_depth", [1, 4, 32])
 def test_hdd_over_10gbe_stays_under_its_local_throughput(queue_depth: int) -> None:
     """One 1 MiB request's time per 2 MiB write (the blog's shortcut) no longer lifts a cell over 136."""
-    hdd = whatif.DeviceProfile("hdd", 0.0, model.MS_PER_S / 136.0, "136 MiB/s local")
+    hdd = whatif.DeviceProfile("hdd", 0.0, MS_PER_S / 136.0, "136 MiB/s local")
     for assumptions in (model.DEFAULT_ASSUMPTIONS, blog.BLOG_ASSUMPTIONS):
         cells = whatif.grid(
             [0.01, 0.05, 0.1],
             whatif.mbit_to_bps([1000, 10000, 100000]),
             {"hdd": hdd},
             [1, 4, 16],
-            [2 * model.MIB],
+            [2 * BYTES_PER_MIB],
             ONES,
             whatif.CpuProfile(0.5, 0.0),
             assumptions=assumptions,

@@ -10,8 +10,9 @@ import yaml
 from lab_labels import REQUIRED_LABELS
 
 from iscsi_report.cli import build_parser
+from iscsi_report.core.units import BYTES_PER_KIB, BYTES_PER_MIB
 from iscsi_report.lab import build, delayline, state, sweep, topology
-from iscsi_report.lab.sweep import KIB, MIB, design, one_way_trips, r2t_per_write
+from iscsi_report.lab.sweep import design, one_way_trips, r2t_per_write
 
 # -- delay line ---------------------------------------------------------------------------
 
@@ -50,13 +51,13 @@ def test_queue_limit_drops_and_pop_due_keeps_order() -> None:
 @pytest.mark.parametrize(
     ("bs", "imm", "want"),
     [
-        (64 * KIB, 65536, 0),
-        (256 * KIB, 65536, 1),
-        (2 * MIB, 65536, 8),
-        (2 * MIB, 8192, 8),
-        (4 * MIB, 65536, 16),
-        (1 * MIB, 8192, 4),
-        (8 * KIB, 8192, 0),
+        (64 * BYTES_PER_KIB, 65536, 0),
+        (256 * BYTES_PER_KIB, 65536, 1),
+        (2 * BYTES_PER_MIB, 65536, 8),
+        (2 * BYTES_PER_MIB, 8192, 8),
+        (4 * BYTES_PER_MIB, 65536, 16),
+        (1 * BYTES_PER_MIB, 8192, 4),
+        (8 * BYTES_PER_KIB, 8192, 0),
     ],
 )
 def test_r2ts_per_write(bs: int, imm: int, want: int) -> None:
@@ -64,10 +65,10 @@ def test_r2ts_per_write(bs: int, imm: int, want: int) -> None:
 
 
 def test_one_way_trips_with_a_sliding_window() -> None:
-    assert one_way_trips(2 * MIB, 65536, 1) == 18  # the issue's 18 trips at window 1
-    assert one_way_trips(2 * MIB, 65536, 8) == 4
-    assert one_way_trips(2 * MIB, 65536, 2) == 10
-    assert one_way_trips(64 * KIB, 65536, 1) == 2
+    assert one_way_trips(2 * BYTES_PER_MIB, 65536, 1) == 18  # the issue's 18 trips at window 1
+    assert one_way_trips(2 * BYTES_PER_MIB, 65536, 8) == 4
+    assert one_way_trips(2 * BYTES_PER_MIB, 65536, 2) == 10
+    assert one_way_trips(64 * BYTES_PER_KIB, 65536, 1) == 2
 
 
 def test_target_params_immediate_data_and_segments() -> None:
@@ -89,7 +90,7 @@ def test_full_design_covers_the_issue() -> None:
     runs, points = design()
     delays = {r.one_way_delay_ms for r in runs}
     assert {0.0, 0.5, 1.0, 2.0, 4.0} <= delays
-    assert {r.bs_bytes for r in runs} >= {64 * KIB, 4 * MIB}
+    assert {r.bs_bytes for r in runs} >= {64 * BYTES_PER_KIB, 4 * BYTES_PER_MIB}
     assert {r.r2t_window for r in runs} == {1, 2, 4, 8}
     assert {r.immediate_data_bytes for r in runs} == {8192, 65536}
     assert {r.iodepth for r in runs} == {1, 4}
@@ -182,7 +183,13 @@ def test_confirmation_design_2_is_the_declared_sweep() -> None:
     assert (len(runs), len(runs) - len(captured), len(captured)) == (264, 198, 66)
     assert _values(runs) == {
         "delays": {0.75, 1.5, 5.0},
-        "sizes": {96 * KIB, 160 * KIB, 640 * KIB, 1280 * KIB, 2560 * KIB},
+        "sizes": {
+            96 * BYTES_PER_KIB,
+            160 * BYTES_PER_KIB,
+            640 * BYTES_PER_KIB,
+            1280 * BYTES_PER_KIB,
+            2560 * BYTES_PER_KIB,
+        },
         "windows": {1, 5, 7},
     }
     assert points == [(d, sweep.LINK_MBPS) for d in (0.75, 1.5, 5.0)]

@@ -2,7 +2,7 @@
 
 Published numbers live in ``data/published/<study>.yaml`` as entries with an ``id``, ``value``,
 ``decimals`` (as printed), ``unit``, ``section`` and optional ``printed_as``, ``note`` and
-``explanation``.
+``explanation``; :mod:`iscsi_report.core.published` reads and checks them.
 
 The verdict rule, the same for every study (the audit chapter states it):
 
@@ -23,74 +23,35 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import yaml
 
+from iscsi_report.core import published
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest.textio import read_text
+
+# Re-exported: the printing conventions and the number the verdict judges (defined in core.published).
+from iscsi_report.core.published import APPROXIMATE as APPROXIMATE
+from iscsi_report.core.published import NEAREST as NEAREST
+from iscsi_report.core.published import PRINTED_AS as PRINTED_AS
+from iscsi_report.core.published import TRUNCATED as TRUNCATED
+from iscsi_report.core.published import PublishedNumber as PublishedNumber
 
 MATCH = "match"
 RECONSTRUCTED = "consistent with the reconstruction"
 MISMATCH = "mismatch"
 NOT_RECOMPUTABLE = "not recomputable"
 VERDICTS = (MATCH, RECONSTRUCTED, MISMATCH, NOT_RECOMPUTABLE)
-NEAREST, TRUNCATED, APPROXIMATE = "nearest", "truncated", "approximate"
-PRINTED_AS = (NEAREST, TRUNCATED, APPROXIMATE)
 BOUNDARY_REL = 1e-9  # a value on the interval's edge (up to float noise) is inside it
 TARGETS_FILE = "generation_targets.yaml"  # written by a generator into a reconstructed dataset
 
 
-@dataclass(frozen=True)
-class PublishedNumber:
-    """One number as a seed prints it, with where it comes from."""
-
-    id: str
-    value: float
-    decimals: int
-    unit: str
-    section: str
-    source: str
-    printed_as: str = NEAREST
-    note: str = ""
-    explanation: str = ""
-
-
 def load_published(path: str | Path) -> dict[str, PublishedNumber]:
-    """Read a ``data/published/*.yaml`` file into PublishedNumber entries keyed by id."""
-    p = Path(path)
-    doc = yaml.safe_load(read_text(p))  # through textio: tracked as a read
-    if not isinstance(doc, dict) or not isinstance(doc.get("numbers"), list):
-        raise ReportError(f"{p}: expected a mapping with a 'numbers' list")
-    source = str(doc.get("source", p.name))
-    out: dict[str, PublishedNumber] = {}
-    for i, item in enumerate(doc["numbers"]):
-        try:
-            num = PublishedNumber(
-                id=str(item["id"]),
-                value=float(item["value"]),
-                decimals=int(item.get("decimals", 0)),
-                unit=str(item.get("unit", "")),
-                section=str(item["section"]),
-                source=str(item.get("source", source)),
-                printed_as=str(item.get("printed_as", NEAREST)),
-                note=str(item.get("note", "")),
-                explanation=str(item.get("explanation", "")),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ReportError(f"{p}: at numbers[{i}]: expected id, value, section ({exc})") from exc
-        if num.printed_as not in PRINTED_AS:
-            raise ReportError(
-                f"{p}: at numbers[{i}] ({num.id}): printed_as {num.printed_as!r}, "
-                f"expected one of {PRINTED_AS}"
-            )
-        if num.id in out:
-            raise ReportError(f"{p}: at numbers[{i}]: duplicate id {num.id!r}")
-        out[num.id] = num
-    return out
+    """The numbers of a ``data/published/*.yaml`` file keyed by id (read by :func:`published.load`)."""
+    return published.load(path).numbers
 
 
 def significant_step(value: float, decimals: int) -> float:

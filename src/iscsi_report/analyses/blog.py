@@ -20,6 +20,8 @@ from iscsi_report.core import model
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.model import IscsiParams, LatencyBreakdown, Network
 from iscsi_report.core.paths import Project
+from iscsi_report.core.published import PublishedNumber
+from iscsi_report.core.units import BYTES_PER_MIB
 
 BLOG_FILE = "blog-2023.yaml"
 DEFAULT_PUBLISHED_DIR = Project(Path(__file__).resolve().parents[3]).published_dir  # this checkout's
@@ -39,12 +41,12 @@ def published_path(published: str | Path | None = None) -> Path:
     return p / BLOG_FILE if p.is_dir() else p
 
 
-def _numbers(published: str | Path | None) -> dict[str, audit.PublishedNumber]:
+def _numbers(published: str | Path | None) -> dict[str, PublishedNumber]:
     """The published numbers keyed by id."""
     return audit.load_published(published_path(published))
 
 
-def _value(numbers: dict[str, audit.PublishedNumber], key: str) -> float:
+def _value(numbers: dict[str, PublishedNumber], key: str) -> float:
     """One printed value; ReportError naming the id when the file lacks it."""
     if key not in numbers:
         raise ReportError(f"{BLOG_FILE}: no number with id {key!r} (an input of the blog's model)")
@@ -89,7 +91,7 @@ def inputs(published: str | Path | None = None) -> BlogInputs:
         ),
     }
     return BlogInputs(
-        bs_bytes=round(_value(n, "model.block_mib") * model.MIB),
+        bs_bytes=round(_value(n, "model.block_mib") * BYTES_PER_MIB),
         first_burst_bytes=int(_value(n, f"{key}.FirstBurstLength")),
         max_burst_bytes=int(_value(n, f"{key}.MaxBurstLength")),
         max_recv_data_segment_bytes=int(_value(n, f"{key}.MaxRecvDataSegmentLength")),

@@ -22,18 +22,23 @@ import numpy as np
 import pandas as pd
 
 from iscsi_report.analyses import audit, blog, network, r2t, storage
-from iscsi_report.analyses.audit import PublishedNumber
 from iscsi_report.core import model
 from iscsi_report.core.dataset import RawFile
 from iscsi_report.core.errors import IngestError, ReportError
 from iscsi_report.core.ingest import fio
 from iscsi_report.core.measurements import Measurements, open_dataset
-from iscsi_report.core.model import KIB, MIB, MS_PER_S
+from iscsi_report.core.published import PublishedNumber
+from iscsi_report.core.units import (
+    BITS_PER_BYTE,
+    BITS_PER_MBIT,
+    BYTES_PER_KIB,
+    BYTES_PER_MIB,
+    MS_PER_S,
+    PERCENT_PER_FRACTION,
+    S_PER_MIN,
+)
 
 BLOG_FILE = "blog-2023.yaml"
-PERCENT = 100.0
-S_PER_MIN = 60.0
-BITS_PER_MBIT = 1e6
 SERIAL_R2T = 1  # MaxOutstandingR2T of the blog's default target
 SCENARIO_KIND = {"iscsi-libiscsi": "libiscsi", "iscsi-blockdev": "blockdev"}
 LOCAL_SCENARIO = "local-sg"
@@ -51,7 +56,7 @@ EXCERPT_RUN = {
     "scenario": "iscsi-blockdev",
     "network": "wireless",
     "device": "hdd",
-    "bs_bytes": 2 * MIB,
+    "bs_bytes": 2 * BYTES_PER_MIB,
     "max_outstanding_r2t": SERIAL_R2T,
 }
 _FIO_VERSION_RE = re.compile(r"^fio-(\d+)\.(\d+)(?:-(\d+))?")
@@ -82,7 +87,11 @@ Values = dict[str, Recomputed]
 def size_label(bs_bytes: float) -> str:
     """The blog's block-size label: ``64k`` ... ``512k``, ``1m``, ``2m``."""
     bs = int(bs_bytes)
-    return f"{bs // MIB}m" if bs >= MIB and bs % MIB == 0 else f"{bs // KIB}k"
+    return (
+        f"{bs // BYTES_PER_MIB}m"
+        if bs >= BYTES_PER_MIB and bs % BYTES_PER_MIB == 0
+        else f"{bs // BYTES_PER_KIB}k"
+    )
 
 
 def interval_label(interval_s: float) -> str:
@@ -92,7 +101,7 @@ def interval_label(interval_s: float) -> str:
 
 def gain_pct(new: float, old: float) -> float:
     """Relative gain of ``new`` over ``old`` in per cent."""
-    return (new / old - 1.0) * PERCENT
+    return (new / old - 1.0) * PERCENT_PER_FRACTION
 
 
 def _unique(values: pd.Series | list[Any], what: str, where: Path) -> Any:
@@ -187,7 +196,7 @@ def _iperf(ds: Measurements) -> tuple[Values, pd.DataFrame]:
         mbit = float(row.received_mbit_per_s)
         src = f"{row.file}: end.sum_received"
         out[f"network.iperf3.{row.network}_mbit_per_s"] = Recomputed(mbit, RAW, src)
-        mib = mbit * BITS_PER_MBIT / model.BITS_PER_BYTE / MIB
+        mib = mbit * BITS_PER_MBIT / BITS_PER_BYTE / BYTES_PER_MIB
         out[f"network.iperf3.{row.network}_mib_per_s"] = Recomputed(mib, RAW, f"{src} / 8 / 2^20")
         out[f"network.iperf3.{row.network}_2m_iops"] = Recomputed(mib / 2, RAW, f"{src} / 8 / 2 MiB")
     out["intro.iperf3_mib_per_s"] = out["network.iperf3.wireless_mib_per_s"]
@@ -263,9 +272,11 @@ def _iscsi_parameters(ds: Measurements, sets: r2t.ParameterSets) -> Values:
                     float(value), MANIFEST, f"manifest iscsi_parameters.{name}.{key}"
                 )
     default, burst = _serial_and_burst(sets)
-    out["model.data_pdu_kib"] = Recomputed(default.max_burst_bytes / KIB, MANIFEST, "MaxBurstLength / 1024")
+    out["model.data_pdu_kib"] = Recomputed(
+        default.max_burst_bytes / BYTES_PER_KIB, MANIFEST, "MaxBurstLength / 1024"
+    )
     out["model.immediate_data_kib"] = Recomputed(
-        default.first_burst_bytes / KIB, MANIFEST, "FirstBurstLength / 1024"
+        default.first_burst_bytes / BYTES_PER_KIB, MANIFEST, "FirstBurstLength / 1024"
     )
     out["model.r2t16.max_outstanding_r2t"] = Recomputed(
         float(burst.max_outstanding_r2t), MANIFEST, "MaxOutstandingR2T of the largest setting"
@@ -354,20 +365,22 @@ def _model_inputs(
             float(nets.loc[net, "per_64k_ms"]), RAW, f"64 KiB x 8 / {net} iperf3 received rate"
         )
         out[f"model.{net}.one_way_ms"], out[f"model.{net}.net_64k_ms"] = one_way, per_64k
-    local_1m = {dev: _run(runs, scenario=LOCAL_SCENARIO, device=dev, bs_bytes=MIB) for dev in ("hdd", "ssd")}
+    local_1m = {
+        dev: _run(runs, scenario=LOCAL_SCENARIO, device=dev, bs_bytes=BYTES_PER_MIB) for dev in ("hdd", "ssd")
+    }
     device_ms = {
         dev: Recomputed(MS_PER_S / r["iops"], RAW, f"1000 / IOPS of {r['file']}")
         for dev, r in local_1m.items()
     }
     out["model.hdd.io_1m_ms"] = device_ms["hdd"]
     out["model.hdd.iops_1m"] = Recomputed(local_1m["hdd"]["iops"], RAW, f"{local_1m['hdd']['file']}: iops")
-    ref = cpu[(cpu["scenario"] == CPU_SCENARIO) & (cpu["bs_bytes"] == MIB)].iloc[0]
+    ref = cpu[(cpu["scenario"] == CPU_SCENARIO) & (cpu["bs_bytes"] == BYTES_PER_MIB)].iloc[0]
     out["model.cpu_pct_ref"] = Recomputed(ref["busy_pct"], RAW, f"{ref['file']}: avg-cpu busy")
     out["model.cpu_ref_iops"] = Recomputed(ref["fio_iops"], RAW, f"{ref['fio_file']}: iops")
-    cpu_2m = model.cpu_ms_from_utilization(ref["busy_pct"] / PERCENT, ref["fio_iops"]) * 2
+    cpu_2m = model.cpu_ms_from_utilization(ref["busy_pct"] / PERCENT_PER_FRACTION, ref["fio_iops"]) * 2
     out["model.cpu_2m_ms"] = Recomputed(cpu_2m, RAW, "busy / IOPS of the libiscsi 1 MiB run x 2 (2 MiB op)")
     request_kb = float(excerpt.set_index("field")["run_mean"].loc["wareq_sz_kB"])
-    factor = request_kb * storage.KIB_BYTES / model.TRANSMIT_REFERENCE_BYTES
+    factor = request_kb * BYTES_PER_KIB / model.TRANSMIT_REFERENCE_BYTES
     out["model.transfer_1mib_factor"] = Recomputed(factor, RAW, "iostat wareq-sz of the 2 MiB run / 64 KiB")
     out["model.transfer_1mib_ms"] = Recomputed(
         factor * out["model.wireless.net_64k_ms"].value, RAW, "factor x wireless ms per 64 KiB (unrounded)"
@@ -420,7 +433,7 @@ def printed_breakdown(
     cpu_id: str,
 ) -> model.LatencyBreakdown:
     """One write of the printed block size through :func:`model.write_latency` with printed inputs."""
-    bs = round(_printed(published, "model.block_mib") * MIB)
+    bs = round(_printed(published, "model.block_mib") * BYTES_PER_MIB)
     net = model.Network(
         one_way_ms=_printed(published, one_way_id), per_64k_ms=_printed(published, per_64k_id)
     )
@@ -503,7 +516,7 @@ def _formula_row(
         "printed_actual_mib_per_s": actual,
         "error_pct": model.error_pct(actual, est),
         "bursts": b.bursts,
-        "solicited_kib": b.solicited_bytes / KIB,
+        "solicited_kib": b.solicited_bytes / BYTES_PER_KIB,
         "one_way_trips": _one_way_trips(b, one_way_ms),
     }
 
@@ -565,7 +578,7 @@ def _measured(runs: pd.DataFrame, cpu: pd.DataFrame, manifest: Path) -> Values:
     out: Values = {}
     val = runs[storage.is_validation(runs)]
     bs = _unique(list(val["bs_bytes"]), "validation block size", manifest)
-    out["model.block_mib"] = Recomputed(bs / MIB, RAW, "bs of the fio runs labelled validation")
+    out["model.block_mib"] = Recomputed(bs / BYTES_PER_MIB, RAW, "bs of the fio runs labelled validation")
     for m, net, dev in PROJECTION_ROWS:
         r = _run(val, network=net, device=dev, max_outstanding_r2t=m)
         out[f"projection.r2t{m}.{net}_{dev}.actual_mib_per_s"] = Recomputed(
@@ -586,9 +599,13 @@ def _measured(runs: pd.DataFrame, cpu: pd.DataFrame, manifest: Path) -> Values:
         )
         for dev in ("hdd", "ssd")
     }
-    hdd_1m = _run(runs, scenario="iscsi-blockdev", network="wireless", device="hdd", bs_bytes=MIB)
+    hdd_1m = _run(runs, scenario="iscsi-blockdev", network="wireless", device="hdd", bs_bytes=BYTES_PER_MIB)
     out["intro.observed_mib_per_s"] = Recomputed(hdd_1m["mib_per_s"], RAW, f"{hdd_1m['file']}: MiB/s")
-    diff = (block["ssd"]["mib_per_s"] - block["hdd"]["mib_per_s"]) / block["ssd"]["mib_per_s"] * PERCENT
+    diff = (
+        (block["ssd"]["mib_per_s"] - block["hdd"]["mib_per_s"])
+        / block["ssd"]["mib_per_s"]
+        * PERCENT_PER_FRACTION
+    )
     out["discussion.blockdev_ssd_vs_hdd_2m_pct"] = Recomputed(
         diff, RAW, "(SSD - HDD) / SSD, block device 2 MiB"
     )
@@ -600,7 +617,7 @@ def _measured(runs: pd.DataFrame, cpu: pd.DataFrame, manifest: Path) -> Values:
     busy = cpu[(cpu["scenario"] == CPU_SCENARIO) & (cpu["bs_bytes"] == bs)].iloc[0]
     out["discussion.cpu_pct_2m"] = Recomputed(busy["busy_pct"], RAW, f"{busy['file']}: avg-cpu busy")
     out["discussion.projected_iops_at_full_cpu"] = Recomputed(
-        block["hdd"]["iops"] / (busy["busy_pct"] / PERCENT),
+        block["hdd"]["iops"] / (busy["busy_pct"] / PERCENT_PER_FRACTION),
         RAW,
         "block-device HDD 2 MiB IOPS / libiscsi 2 MiB busy fraction",
     )

@@ -29,6 +29,7 @@ from iscsi_report.core import model
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.measurements import Measurements, open_dataset
 from iscsi_report.core.paths import Project
+from iscsi_report.core.units import BITS_PER_MBIT, BYTES_PER_MIB
 
 Config = tuple[int, str, str]  # (MaxOutstandingR2T, network, device), as in the blog's table
 CEILINGS = ("link", "device", "cpu")  # the physical bounds every model caps its estimate by
@@ -176,7 +177,7 @@ def faster_link_inputs(
         raise ReportError(f"no validation runs for R2T={r2t_value}, {network}, {device}")
     name = f"{network} at {link_bps / 1e9:g} Gbit/s"
     nets = inputs.networks[inputs.networks["network"] == network].assign(
-        network=name, received_mbit_per_s=link_bps / whatif.BITS_PER_MBIT
+        network=name, received_mbit_per_s=link_bps / BITS_PER_MBIT
     )
     moved = sel.assign(network=name, measured_mib_per_s=math.nan)
     return dataclasses.replace(
@@ -604,7 +605,7 @@ def answers(rec: Reconciliation) -> dict[str, float | str]:
     }
     out["network_share_pct"] = float(out["trips_share_pct"]) + float(out["transmission_share_pct"])
     s = rec.settings
-    out["bs_mib"] = s.bs_bytes / model.MIB
+    out["bs_mib"] = s.bs_bytes / BYTES_PER_MIB
     out["serial_r2t"] = projections.QuestionSetup().serial_r2t
     out["burst_r2t"] = next(u.after[0] for u in rec.upgrades if u.key == "r2t")
     out["lab_window_before"] = s.lab_window_before

@@ -32,10 +32,9 @@ from iscsi_report.core.digest import code_digest
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest.textio import sha256_file
 from iscsi_report.core.measurements import Measurements, open_dataset
-from iscsi_report.core.model import MIB
+from iscsi_report.core.units import BITS_PER_BYTE, BITS_PER_MBIT, BYTES_PER_KIB, BYTES_PER_MIB, MS_PER_S
 
 DASH = "—"
-BITS_PER_MBIT = 1e6
 # Labels that say the link or its delay was shaped for the capture, not the real path.
 EMULATION_LABELS = {
     "one_way_delay_ms": "one-way delay emulated by a delay line",
@@ -118,7 +117,7 @@ def _network_values(net: pd.Series) -> dict[str, Any]:
 def _device_local_mib_per_s(dev: pd.Series, bs_bytes: int) -> float:
     """The device's local throughput at the whole block, from its storage fit (as the projections)."""
     local_ms = float(dev["local_block_ms"])
-    return bs_bytes / (local_ms / model.MS_PER_S) / MIB if local_ms > 0 else math.nan
+    return bs_bytes / (local_ms / MS_PER_S) / BYTES_PER_MIB if local_ms > 0 else math.nan
 
 
 def _projected_rows(
@@ -134,7 +133,7 @@ def _projected_rows(
                 prov,
                 configuration=f"MaxOutstandingR2T {int(p['max_outstanding_r2t'])}",
                 device=str(p["device"]),
-                bs_kib=inputs.bs_bytes / storage.KIB_BYTES,
+                bs_kib=inputs.bs_bytes / BYTES_PER_KIB,
                 device_local_mib_per_s=_device_local_mib_per_s(
                     _one(inputs.devices, "device", p["device"]), inputs.bs_bytes
                 ),
@@ -165,14 +164,14 @@ def _what_if_rows(
             b = model.write_latency(
                 bs, c.params, i.network, i.device_ms, i.cpu_ms, device_request_bytes=i.device_request_bytes
             )
-            t = model.throughput(b, i.network, device_bytes_per_s=local_mib * MIB)
+            t = model.throughput(b, i.network, device_bytes_per_s=local_mib * BYTES_PER_MIB)
             rows.append(
                 _row(
                     ds,
                     prov,
                     configuration=c.label,
                     device=i.device_label,
-                    bs_kib=bs / storage.KIB_BYTES,
+                    bs_kib=bs / BYTES_PER_KIB,
                     device_local_mib_per_s=local_mib,
                     modelled_mib_per_s=t.mib_per_s,
                     binding=t.binding,
@@ -191,7 +190,7 @@ def _unmodelled_rows(
     devs = list(inputs.devices.iterrows())
     local = _device_local_mib_per_s(devs[0][1], bs) if len(devs) == 1 else math.nan
     base = {
-        "bs_kib": bs / storage.KIB_BYTES,
+        "bs_kib": bs / BYTES_PER_KIB,
         "binding": DASH,
         "note": f"{prov.detail}; nothing to model: {why}",
     }
@@ -208,7 +207,7 @@ def dataset_rows(
     bs_bytes: int = projections.DEFAULT_BS_BYTES,
     *,
     ping_interval_s: float = r2t.DEFAULT_PING_INTERVAL_S,
-    lab_bs_bytes: int = MIB,
+    lab_bs_bytes: int = BYTES_PER_MIB,
 ) -> list[dict[str, Any]]:
     """Every fleet row of one dataset (see the module docstring for which model each kind gets)."""
     ds = open_dataset(raw_dir)
@@ -332,14 +331,14 @@ def _lab_block(sizes: Iterable[int], bs_bytes: int) -> int:
 def lab_bounds(bs_bytes: int, latency_ms: float, link_bps: float) -> tuple[float, str]:
     """MiB/s at one write in flight: Little's law at ``latency_ms`` against the link; and which binds."""
     ceilings = {
-        "latency": bs_bytes / (latency_ms / model.MS_PER_S),
-        "link": link_bps / model.BITS_PER_BYTE,
+        "latency": bs_bytes / (latency_ms / MS_PER_S),
+        "link": link_bps / BITS_PER_BYTE,
     }
     binding = min(ceilings, key=lambda k: (ceilings[k], model.BOUND_NAMES.index(k)))
-    return ceilings[binding] / MIB, binding
+    return ceilings[binding] / BYTES_PER_MIB, binding
 
 
-def lab_rows(raw_dir: Path, prov: Provenance, bs_bytes: int = MIB) -> list[dict[str, Any]]:
+def lab_rows(raw_dir: Path, prov: Provenance, bs_bytes: int = BYTES_PER_MIB) -> list[dict[str, Any]]:
     """One row per emulated network point: the lab latency chapter's configuration at the widest window."""
     from iscsi_report.analyses import lab  # statsmodels: only when a lab dataset is in the fleet
 
@@ -374,7 +373,7 @@ def lab_rows(raw_dir: Path, prov: Provenance, bs_bytes: int = MIB) -> list[dict[
     for _, p in lines.sort_values(lab.NETWORK_KEYS).iterrows():
         net = nets.loc[(p["one_way_delay_ms"], p["link_mbps"])]
         modelled, binding = lab_bounds(bs, float(p["predicted_ms"]), float(net["iperf3_bps"]))
-        measured = bs / (float(p["measured_ms"]) / model.MS_PER_S) / MIB
+        measured = bs / (float(p["measured_ms"]) / MS_PER_S) / BYTES_PER_MIB
         out.append(
             _row(
                 data.dataset,
@@ -382,7 +381,7 @@ def lab_rows(raw_dir: Path, prov: Provenance, bs_bytes: int = MIB) -> list[dict[
                 configuration=f"window {int(p['r2t_window'])}, 64 KiB immediate, 256 KiB segments",
                 network=f"delay {p['one_way_delay_ms']:g} ms, {p['link_mbps']:g} Mbit/s",
                 device="ram",
-                bs_kib=bs / storage.KIB_BYTES,
+                bs_kib=bs / BYTES_PER_KIB,
                 rtt_ms=float(net["ping_rtt_mean_ms"]),
                 link_mbit_per_s=float(net["iperf3_bps"]) / BITS_PER_MBIT,
                 modelled_mib_per_s=modelled,

@@ -1,4 +1,4 @@
-"""The real iSCSI lab (``data/raw/lab-iscsi-2026``): tidy frames, the latency model's fit and its validation.
+"""The real iSCSI lab (``data/raw/lab-iscsi-2026``): tidy frames, the latency model's terms and its fit.
 
 Loading: one row per fio run (per-write latency and the configuration labels), the network
 measured at each (delay, rate) point (ping RTT, iperf3 rate), and the captured writes reduced by
@@ -13,13 +13,13 @@ write's bytes with PDU headers at the iperf3 rate and ``exposed_rounds`` the R2T
 latency pays in full, all three from :func:`iscsi_report.core.model.write_latency` for the
 configuration (sliding R2T pacing with the window the patched target enforces). The measured
 one-way delay is ping's median RTT / 2 at that point; the link rate is iperf3's. Coefficients
-come from OLS (statsmodels) with HC3 intervals, on training rows only.
+come from OLS (statsmodels) with HC3 intervals, on training rows only. The held-out folds and the
+prospective tests of the validation chapter are in :mod:`iscsi_report.analyses.lab_validation`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -33,9 +33,8 @@ from iscsi_report.core import model
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest import iperf3, tshark
 from iscsi_report.core.measurements import Measurements, open_dataset
+from iscsi_report.core.units import BITS_PER_BYTE, BYTES_PER_KIB, BYTES_PER_MIB, MS_PER_S
 
-MS_PER_S = 1000.0
-NS_PER_MS = 1e6
 CONFIG_KEYS = [
     "rw",
     "iodepth",
@@ -54,42 +53,7 @@ VARIANTS: dict[str, list[str]] = {
     PRIMARY: ["one_way_ms_paid", "wire_ms", "exposed_rounds"],
     WITH_PDU: ["one_way_ms_paid", "wire_ms", "exposed_rounds", "data_pdus"],
 }
-NESTED = "nested selection"
-# Declared after the held-out errors of the primary model were seen (validation chapter says so):
-# the one-way coefficient fixed at 1 (a trip costs one measured one-way delay), the rest fitted.
-REVISED = "revised after seeing errors: one-way coefficient fixed at 1"
-FIXED_ONE_WAY = "one_way_ms_paid"
-# The confirmation model, declared on 2026-11-22 BEFORE the confirmation sweep
-# (data/raw/lab-iscsi-2026-confirm: delays, block sizes and windows never measured before) was
-# collected, from what the held-out folds of the first sweep showed: a one-way trip costs the
-# measured one-way delay (coefficient fixed at 1, not fitted), plus a cost per data PDU (the
-# 8 KiB-segment runs carry 32 times more PDUs). Fitted once on every write run of the first
-# sweep; the confirmation sweep is predicted without refitting. Do not change after the sweep.
-CONFIRMATION = "first declared model (one-way coefficient 1, per-PDU term)"
-CONFIRMATION_TERMS = ["wire_ms", "exposed_rounds", "data_pdus"]
-CONFIRMATION_OFFSET = "one_way_ms_paid"
-# Quality gate, added after the first confirmation sweep (run on a heavily loaded host) was seen:
-# a sweep is a fair test only if the captured command-to-first-R2T time exceeds ping's round trip
-# by at most this much at every delay (the first sweep: under 0.7 ms everywhere).
-PATH_EXCESS_LIMIT_MS = 1.0
-BLOG = "blog formula"
-BLOG_SCALED = "blog formula, rescaled"
-CONFIRMATION_METHODS = (CONFIRMATION, PRIMARY, BLOG, BLOG_SCALED)
-# The second declared model, committed on 2026-11-22 BEFORE data/raw/lab-iscsi-2026-confirm3 was
-# collected (its README holds the rule). What the first test taught: the time a host spends per R2T
-# round belongs to the host's state, not to the protocol (0.57 ms a round fitted on the busier first
-# sweep, about zero when refitted on the quiet second attempt). So a round is charged the host time
-# the sweep's own captures measure, the path check's excess at that delay (captured command to
-# first R2T, less ping's round trip), with coefficient 1 like the one-way delay; the wire, per-data
-# -PDU and fixed costs are fitted once on every sweep that passed the path check
-# (SECOND_TRAINING), and the new sweep is predicted without refitting. Do not change after the sweep.
-SECOND = "second declared model (host time per round measured)"
-SECOND_TERMS = ["wire_ms", "data_pdus"]
-SECOND_OFFSET = "one_way_and_host_ms_paid"
-SECOND_TRAINING = ("lab-iscsi-2026", "lab-iscsi-2026-confirm2")
-METHODS = (PRIMARY, NESTED, BLOG, BLOG_SCALED, REVISED, SECOND)
 TRAIN_DELAYS_MS = (0.0, 1.0)
-HELD_OUT_MIN_DELAY_MS = 2.0
 CI_LEVEL = 0.95
 
 
@@ -319,7 +283,7 @@ TERM_NAMES = {
 }
 
 
-def _coefficient_table(res: Any) -> pd.DataFrame:
+def coefficient_table(res: Any) -> pd.DataFrame:
     """A fitted OLS as one row per term: name, coefficient, HC3 interval and runs."""
     ci = res.conf_int(alpha=1 - CI_LEVEL)
     return pd.DataFrame(
@@ -335,110 +299,7 @@ def _coefficient_table(res: Any) -> pd.DataFrame:
 
 def coefficients(train: pd.DataFrame, variant: str = PRIMARY) -> pd.DataFrame:
     """Per-term coefficients with HC3 confidence intervals from a fit on ``train``."""
-    return _coefficient_table(fit_ols(train, VARIANTS[variant]))
-
-
-# ---- folds and validation ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Fold:
-    """A held-out split: training and held-out row labels of the fit frame, and how it was made."""
-
-    kind: str
-    name: str
-    train: pd.Index
-    test: pd.Index
-    inner: Callable[[pd.DataFrame], list[tuple[pd.Index, pd.Index]]]
-
-
-def _leave_one_value_out(column: str) -> Callable[[pd.DataFrame], list[tuple[pd.Index, pd.Index]]]:
-    """Inner splits of a training set: leave out each value of ``column`` in turn."""
-
-    def splits(train: pd.DataFrame) -> list[tuple[pd.Index, pd.Index]]:
-        values = sorted(train[column].unique())
-        return (
-            [(train.index[train[column] != v], train.index[train[column] == v]) for v in values]
-            if len(values) > 1
-            else []
-        )
-
-    return splits
-
-
-def folds(rows: pd.DataFrame) -> list[Fold]:
-    """Whole delays, whole block sizes, whole windows, and the lab's design split."""
-    out = []
-    d = rows["one_way_delay_ms"]
-    train = rows.index[d.isin(TRAIN_DELAYS_MS)]
-    test = rows.index[d >= HELD_OUT_MIN_DELAY_MS]
-    out.append(
-        Fold(
-            "delay",
-            "fit D in {0, 1} ms, predict D >= 2 ms",
-            train,
-            test,
-            _leave_one_value_out("one_way_delay_ms"),
-        )
-    )
-    for bs in sorted(rows["bs_bytes"].unique()):
-        out.append(
-            Fold(
-                "block size",
-                f"hold out {int(bs) // 1024} KiB",
-                rows.index[rows["bs_bytes"] != bs],
-                rows.index[rows["bs_bytes"] == bs],
-                _leave_one_value_out("bs_bytes"),
-            )
-        )
-    w = rows["r2t_window"]
-    for fit_w, test_w in (((1, 8), (2, 4)), ((1, 2), (4, 8))):
-        out.append(
-            Fold(
-                "window",
-                f"fit windows {fit_w}, predict {test_w}",
-                rows.index[w.isin(fit_w)],
-                rows.index[w.isin(test_w)],
-                _leave_one_value_out("r2t_window"),
-            )
-        )
-    role = rows["design_role"]
-    out.append(
-        Fold(
-            "design split",
-            "the lab's fit/holdout labels",
-            rows.index[role == "fit"],
-            rows.index[role == "holdout"],
-            _leave_one_value_out("one_way_delay_ms"),
-        )
-    )
-    return [f for f in out if len(f.train) and len(f.test)]
-
-
-def median_ape(measured: pd.Series | np.ndarray, predicted: pd.Series | np.ndarray) -> float:
-    """Median absolute percentage error."""
-    m, p = np.asarray(measured, float), np.asarray(predicted, float)
-    return float(np.median(np.abs(p - m) / m) * 100.0)
-
-
-def select_variant(train: pd.DataFrame, fold: Fold) -> str:
-    """The variant with the lowest inner held-out error, on the training rows of ``fold`` only."""
-    splits = fold.inner(train)
-    if not splits:
-        return PRIMARY
-    scores = {}
-    for name, terms in VARIANTS.items():
-        errs = []
-        if not all(identifiable(train.loc[tr], terms) for tr, _ in splits):
-            scores[name] = math.inf  # not every inner fit can determine this variant's terms
-            continue
-        for tr, te in splits:
-            res = fit_ols(train.loc[tr], terms)
-            held = per_configuration(train.loc[te], predict_ols(res, train.loc[te], terms))
-            errs.append(held)
-        allheld = pd.concat(errs)
-        scores[name] = median_ape(allheld["measured_ms"], allheld["predicted_ms"])
-    return min(scores, key=lambda k: (scores[k], list(VARIANTS).index(k)))
+    return coefficient_table(fit_ols(train, VARIANTS[variant]))
 
 
 def per_configuration(rows: pd.DataFrame, predicted: np.ndarray) -> pd.DataFrame:
@@ -452,132 +313,7 @@ def per_configuration(rows: pd.DataFrame, predicted: np.ndarray) -> pd.DataFrame
     return g
 
 
-@dataclass
-class Validation:
-    """Held-out predictions of every method on identical folds, and what each fold trained on."""
-
-    per_config: pd.DataFrame  # fold_kind, fold, method, CONFIG_KEYS, measured_ms, predicted_ms, error_pct
-    train_index: dict[str, pd.Index]
-    test_index: dict[str, pd.Index]
-    chosen: dict[str, str]
-
-
-def _held_out(fold: Fold, rows: pd.DataFrame, method: str, predicted: np.ndarray) -> pd.DataFrame:
-    t = per_configuration(rows.loc[fold.test], predicted)
-    t["error_pct"] = (t["predicted_ms"] - t["measured_ms"]) / t["measured_ms"] * 100.0
-    return t.assign(fold_kind=fold.kind, fold=fold.name, method=method)
-
-
-def validate(rows: pd.DataFrame) -> Validation:
-    """Fit every method on each fold's training rows only and predict its held-out rows."""
-    parts, train_idx, test_idx, chosen = [], {}, {}, {}
-    for fold in folds(rows):
-        train = rows.loc[fold.train]  # the only rows any fit below sees
-        test = rows.loc[fold.test].drop(columns=["latency_ms"])  # held-out inputs, without the answer
-        train_idx[fold.name], test_idx[fold.name] = fold.train, fold.test
-        primary = predict_ols(fit_ols(train, VARIANTS[PRIMARY]), test, VARIANTS[PRIMARY])
-        pick = select_variant(train, fold)
-        chosen[fold.name] = pick
-        nested = predict_ols(fit_ols(train, VARIANTS[pick]), test, VARIANTS[pick])
-        blog = test["blog_ms"].to_numpy(float)
-        scaled = fit_scale(train) * blog
-        rev_terms = [t for t in VARIANTS[PRIMARY] if t != FIXED_ONE_WAY]
-        revised = predict_with_offset(train, test, rev_terms, FIXED_ONE_WAY)
-        preds = [
-            (PRIMARY, primary),
-            (NESTED, nested),
-            (BLOG, blog),
-            (BLOG_SCALED, scaled),
-            (REVISED, revised),
-        ]
-        if SECOND_OFFSET in rows.columns:  # rows carry the measured host time (with_host_time)
-            preds.append((SECOND, predict_with_offset(train, test, SECOND_TERMS, SECOND_OFFSET)))
-        for method, pred in preds:
-            parts.append(_held_out(fold, rows, method, pred))
-    return Validation(pd.concat(parts, ignore_index=True), train_idx, test_idx, chosen)
-
-
-def summary(v: Validation) -> pd.DataFrame:
-    """Median (and largest) absolute held-out error per fold type and method, in percent."""
-    pc = v.per_config.assign(abs_error_pct=v.per_config["error_pct"].abs())
-    g = (
-        pc.groupby(["fold_kind", "method"], sort=False)
-        .agg(
-            median_abs_error_pct=("abs_error_pct", "median"),
-            max_abs_error_pct=("abs_error_pct", "max"),
-            configurations=("abs_error_pct", "size"),
-        )
-        .reset_index()
-    )
-    return g
-
-
-def summary_wide(v: Validation) -> pd.DataFrame:
-    """Median absolute held-out error (%), one row per fold type, one column per method."""
-    s = summary(v).pivot(index="fold_kind", columns="method", values="median_abs_error_pct")
-    return s[[m for m in METHODS if m in s.columns]].reset_index()
-
-
-def goal_met(v: Validation, goal_pct: float) -> pd.DataFrame:
-    """Per fold type: does the primary model reach ``goal_pct`` and beat both baselines?"""
-    w = summary_wide(v)
-    w["meets_goal"] = w[PRIMARY] <= goal_pct
-    w["beats_baselines"] = (w[PRIMARY] < w[BLOG]) & (w[PRIMARY] < w[BLOG_SCALED])
-    return w
-
-
-# ---- the prospective test on the confirmation sweep ----------------------------------------------
-
-
-def _scored(new: pd.DataFrame, preds: dict[str, np.ndarray], seen: pd.DataFrame) -> pd.DataFrame:
-    """Per configuration of ``new`` and method: prediction, error, and which values ``seen`` lacked."""
-    parts = []
-    for method, pred in preds.items():
-        t = per_configuration(new, np.asarray(pred, float))
-        t["error_pct"] = (t["predicted_ms"] - t["measured_ms"]) / t["measured_ms"] * 100.0
-        parts.append(t.assign(method=method))
-    out = pd.concat(parts, ignore_index=True)
-    return out.assign(
-        new_delay=~out["one_way_delay_ms"].isin(seen["one_way_delay_ms"].unique()),
-        new_block_size=~out["bs_bytes"].isin(seen["bs_bytes"].unique()),
-        new_window=~out["r2t_window"].isin(seen["r2t_window"].unique()),
-    )
-
-
-def confirmation_predictions(train: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
-    """Fit each method on ``train`` (the first sweep) only; predict every configuration of ``new``."""
-    held = new.drop(columns=["latency_ms"])  # the new runs' inputs, without the answer
-    preds = {
-        CONFIRMATION: predict_with_offset(train, held, CONFIRMATION_TERMS, CONFIRMATION_OFFSET),
-        PRIMARY: predict_ols(fit_ols(train, VARIANTS[PRIMARY]), held, VARIANTS[PRIMARY]),
-        BLOG: held["blog_ms"].to_numpy(float),
-        BLOG_SCALED: fit_scale(train) * held["blog_ms"].to_numpy(float),
-    }
-    return _scored(new, preds, train)
-
-
-def confirmation_summary(pred: pd.DataFrame) -> pd.DataFrame:
-    """Median absolute error (%) per method, over all configurations and per kind of novelty."""
-    groups = {
-        "every configuration": pred.index == pred.index,
-        "unseen delay": pred["new_delay"],
-        "unseen block size": pred["new_block_size"],
-        "unseen window": pred["new_window"],
-        "unseen delay, block size and window": pred["new_delay"]
-        & pred["new_block_size"]
-        & pred["new_window"],
-    }
-    rows = []
-    for name, mask in groups.items():
-        sub = pred[mask]
-        if sub.empty:
-            continue
-        row: dict[str, Any] = {"configurations": name, "n": int(len(sub) / pred["method"].nunique())}
-        for method in pred["method"].unique():
-            e = sub.loc[sub["method"] == method, "error_pct"].abs()
-            row[method] = float(e.median())
-        rows.append(row)
-    return pd.DataFrame(rows)
+# ---- views for the chapters --------------------------------------------------------------------
 
 
 def path_check(data: LabData) -> pd.DataFrame:
@@ -612,157 +348,6 @@ def _path_check(data: LabData) -> pd.DataFrame:
     g["ping_rtt_ms"] = 2.0 * g["one_way_ms"]
     g["excess_ms"] = g["command_to_first_r2t_ms"] - g["ping_rtt_ms"]
     return g.drop(columns=["one_way_ms"])
-
-
-def rule_findings(summ: pd.DataFrame, goal_pct: float, declared: str = CONFIRMATION) -> dict[str, str]:
-    """The success rule, part by part, in words: groups above the goal, and groups a baseline wins."""
-    s = summ.set_index("configurations")
-    above = [g for g in s.index if s.loc[g, declared] > goal_pct]
-    lost = []
-    for g in s.index:
-        winners = [b for b in (BLOG, BLOG_SCALED) if s.loc[g, b] <= s.loc[g, declared]]
-        if winners:
-            scores = ", ".join(f"{b} {s.loc[g, b]:.2f} %" for b in winners)
-            lost.append(f"{g} ({scores}, against {s.loc[g, declared]:.2f} %)")
-    return {
-        "goal": (
-            f"within {goal_pct:g} % in every group"
-            if not above
-            else f"above {goal_pct:g} % in: {'; '.join(above)}"
-        ),
-        "baselines": (
-            "better than both baselines in every group"
-            if not lost
-            else "not better than both baselines in: " + "; ".join(lost)
-        ),
-    }
-
-
-def confirmation_table(
-    preds: dict[str, pd.DataFrame],
-    sweeps: dict[str, LabData],
-    goal_pct: float,
-    declared: str = CONFIRMATION,
-) -> pd.DataFrame:
-    """One row per confirmation sweep: host load, path check, R2T counts, errors and the verdict.
-
-    ``preds`` holds each sweep's predictions (from :func:`confirmation_predictions` or
-    :func:`second_predictions`), ``declared`` the method the rule judges.
-    """
-    out = []
-    for name, data in sweeps.items():
-        pred = preds[name]
-        summ = confirmation_summary(pred).set_index("configurations")
-        every = summ.loc["every configuration"].to_dict()
-        methods = list(pred["method"].unique())
-        path = path_check(data)
-        caps = capture_check(data)
-        loads = data.dataset.lab.get("host_load_average_1_5_15_min") or {}
-        worst = float(summ[declared].max())
-        beats = bool((summ[declared] < summ[[BLOG, BLOG_SCALED]].min(axis=1)).all())
-        excess = float(path["excess_ms"].max()) if len(path) else float("nan")
-        out.append(
-            {
-                "sweep": name,
-                "runs": int(pred.loc[pred["method"] == declared, "n_runs"].sum()),
-                "configurations": int(every["n"]),
-                "load_average_at_start": (loads.get("at_start") or [float("nan")])[0],
-                "load_average_at_end": (loads.get("at_end") or [float("nan")])[0],
-                "path_excess_max_ms": excess,
-                "r2t_counts_matching_capture": int(caps["matches"].sum()) if len(caps) else 0,
-                "captured_configurations": len(caps),
-                **{m: float(every[m]) for m in methods},
-                "worst_group_pct": worst,
-                "path_ok": bool(excess <= PATH_EXCESS_LIMIT_MS),
-                "meets_rule": bool(worst <= goal_pct and beats),
-            }
-        )
-    return pd.DataFrame(out)
-
-
-def _with_fixed(fitted: pd.DataFrame, offset: str) -> pd.DataFrame:
-    """A coefficient table plus the offset's row: coefficient 1, fixed, not fitted."""
-    fixed = {
-        "term": f"{TERM_NAMES[offset]} (fixed, not fitted)",
-        "coefficient": 1.0,
-        "ci_low": 1.0,
-        "ci_high": 1.0,
-        "n_runs": int(fitted["n_runs"].iloc[0]),
-    }
-    return pd.concat([fitted, pd.DataFrame([fixed])], ignore_index=True)
-
-
-def confirmation_coefficients(train: pd.DataFrame) -> pd.DataFrame:
-    """The declared model's coefficients (HC3 95 % CI) from its one fit on the first sweep."""
-    fitted = _coefficient_table(fit_ols(train, CONFIRMATION_TERMS, CONFIRMATION_OFFSET))
-    return _with_fixed(fitted, CONFIRMATION_OFFSET)
-
-
-# ---- the second prospective test ----------------------------------------------------------------
-
-
-def host_ms_per_round(data: LabData) -> pd.Series:
-    """Per one-way delay: the host time one R2T round costs, measured (the path check's excess)."""
-    pc = path_check(data)
-    if pc.empty:
-        return pd.Series(dtype=float)
-    return pc.groupby("one_way_delay_ms")["excess_ms"].median()
-
-
-def with_host_time(rows: pd.DataFrame, data: LabData) -> pd.DataFrame:
-    """``rows`` with the measured host time per round at their delay, and the offset it adds."""
-    per_round = rows["one_way_delay_ms"].map(host_ms_per_round(data))
-    if per_round.isna().any():
-        bad = rows.loc[per_round.isna()].iloc[0]
-        raise IngestError(
-            data.dataset.root / datasets.MANIFEST,
-            f"no captured write at one_way_delay_ms={bad['one_way_delay_ms']:g} to measure the host "
-            f"time per R2T round that {bad['file']} needs (expected a tshark capture at that delay)",
-        )
-    paid = rows["exposed_rounds"].astype(float) * per_round
-    return rows.assign(
-        host_ms_per_round=per_round,
-        host_ms_paid=paid,
-        one_way_and_host_ms_paid=rows["one_way_ms_paid"].astype(float) + paid,
-    )
-
-
-def host_rows(data: LabData) -> pd.DataFrame:
-    """A sweep's fit rows (:func:`write_fit_rows`) with the measured host time per round."""
-    return with_host_time(write_fit_rows(features(data)), data)
-
-
-def second_training(sweeps: dict[str, LabData]) -> pd.DataFrame:
-    """The second model's training rows: every write run of the sweeps it names, with host time."""
-    return pd.concat([host_rows(sweeps[n]) for n in SECOND_TRAINING], ignore_index=True)
-
-
-def second_predictions(first: pd.DataFrame, train: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
-    """The second declared model and both baselines fitted on ``train``, the first declared model
-    as declared (fitted on ``first``); every configuration of ``new`` predicted, nothing refitted."""
-    held = new.drop(columns=["latency_ms"])
-    preds = {
-        SECOND: predict_with_offset(train, held, SECOND_TERMS, SECOND_OFFSET),
-        CONFIRMATION: predict_with_offset(first, held, CONFIRMATION_TERMS, CONFIRMATION_OFFSET),
-        BLOG: held["blog_ms"].to_numpy(float),
-        BLOG_SCALED: fit_scale(train) * held["blog_ms"].to_numpy(float),
-    }
-    return _scored(new, preds, train)
-
-
-def worst_configuration(pred: pd.DataFrame, method: str) -> pd.Series:
-    """The configuration ``method`` predicts worst (largest absolute error), with its error."""
-    own = pred[pred["method"] == method].reset_index(drop=True)
-    worst: pd.Series = own.iloc[int(np.argmax(own["error_pct"].abs().to_numpy()))]
-    return worst
-
-
-def second_coefficients(train: pd.DataFrame) -> pd.DataFrame:
-    """The second declared model's coefficients (HC3 95 % CI) from its one fit on its training."""
-    return _with_fixed(_coefficient_table(fit_ols(train, SECOND_TERMS, SECOND_OFFSET)), SECOND_OFFSET)
-
-
-# ---- views for the chapters --------------------------------------------------------------------
 
 
 def capture_check(data: LabData) -> pd.DataFrame:
@@ -815,8 +400,8 @@ def write_timeline(data: LabData, rel: str, which: int = -1) -> pd.DataFrame:
     ev = tshark.timeline(res)
     ev = ev[(ev["stream"] == w["stream"]) & (ev["itt"] == w["itt"])].copy()
     ev["time_ms"] = ev["time_s"] * MS_PER_S
-    ev["offset_kib"] = ev["offset_bytes"].astype(float) / 1024.0
-    ev["length_kib"] = ev["length_bytes"].astype(float) / 1024.0
+    ev["offset_kib"] = ev["offset_bytes"].astype(float) / BYTES_PER_KIB
+    ev["length_kib"] = ev["length_bytes"].astype(float) / BYTES_PER_KIB
     out: pd.DataFrame = ev.reset_index(drop=True)
     return out
 
@@ -857,13 +442,13 @@ def queue_depth(feat: pd.DataFrame, data: LabData) -> pd.DataFrame:
     t = feat[keep]
     qd4 = t[t["iodepth"] > 1][["rw", "bs_bytes", "r2t_window", "one_way_delay_ms"]].drop_duplicates()
     t = t.merge(qd4, on=list(qd4.columns))
-    t = t.assign(mib_per_s=t["iops"] * t["bs_bytes"] / model.MIB)
+    t = t.assign(mib_per_s=t["iops"] * t["bs_bytes"] / BYTES_PER_MIB)
     g = t.groupby(["rw", "bs_bytes", "r2t_window", "one_way_delay_ms", "iodepth"], as_index=False).agg(
         mib_per_s=("mib_per_s", "median"),
         latency_ms=("latency_ms", "median"),
         iperf3_bps=("iperf3_bps", "first"),
     )
-    g["link_mib_per_s"] = g["iperf3_bps"] / model.BITS_PER_BYTE / model.MIB
+    g["link_mib_per_s"] = g["iperf3_bps"] / BITS_PER_BYTE / BYTES_PER_MIB
     return g.drop(columns=["iperf3_bps"])
 
 

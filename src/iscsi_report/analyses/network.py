@@ -14,8 +14,10 @@ from iscsi_report.core import stats
 from iscsi_report.core.dataset import RawFile
 from iscsi_report.core.ingest import iperf3, ping
 from iscsi_report.core.measurements import Measurements
+from iscsi_report.core.units import (
+    BITS_PER_MBIT as BITS_PER_MBIT,  # re-exported: about.py reads network.BITS_PER_MBIT
+)
 
-BITS_PER_MBIT = 1e6
 SUMMARY_KEYS = ("network", "interval_s")
 LINK_CAPACITY_LABELS = label_contract.LINK_CAPACITY_LABELS
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from iscsi_report.core import model
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.units import BITS_PER_MBIT
 
-BITS_PER_MEGABIT = 1_000_000  # link speeds are decimal megabits, as iperf3 prints them
 DEFAULT_DATASET_BS_BYTES = 2 * model.MIB  # the blog's validation writes
 UNBOUNDED_NOTE = {"cpu": "no CPU time given (--cpu-ms 0): no CPU ceiling"}
 
@@ -188,7 +188,7 @@ class Configuration:
 def _network(c: Configuration) -> model.Network:
     """The network from the one-way latency and exactly one of per-64k time / link rate."""
     if c.link_mbps is not None:
-        return model.Network(c.one_way_ms, link_bps=c.link_mbps * BITS_PER_MEGABIT)
+        return model.Network(c.one_way_ms, link_bps=c.link_mbps * BITS_PER_MBIT)
     return model.Network(c.one_way_ms, per_64k_ms=c.per_64k_ms)
 
 

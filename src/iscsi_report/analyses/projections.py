@@ -24,11 +24,12 @@ from iscsi_report.analyses import network as network_analysis
 from iscsi_report.core import model, prose
 from iscsi_report.core.errors import IngestError, ReportError
 from iscsi_report.core.measurements import Measurements
-from iscsi_report.core.model import MIB, LatencyBreakdown, Network
+from iscsi_report.core.model import LatencyBreakdown, Network
+from iscsi_report.core.units import BITS_PER_BYTE, BYTES_PER_KIB, BYTES_PER_MIB, MS_PER_S
 
-DEFAULT_BS_BYTES = 2 * MIB  # the blog validated its model with 2 MiB writes
+DEFAULT_BS_BYTES = 2 * BYTES_PER_MIB  # the blog validated its model with 2 MiB writes
 DEFAULT_CPU_SCENARIO = "iscsi-libiscsi"  # the only runs with a published CPU figure
-DEFAULT_CPU_REFERENCE_BS_BYTES = MIB  # the blog's "CPU lat (1M*2)"
+DEFAULT_CPU_REFERENCE_BS_BYTES = BYTES_PER_MIB  # the blog's "CPU lat (1M*2)"
 KEYS = ["max_outstanding_r2t", "network", "device"]
 TERM_GROUPS = {
     "command_one_way_ms": "one-way trips",
@@ -226,11 +227,11 @@ def measured_projections(
             net,
             float(dev["device_ms"]),
             inputs.cpu.cpu_ms,
-            device_request_bytes=round(float(dev["request_kib"]) * storage.KIB_BYTES),
+            device_request_bytes=round(float(dev["request_kib"]) * BYTES_PER_KIB),
             assumptions=assumptions,
         )
         local_ms = float(dev["local_block_ms"]) if "local_block_ms" in dev else math.nan
-        rate = inputs.bs_bytes / (local_ms / model.MS_PER_S) if local_ms > 0 else None
+        rate = inputs.bs_bytes / (local_ms / MS_PER_S) if local_ms > 0 else None
         out.append(
             Projection(
                 int(params.max_outstanding_r2t),
@@ -391,7 +392,7 @@ def blog_questions(
         & (shares["device"] == s.slow_device)
     ]
     local_bs = local[local["bs_bytes"] == bs_bytes].set_index("device")["mib_per_s"]
-    link_mib = model.link_bps_from_per_64k_ms(base["per_64k_ms"]) / model.BITS_PER_BYTE / MIB
+    link_mib = model.link_bps_from_per_64k_ms(base["per_64k_ms"]) / BITS_PER_BYTE / BYTES_PER_MIB
     rows: list[dict[str, Any]] = [
         {
             "key": "q1_measured_mib_per_s",
@@ -663,7 +664,7 @@ def _device_inputs(src: DatasetSources, name: str, bs_bytes: int) -> list[ModelI
         ),
         ModelInput(
             "device_mib_s",
-            bs_bytes / (block_ms / model.MS_PER_S) / MIB,
+            bs_bytes / (block_ms / MS_PER_S) / BYTES_PER_MIB,
             "MiB/s",
             "local throughput at the whole block from the same fit (the device ceiling)",
         ),

@@ -21,13 +21,14 @@ import numpy as np
 import pandas as pd
 
 from iscsi_report.analyses import network, storage
-from iscsi_report.analyses.storage import KIB_BYTES, DeviceFit
+from iscsi_report.analyses.storage import DeviceFit
 from iscsi_report.core import labels as label_contract
 from iscsi_report.core import model, prose
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest import iperf3
 from iscsi_report.core.measurements import Measurements
-from iscsi_report.core.model import MIB, IscsiParams, Network
+from iscsi_report.core.model import IscsiParams, Network
+from iscsi_report.core.units import BITS_PER_BYTE, BITS_PER_MBIT, BYTES_PER_KIB, BYTES_PER_MIB, MS_PER_S
 
 RFC7143_DEFAULTS_NAME = "RFC 7143 defaults"
 # RFC 7143 section 13 defaults of the keys that shape a write's exchange.
@@ -55,7 +56,6 @@ DEFAULT_PING_INTERVAL_S = 0.002  # the blog's choice: close to the gap between i
 # The closest ping interval stands for the model's only within this factor (either way).
 PING_INTERVAL_FACTOR = 2.0
 MODEL_IODEPTH = label_contract.MODEL_FIT_LABELS["iodepth"]
-BITS_PER_MBIT = 1e6
 
 
 # ---- negotiated parameters ---------------------------------------------------------------------
@@ -204,11 +204,11 @@ def exchange_table(configs: list[Configuration], bs_list: list[int]) -> pd.DataF
                 {
                     "configuration": c.label,
                     "what_if": c.what_if,
-                    "bs_kib": bs / KIB_BYTES,
+                    "bs_kib": bs / BYTES_PER_KIB,
                     "max_outstanding_r2t": c.params.max_outstanding_r2t,
                     "model": kind(bs, c.params),
-                    "unsolicited_kib": unsolicited / KIB_BYTES,
-                    "solicited_kib": (bs - unsolicited) / KIB_BYTES,
+                    "unsolicited_kib": unsolicited / BYTES_PER_KIB,
+                    "solicited_kib": (bs - unsolicited) / BYTES_PER_KIB,
                     "bursts": bursts,
                     "waves": waves,
                     "one_way_trips": 2 + 2 * waves,
@@ -309,7 +309,7 @@ def network_inputs(
                 "iperf3_files": len(i),
                 "iperf3_excluded": len(on_net) - len(i),
                 "received_mbit_per_s": mbit,
-                "link_mib_per_s": mbit * BITS_PER_MBIT / model.BITS_PER_BYTE / MIB,
+                "link_mib_per_s": mbit * BITS_PER_MBIT / BITS_PER_BYTE / BYTES_PER_MIB,
                 "per_64k_ms": model.per_64k_ms_from_link_bps(mbit * BITS_PER_MBIT) if mbit > 0 else math.nan,
                 "missing": "; ".join(missing),
             }
@@ -378,8 +378,8 @@ def device_inputs(fits: Mapping[str, DeviceFit], requests: pd.DataFrame, bs_byte
         rows.append(
             {
                 "device": name,
-                "bs_kib": bs_bytes / KIB_BYTES,
-                "request_kib": req / KIB_BYTES,
+                "bs_kib": bs_bytes / BYTES_PER_KIB,
+                "request_kib": req / BYTES_PER_KIB,
                 "request_source": source,
                 "device_ms": fit.predict_ms(req),
                 "local_block_ms": fit.predict_ms(bs_bytes),
@@ -457,16 +457,16 @@ def cpu_input(
         & (cpu_per_op["side"] == side)
         & (cpu_per_op["bs_bytes"] == reference_bs_bytes)
     ]
+    reference_mib = reference_bs_bytes / BYTES_PER_MIB
     if rows.empty:
         return CpuInput(
-            0.0,
-            f"no {side}-side avg-cpu for {scenario} at {reference_bs_bytes / MIB:g} MiB: CPU term set to 0",
+            0.0, f"no {side}-side avg-cpu for {scenario} at {reference_mib:g} MiB: CPU term set to 0"
         )
     per_op = float(rows["cpu_ms_per_op"].mean())
     scale = bs_bytes / reference_bs_bytes
     return CpuInput(
         per_op * scale,
-        f"{side} avg-cpu busy / IOPS of {scenario} at {reference_bs_bytes / MIB:g} MiB x {scale:g}",
+        f"{side} avg-cpu busy / IOPS of {scenario} at {reference_mib:g} MiB x {scale:g}",
         ", ".join(rows["file"]),
     )
 
@@ -521,7 +521,7 @@ def latency_terms(
 
 def trips_range(exchange: pd.DataFrame, bs_bytes: int) -> tuple[float, float]:
     """Fewest and most one-way trips any configuration needs for a write of ``bs_bytes``."""
-    at = exchange.loc[exchange["bs_kib"] == bs_bytes / KIB_BYTES, "one_way_trips"]
+    at = exchange.loc[exchange["bs_kib"] == bs_bytes / BYTES_PER_KIB, "one_way_trips"]
     return float(at.min()), float(at.max())
 
 
@@ -536,7 +536,7 @@ def latency_totals(terms: pd.DataFrame) -> pd.DataFrame:
     )
     lat = terms[one_way].groupby(keys, sort=False)["ms"].sum().rename("one_way_ms_total").reset_index()
     out = out.merge(lat, on=keys)
-    out["iops"] = model.MS_PER_S / out["total_ms"]
+    out["iops"] = MS_PER_S / out["total_ms"]
     out["one_way_share_pct"] = out["one_way_ms_total"] / out["total_ms"] * 100.0
     return out[[*keys, "total_ms", "iops", "mib_per_s", "one_way_ms_total", "one_way_share_pct"]]
 
@@ -552,7 +552,7 @@ def model_inputs(networks: pd.DataFrame, devices: pd.DataFrame, cpu: CpuInput) -
                     device_label=str(dev["device"]),
                     network=to_network(net.to_dict()),
                     device_ms=float(dev["device_ms"]),
-                    device_request_bytes=round(float(dev["request_kib"]) * KIB_BYTES),
+                    device_request_bytes=round(float(dev["request_kib"]) * BYTES_PER_KIB),
                     cpu_ms=cpu.cpu_ms,
                 )
             )

@@ -24,9 +24,8 @@ from iscsi_report.core.dataset import RawFile
 from iscsi_report.core.errors import DesignError, IngestError
 from iscsi_report.core.ingest import fio, iostat
 from iscsi_report.core.measurements import Measurements
-from iscsi_report.core.model import MIB, MS_PER_S
+from iscsi_report.core.units import BYTES_PER_KIB, BYTES_PER_MIB, MS_PER_S, NS_PER_MS
 
-KIB_BYTES = 1024  # sysstat's kB
 CI_LEVEL = 0.95
 MIN_FIT_RUNS = 3  # two coefficients and at least one residual degree of freedom for a CI
 LOCAL_SCENARIO_PART = label_contract.LOCAL_PREFIX  # "local-sg", "qd4-local-libaio", "buffered-local-psync"
@@ -117,7 +116,7 @@ def run_row(m: Measurements, f: RawFile) -> dict[str, Any]:
         **run_kind(m, f, result),
         "bs_bytes": _bs_bytes(f, job["bs_bytes"]),
         "iops": float(job["iops"]),
-        "mib_per_s": float(job["bw_bytes_per_s"]) / MIB,
+        "mib_per_s": float(job["bw_bytes_per_s"]) / BYTES_PER_MIB,
         "op_ms": MS_PER_S / float(job["iops"]),
         "clat_mean_ms": float(job["clat_mean_ms"]),
         "usr_cpu_pct": float(job["usr_cpu_pct"]),
@@ -193,7 +192,7 @@ def throughput_by_bs(runs: pd.DataFrame) -> pd.DataFrame:
         )
         .reset_index()
     )
-    out.insert(len(GROUP_KEYS), "bs_kib", out["bs_bytes"] / KIB_BYTES)
+    out.insert(len(GROUP_KEYS), "bs_kib", out["bs_bytes"] / BYTES_PER_KIB)
     return out
 
 
@@ -260,11 +259,11 @@ class DeviceFit:
 
     def predict_ms(self, request_bytes: float) -> float:
         """Fitted per-op ms of a request of ``request_bytes``."""
-        return self.fixed_ms + self.ms_per_mib * request_bytes / MIB
+        return self.fixed_ms + self.ms_per_mib * request_bytes / BYTES_PER_MIB
 
     def predict_ci(self, request_bytes: float, level: float = CI_LEVEL) -> tuple[float, float]:
         """Confidence interval of the fitted mean per-op ms at ``request_bytes``."""
-        x = np.array([1.0, request_bytes / MIB])
+        x = np.array([1.0, request_bytes / BYTES_PER_MIB])
         se = math.sqrt(float(x @ np.array(self.cov) @ x))
         mid, t = self.predict_ms(request_bytes), self._t(level)
         return mid - t * se, mid + t * se
@@ -279,7 +278,7 @@ def fit_device(device: str, op_ms: np.ndarray, bs_bytes: np.ndarray) -> DeviceFi
             f"block sizes to fit fixed ms + size / bandwidth, got {len(op_ms)} runs "
             f"over {len(sizes)} size(s)"
         )
-    x = sm.add_constant(np.asarray(bs_bytes, dtype=float) / MIB)
+    x = sm.add_constant(np.asarray(bs_bytes, dtype=float) / BYTES_PER_MIB)
     res = sm.OLS(np.asarray(op_ms, dtype=float), x).fit()
     cov = np.asarray(res.cov_params())
     return DeviceFit(
@@ -392,7 +391,7 @@ def fit_curves(fits: dict[str, DeviceFit], points: int = 40, level: float = CI_L
             pd.DataFrame(
                 {
                     "device": fit.device,
-                    "bs_kib": sizes / KIB_BYTES,
+                    "bs_kib": sizes / BYTES_PER_KIB,
                     "op_ms": [fit.predict_ms(s) for s in sizes],
                     "op_ms_lo": [b[0] for b in bands],
                     "op_ms_hi": [b[1] for b in bands],
@@ -530,8 +529,8 @@ def iostat_row(ds: Measurements, f: RawFile) -> dict[str, Any]:
         "w_per_s": float(active["w_per_s"].mean()),
         "wkb_per_s": float(active["wkb_per_s"].mean()),
         "wareq_sz_kb": req_kb,
-        "request_bytes": req_kb * KIB_BYTES,
-        "request_fraction": req_kb * KIB_BYTES / float(bs) if bs else math.nan,
+        "request_bytes": req_kb * BYTES_PER_KIB,
+        "request_fraction": req_kb * BYTES_PER_KIB / float(bs) if bs else math.nan,
         "w_await_ms": _weighted(active.get("w_await_ms", pd.Series(np.nan, active.index)), active["w_per_s"]),
         "util_pct": float(active["util_pct"].mean()) if "util_pct" in active else math.nan,
     }
@@ -601,7 +600,7 @@ def cpu_ms_per_op(cpu: pd.DataFrame, cores: int = 1) -> pd.DataFrame:
     """CPU ms per operation = busy fraction x cores / IOPS x 1000, and per MiB written."""
     out = cpu[cpu["fio_iops"].notna()].copy()
     out["cpu_ms_per_op"] = out["busy_pct"] / 100.0 * cores / out["fio_iops"] * MS_PER_S
-    out["cpu_ms_per_mib"] = out["cpu_ms_per_op"] / (out["bs_bytes"].astype(float) / MIB)
+    out["cpu_ms_per_mib"] = out["cpu_ms_per_op"] / (out["bs_bytes"].astype(float) / BYTES_PER_MIB)
     out["cores_counted"] = cores
     return out
 
@@ -625,7 +624,7 @@ def headline(local: pd.DataFrame, fit: pd.DataFrame, requests: pd.DataFrame) -> 
         "fit_max_streaming_mib_per_s": stat(fit, "streaming_mib_per_s", "max"),
         "fit_min_r_squared": stat(fit, "r_squared", "min"),
         "iostat_files": float(len(requests)),
-        "largest_bs_kib": stat(largest, "bs_bytes", "max") / KIB_BYTES,
+        "largest_bs_kib": stat(largest, "bs_bytes", "max") / BYTES_PER_KIB,
         "largest_bs_min_request_kib": stat(largest, "wareq_sz_kb", "min"),
         "largest_bs_max_request_kib": stat(largest, "wareq_sz_kb", "max"),
     }
@@ -633,7 +632,6 @@ def headline(local: pd.DataFrame, fit: pd.DataFrame, requests: pd.DataFrame) -> 
 
 # ---- latency percentiles from fio json+ bins ---------------------------------------------------
 
-NS_PER_MS = 1e6
 # Percentile name -> level (per cent); fio prints p50, p99 and p99.9 too (core.ingest.fio.PERCENTILES).
 PERCENTILE_LEVELS = {"p50": 50.0, "p90": 90.0, "p99": 99.0, "p99_9": 99.9}
 FIO_PERCENTILE_COLUMNS = {"p50": "clat_p50_ms", "p99": "clat_p99_ms", "p99_9": "clat_p999_ms"}
@@ -771,7 +769,7 @@ def _over_time_rows(ds: Measurements, f: RawFile, per_file: int) -> pd.DataFrame
     frame = pd.DataFrame(
         {
             "elapsed_s": _elapsed_s(dev),
-            "w_mib_per_s": dev["wkb_per_s"].to_numpy(float) * KIB_BYTES / MIB,
+            "w_mib_per_s": dev["wkb_per_s"].to_numpy(float) * BYTES_PER_KIB / BYTES_PER_MIB,
             "w_await_ms": dev.get("w_await_ms", pd.Series(np.nan, index=dev.index)).to_numpy(float),
             "util_pct": dev.get("util_pct", pd.Series(np.nan, index=dev.index)).to_numpy(float),
         }
@@ -783,7 +781,7 @@ def _over_time_rows(ds: Measurements, f: RawFile, per_file: int) -> pd.DataFrame
         file=f.rel,
         scenario=f.labels.get("scenario"),
         device=f.labels.get("device"),
-        bs_kib=bs / KIB_BYTES if bs else math.nan,
+        bs_kib=bs / BYTES_PER_KIB if bs else math.nan,
         block_device=name,
     )[list(OVER_TIME_COLUMNS)]
 
@@ -810,9 +808,13 @@ def percentile_points(table: pd.DataFrame) -> pd.DataFrame:
         for name in PERCENTILE_LEVELS:
             from_bins = r.get(f"bins_{name}_ms")
             if from_bins is not None and not pd.isna(from_bins):
-                rows.append((r["device"], r["bs_bytes"] / KIB_BYTES, name, float(from_bins), "json+ bins"))
+                rows.append(
+                    (r["device"], r["bs_bytes"] / BYTES_PER_KIB, name, float(from_bins), "json+ bins")
+                )
             elif name in FIO_PERCENTILE_COLUMNS and not pd.isna(r[f"fio_{name}_ms"]):
-                rows.append((r["device"], r["bs_bytes"] / KIB_BYTES, name, float(r[f"fio_{name}_ms"]), "fio"))
+                rows.append(
+                    (r["device"], r["bs_bytes"] / BYTES_PER_KIB, name, float(r[f"fio_{name}_ms"]), "fio")
+                )
     return pd.DataFrame(rows, columns=["device", "bs_kib", "percentile", "ms", "source"])
 
 

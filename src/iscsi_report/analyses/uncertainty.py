@@ -31,6 +31,7 @@ import pandas as pd
 
 from iscsi_report.analyses import fit
 from iscsi_report.core import model
+from iscsi_report.core.units import BITS_PER_BYTE, BYTES_PER_MIB
 
 DEFAULT_DRAWS = 10_000
 DEFAULT_SEED = 20231231
@@ -143,7 +144,7 @@ def ceilings_mib_per_s(config: pd.Series, bs_bytes: int) -> dict[str, float]:
     The device ceiling uses ``device_local_ms`` (the device's own time for the whole block)
     when the row has it, else ``device_ms`` for the whole block; a zero CPU time has no ceiling.
     """
-    link = float(config["link_bps"]) / model.BITS_PER_BYTE / model.MIB
+    link = float(config["link_bps"]) / BITS_PER_BYTE / BYTES_PER_MIB
     local_ms = float(config.get("device_local_ms", config["device_ms"]))
     cpu_ms = float(config["cpu_ms"])
     out = {"link": link}
@@ -190,11 +191,11 @@ def project(
         for end in ("mib_per_s_lo", "mib_per_s_hi"):
             summary[end] = min([summary[end], *ceilings.values()])
         for end in ("lo", "hi"):
-            summary[f"iops_{end}"] = summary[f"mib_per_s_{end}"] * model.MIB / bs
+            summary[f"iops_{end}"] = summary[f"mib_per_s_{end}"] * BYTES_PER_MIB / bs
         rows.append(
             {
                 "op_ms": op_ms,
-                "iops": achieved * model.MIB / bs,
+                "iops": achieved * BYTES_PER_MIB / bs,
                 "mib_per_s": achieved,
                 "latency_mib_per_s": latency_mib,
                 **{f"{k}_mib_per_s": v for k, v in ceilings.items()},

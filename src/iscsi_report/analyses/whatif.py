@@ -19,8 +19,7 @@ import statsmodels.api as sm
 
 from iscsi_report.analyses import fit, storage
 from iscsi_report.core import model
-
-BITS_PER_MBIT = 1e6
+from iscsi_report.core.units import BITS_PER_BYTE, BITS_PER_MBIT, BYTES_PER_KIB, BYTES_PER_MIB, MS_PER_S
 
 
 @dataclass(frozen=True)
@@ -34,7 +33,9 @@ class DeviceProfile:
 
     def ms(self, request_bytes: np.ndarray | float) -> np.ndarray:
         """Device ms of requests of ``request_bytes`` (clipped at zero: a fit's intercept may be < 0)."""
-        return np.maximum(self.fixed_ms + self.ms_per_mib * np.asarray(request_bytes, float) / model.MIB, 0.0)
+        return np.maximum(
+            self.fixed_ms + self.ms_per_mib * np.asarray(request_bytes, float) / BYTES_PER_MIB, 0.0
+        )
 
 
 # Named default for a device the blog did not measure: a datacentre NVMe drive writing ~2 GiB/s
@@ -42,7 +43,7 @@ class DeviceProfile:
 NVME_DEFAULT = DeviceProfile(
     "nvme",
     fixed_ms=0.02,
-    ms_per_mib=model.MS_PER_S / 2048.0,
+    ms_per_mib=MS_PER_S / 2048.0,
     source="named default (not measured): 20 µs + 2 GiB/s",
 )
 
@@ -61,12 +62,12 @@ class CpuProfile:
 
     def ms(self, bs_bytes: np.ndarray | float) -> np.ndarray:
         """CPU ms of writes of ``bs_bytes`` (clipped at zero)."""
-        return np.maximum(self.fixed_ms + self.ms_per_mib * np.asarray(bs_bytes, float) / model.MIB, 0.0)
+        return np.maximum(self.fixed_ms + self.ms_per_mib * np.asarray(bs_bytes, float) / BYTES_PER_MIB, 0.0)
 
 
 def cpu_profile_from_runs(runs: pd.DataFrame) -> CpuProfile:
     """OLS of the measured CPU ms per op on the block size (MiB) over the remote runs."""
-    x = sm.add_constant(runs["bs_bytes"].to_numpy(float) / model.MIB)
+    x = sm.add_constant(runs["bs_bytes"].to_numpy(float) / BYTES_PER_MIB)
     res = sm.OLS(runs["cpu_ms"].to_numpy(float), x).fit()
     return CpuProfile(float(res.params[0]), float(res.params[1]))
 
@@ -170,21 +171,19 @@ def finish(
     bs = cells["bs_bytes"].to_numpy(float)
     wire = cells["wire_bytes"].to_numpy(float) if "wire_bytes" in cells else bs
     with np.errstate(divide="ignore"):
-        cells["latency_mib_per_s"] = queue_depth * model.MS_PER_S / cells["op_ms"] * bs / model.MIB
-        cells["link_mib_per_s"] = cells["link_bps"] / model.BITS_PER_BYTE / wire * bs / model.MIB
-        cells["device_mib_per_s"] = (
-            bs / (cells["device_local_ms"].to_numpy(float) / model.MS_PER_S) / model.MIB
-        )
+        cells["latency_mib_per_s"] = queue_depth * MS_PER_S / cells["op_ms"] * bs / BYTES_PER_MIB
+        cells["link_mib_per_s"] = cells["link_bps"] / BITS_PER_BYTE / wire * bs / BYTES_PER_MIB
+        cells["device_mib_per_s"] = bs / (cells["device_local_ms"].to_numpy(float) / MS_PER_S) / BYTES_PER_MIB
         cpu_ms = cells["cpu_ms"].to_numpy(float)
         cells["cpu_mib_per_s"] = np.where(
-            cpu_ms > 0, cpu_cores * model.MS_PER_S / cpu_ms * bs / model.MIB, np.inf
+            cpu_ms > 0, cpu_cores * MS_PER_S / cpu_ms * bs / BYTES_PER_MIB, np.inf
         )
     ceilings = cells[list(CEILING_COLUMNS.values())].to_numpy(float)
     if not (np.isfinite(ceilings[:, :3]).all() and (ceilings > 0).all()):
         raise ValueError("a what-if cell has a non-positive or undefined latency, link or device ceiling")
     cells["mib_per_s"] = ceilings.min(axis=1)
     cells["binding"] = np.array(list(CEILING_COLUMNS))[np.argmin(ceilings, axis=1)]
-    cells["iops"] = cells["mib_per_s"] * model.MIB / bs
+    cells["iops"] = cells["mib_per_s"] * BYTES_PER_MIB / bs
     cells["queue_depth"] = queue_depth
     cells["dominant_term"] = dominant_terms(cells)
     return cells
@@ -240,7 +239,7 @@ def mbit_to_bps(values: Sequence[float]) -> list[float]:
 
 def kib_to_bytes(values: Sequence[int]) -> list[int]:
     """KiB (notebook parameters) to bytes."""
-    return [int(v) * model.KIB for v in values]
+    return [int(v) * BYTES_PER_KIB for v in values]
 
 
 def upgrade_configs(
@@ -281,7 +280,7 @@ def upgrade_configs(
 
 
 FASTER_LINK_BPS = 10e9  # the "faster link" question: 10 Gbit/s Ethernet
-BLOG_QUESTION_BS_BYTES = 2 * model.MIB  # the blog asked its questions of 2 MiB writes
+BLOG_QUESTION_BS_BYTES = 2 * BYTES_PER_MIB  # the blog asked its questions of 2 MiB writes
 
 
 def blog_questions(

@@ -33,6 +33,7 @@ import numpy as np
 
 from iscsi_report.core import model
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.units import BITS_PER_BYTE
 
 SourceKind = Literal["measured", "nominal", "published", "default"]
 Z_95 = 1.959963984540054  # two-sided 95 % normal quantile
@@ -258,7 +259,7 @@ def host_residual(today: Today) -> Residual:
 
 # Stands in for "no device ceiling" when the device's throughput was not measured: far above any
 # link (10 Tbit/s), so it never binds; the forecast then names no device ceiling.
-UNMEASURED_DEVICE_BYTES_PER_S = 1e12 / model.BITS_PER_BYTE * 10
+UNMEASURED_DEVICE_BYTES_PER_S = 1e12 / BITS_PER_BYTE * 10
 
 
 def _dev(today: Today, c: Configuration) -> float:

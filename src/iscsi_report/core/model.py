@@ -46,12 +46,13 @@ import numpy as np
 import pandas as pd
 
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.units import BITS_PER_BYTE, BYTES_PER_KIB, BYTES_PER_MIB, MS_PER_S
 
-KIB = 2**10
-MIB = 2**20  # MiB/s in this package always means 2**20 bytes per second
-BITS_PER_BYTE = 8
-MS_PER_S = 1000.0
-TRANSMIT_REFERENCE_BYTES = 64 * KIB  # the blog quotes link speed as "ms to transmit 64 KiB"
+# The old names of two unit constants, still read by cli/project.py (being split by another
+# engineer): new code imports iscsi_report.core.units instead.
+KIB = BYTES_PER_KIB
+MIB = BYTES_PER_MIB
+TRANSMIT_REFERENCE_BYTES = 64 * BYTES_PER_KIB  # the blog quotes link speed as "ms to transmit 64 KiB"
 MAX_BS_BYTES = 2**53  # block sizes are exact in a float up to here
 
 # RFC 7143 section 13 defaults and ranges of the negotiated keys this model uses.
@@ -66,6 +67,7 @@ MAX_BURST_BYTES_LIMIT = 2**24 - 1  # upper bound of the same keys
 MAX_OUTSTANDING_R2T_LIMIT = 65535
 ROUNDS_DIGITS = 9  # exposed round trips are rounded to hide float noise (1.0000000000000009)
 BHS_BYTES = 48  # Basic Header Segment of every iSCSI PDU (no AHS, no digests)
+DATA_SEGMENT_ALIGN_BYTES = 4  # a PDU's data segment is padded to a multiple of 4 bytes (RFC 7143 11.1)
 
 # The device may see smaller requests than the initiator's block. The blog charged one 1 MiB
 # request's time to a 2 MiB write ("shadowing": the device writes the first half while the
@@ -635,7 +637,7 @@ def iops(latency_ms: float) -> float:
 
 def mib_per_s(bs_bytes: int, latency_ms: float) -> float:
     """Throughput in MiB/s (2**20 bytes) of back-to-back ``bs_bytes`` operations."""
-    return iops(latency_ms) * bs_bytes / MIB
+    return iops(latency_ms) * bs_bytes / BYTES_PER_MIB
 
 
 def error_pct(measured: float, estimated: float) -> float:
@@ -708,6 +710,16 @@ def device_bytes_per_s_from_time(device_ms: float, request_bytes: int) -> float:
     return request_bytes / (device_ms / MS_PER_S)
 
 
+def littles_law_latency_ms(in_flight: float, ops_per_s: float) -> float:
+    """Mean time in system (ms) of ``in_flight`` operations completing at ``ops_per_s`` (L = X R)."""
+    return in_flight / ops_per_s * MS_PER_S
+
+
+def cpu_bound_iops(cpu_ms_per_op: float, cpu_cores: float = 1) -> float:
+    """Operations per second ``cpu_cores`` cores sustain at ``cpu_ms_per_op`` each (inf when 0: no limit)."""
+    return cpu_cores * MS_PER_S / cpu_ms_per_op if cpu_ms_per_op > 0 else math.inf
+
+
 def throughput_bounds(
     bs_bytes: int,
     latency_ms: float,
@@ -739,7 +751,7 @@ def throughput_bounds(
         "latency": queue_depth * iops(latency_ms),
         "link": link_bps / BITS_PER_BYTE / wire,
         "device": device_bytes_per_s / bs_bytes,
-        "cpu": cpu_cores * MS_PER_S / cpu_ms_per_op if cpu_ms_per_op > 0 else math.inf,
+        "cpu": cpu_bound_iops(cpu_ms_per_op, cpu_cores),
     }
     binding = min(candidates, key=lambda k: (candidates[k], BOUND_NAMES.index(k)))
     return Bounds(**candidates, achieved_iops=candidates[binding], binding=binding)
@@ -762,7 +774,7 @@ class Throughput:
     @property
     def mib_per_s(self) -> float:
         """Achieved MiB/s."""
-        return self.iops * self.breakdown.bs_bytes / MIB
+        return self.iops * self.breakdown.bs_bytes / BYTES_PER_MIB
 
     @property
     def binding(self) -> str:
@@ -772,11 +784,11 @@ class Throughput:
     @property
     def loaded_latency_ms(self) -> float:
         """Per-operation latency at this queue depth (Little's law at the achieved rate)."""
-        return self.queue_depth / self.iops * MS_PER_S
+        return littles_law_latency_ms(self.queue_depth, self.iops)
 
     def ceilings_mib_per_s(self) -> dict[str, float]:
         """Each bound in MiB/s."""
-        return {k: v * self.breakdown.bs_bytes / MIB for k, v in self.bounds.as_dict().items()}
+        return {k: v * self.breakdown.bs_bytes / BYTES_PER_MIB for k, v in self.bounds.as_dict().items()}
 
 
 def throughput(

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from iscsi_report.core.ingest import tshark as tshark_ingest
+from iscsi_report.core.units import BYTES_PER_MIB
 from iscsi_report.lab.build import Tools
-from iscsi_report.lab.sweep import LINK_MBPS, MIB, FioRun, Runner, one_way_trips
+from iscsi_report.lab.sweep import LINK_MBPS, FioRun, Runner, one_way_trips
 from iscsi_report.lab.topology import Lab, target_params
 
-SMOKE_BS_BYTES = 2 * MIB
+SMOKE_BS_BYTES = 2 * BYTES_PER_MIB
 SMOKE_DELAY_MS = 2.0
 SMOKE_IOS = 8
 IMMEDIATE_DATA_BYTES = 65536

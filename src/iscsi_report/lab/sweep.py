@@ -37,6 +37,7 @@ import yaml
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest import tshark as tshark_ingest
 from iscsi_report.core.ingest.textio import sha256_file
+from iscsi_report.core.units import BYTES_PER_KIB, BYTES_PER_MIB
 from iscsi_report.lab import state as st
 from iscsi_report.lab.topology import (
     ADDR_TGT,
@@ -51,14 +52,12 @@ from iscsi_report.lab.topology import (
     target_params,
 )
 
-KIB = 1024
-MIB = 1024 * KIB
 DELAYS_MS = (0.0, 0.5, 1.0, 2.0, 4.0)
 LINK_MBPS = 1000.0
 SLOW_LINK_MBPS = 400.0
 SLOW_LINK_DELAYS_MS = (0.0, 1.0, 4.0)
-SMALL_BS = (64 * KIB, 128 * KIB, 256 * KIB, 512 * KIB)
-LARGE_BS = (1 * MIB, 2 * MIB, 4 * MIB)
+SMALL_BS = (64 * BYTES_PER_KIB, 128 * BYTES_PER_KIB, 256 * BYTES_PER_KIB, 512 * BYTES_PER_KIB)
+LARGE_BS = (1 * BYTES_PER_MIB, 2 * BYTES_PER_MIB, 4 * BYTES_PER_MIB)
 WINDOWS = (1, 2, 4, 8)
 IMMEDIATE = ((65536, 262144), (8192, 8192))  # (immediate_data_bytes, max_recv_data_segment_bytes)
 REPLICATES = 3
@@ -67,7 +66,7 @@ PING_INTERVAL_S = 0.002
 PING_COUNT = 1000
 IPERF3_SECONDS = 3
 FIT_DELAYS_MS = (0.0, 1.0)
-FIT_BS = (64 * KIB, 256 * KIB, 1 * MIB, 4 * MIB)
+FIT_BS = (64 * BYTES_PER_KIB, 256 * BYTES_PER_KIB, 1 * BYTES_PER_MIB, 4 * BYTES_PER_MIB)
 FIT_WINDOWS = (1, 8)
 
 
@@ -87,8 +86,18 @@ class ConfirmDesign:
 # (for the second declared model) uses delays, sizes and windows neither the full sweep nor design
 # 1 used, and keeps window 1 only.
 CONFIRM_DESIGNS = {
-    1: ConfirmDesign((0.25, 3.0, 6.0), (128 * KIB, 192 * KIB), (768 * KIB, 2 * MIB, 3 * MIB), (1, 3, 6)),
-    2: ConfirmDesign((0.75, 1.5, 5.0), (96 * KIB, 160 * KIB), (640 * KIB, 1280 * KIB, 2560 * KIB), (1, 5, 7)),
+    1: ConfirmDesign(
+        (0.25, 3.0, 6.0),
+        (128 * BYTES_PER_KIB, 192 * BYTES_PER_KIB),
+        (768 * BYTES_PER_KIB, 2 * BYTES_PER_MIB, 3 * BYTES_PER_MIB),
+        (1, 3, 6),
+    ),
+    2: ConfirmDesign(
+        (0.75, 1.5, 5.0),
+        (96 * BYTES_PER_KIB, 160 * BYTES_PER_KIB),
+        (640 * BYTES_PER_KIB, 1280 * BYTES_PER_KIB, 2560 * BYTES_PER_KIB),
+        (1, 5, 7),
+    ),
 }
 NEGOTIATED_MAX_OUTSTANDING_R2T = 1  # libiscsi proposes 1; the window beyond it is forced at the target
 
@@ -154,8 +163,9 @@ class FioRun:
         d = f"{self.one_way_delay_ms:g}".replace(".", "p")
         cap = "-cap" if self.captured else f"-r{self.replicate}"
         return (
-            f"{self.rw}-qd{self.iodepth}-bs{self.bs_bytes // KIB}k-w{self.r2t_window}"
-            f"-imm{self.immediate_data_bytes // KIB}k-seg{self.max_recv_data_segment_bytes // KIB}k"
+            f"{self.rw}-qd{self.iodepth}-bs{self.bs_bytes // BYTES_PER_KIB}k-w{self.r2t_window}"
+            f"-imm{self.immediate_data_bytes // BYTES_PER_KIB}k"
+            f"-seg{self.max_recv_data_segment_bytes // BYTES_PER_KIB}k"
             f"-d{d}ms-l{self.link_mbps:g}{cap}"
         )
 
@@ -168,11 +178,12 @@ def network_name(one_way_delay_ms: float, link_mbps: float) -> str:
 
 def parameter_set(immediate_data_bytes: int, max_recv_data_segment_bytes: int) -> str:
     """Key of the manifest's ``iscsi_parameters`` set a run's login negotiated."""
-    return f"tgt-libiscsi-imm{immediate_data_bytes // KIB}k-seg{max_recv_data_segment_bytes // KIB}k"
+    imm_kib, seg_kib = immediate_data_bytes // BYTES_PER_KIB, max_recv_data_segment_bytes // BYTES_PER_KIB
+    return f"tgt-libiscsi-imm{imm_kib}k-seg{seg_kib}k"
 
 
 def _ios(bs_bytes: int, iodepth: int) -> int:
-    base = 16 if bs_bytes <= 512 * KIB else 8
+    base = 16 if bs_bytes <= 512 * BYTES_PER_KIB else 8
     return base * (2 if iodepth > 1 else 1)
 
 
@@ -215,11 +226,11 @@ def design(quick: bool = False, confirm: int = 0) -> tuple[list[FioRun], list[tu
 
     if quick:
         for d in (0.0, 2.0):
-            for bs in (64 * KIB, 2 * MIB):
-                for win in (1, 8) if bs > 256 * KIB else (1,):
+            for bs in (64 * BYTES_PER_KIB, 2 * BYTES_PER_MIB):
+                for win in (1, 8) if bs > 256 * BYTES_PER_KIB else (1,):
                     add(d, LINK_MBPS, bs, "write", 1, win, IMMEDIATE[0], 1, True)
-            add(d, LINK_MBPS, 2 * MIB, "read", 1, 1, IMMEDIATE[0], 1, False)
-            add(d, LINK_MBPS, 1 * MIB, "write", 4, 8, IMMEDIATE[0], 1, False)
+            add(d, LINK_MBPS, 2 * BYTES_PER_MIB, "read", 1, 1, IMMEDIATE[0], 1, False)
+            add(d, LINK_MBPS, 1 * BYTES_PER_MIB, "write", 4, 8, IMMEDIATE[0], 1, False)
         points = [(0.0, LINK_MBPS), (2.0, LINK_MBPS)]
         return sorted(runs), points
     for d in DELAYS_MS:
@@ -231,16 +242,16 @@ def design(quick: bool = False, confirm: int = 0) -> tuple[list[FioRun], list[tu
                     add(d, LINK_MBPS, bs, "write", 1, win, imm, REPLICATES, True)
         for bs in SMALL_BS + LARGE_BS:
             add(d, LINK_MBPS, bs, "read", 1, 1, IMMEDIATE[0], REPLICATES, False)
-        for bs in (256 * KIB, 1 * MIB, 4 * MIB):
+        for bs in (256 * BYTES_PER_KIB, 1 * BYTES_PER_MIB, 4 * BYTES_PER_MIB):
             for win in (1, 8):
                 add(d, LINK_MBPS, bs, "write", 4, win, IMMEDIATE[0], REPLICATES, True)
-        add(d, LINK_MBPS, 1 * MIB, "read", 4, 1, IMMEDIATE[0], REPLICATES, False)
+        add(d, LINK_MBPS, 1 * BYTES_PER_MIB, "read", 4, 1, IMMEDIATE[0], REPLICATES, False)
     for d in (0.0, 2.0):
-        for bs in (1 * MIB, 4 * MIB):
+        for bs in (1 * BYTES_PER_MIB, 4 * BYTES_PER_MIB):
             for win in (1, 8):
                 add(d, LINK_MBPS, bs, "write", 1, win, (8192, 262144), REPLICATES, True)
     for d in SLOW_LINK_DELAYS_MS:
-        for bs in (256 * KIB, 1 * MIB, 4 * MIB):
+        for bs in (256 * BYTES_PER_KIB, 1 * BYTES_PER_MIB, 4 * BYTES_PER_MIB):
             for win in (1, 8):
                 add(d, SLOW_LINK_MBPS, bs, "write", 1, win, IMMEDIATE[0], REPLICATES, False)
     points = (
@@ -251,14 +262,16 @@ def design(quick: bool = False, confirm: int = 0) -> tuple[list[FioRun], list[tu
     return sorted(runs), points
 
 
-def r2t_per_write(bs_bytes: int, immediate_data_bytes: int, max_burst_bytes: int = 256 * KIB) -> int:
+def r2t_per_write(
+    bs_bytes: int, immediate_data_bytes: int, max_burst_bytes: int = 256 * BYTES_PER_KIB
+) -> int:
     """R2Ts a write needs: the bytes beyond immediate data, in MaxBurstLength pieces."""
     rest = max(0, bs_bytes - min(immediate_data_bytes, bs_bytes))
     return -(-rest // max_burst_bytes)
 
 
 def one_way_trips(
-    bs_bytes: int, immediate_data_bytes: int, r2t_window: int, max_burst_bytes: int = 256 * KIB
+    bs_bytes: int, immediate_data_bytes: int, r2t_window: int, max_burst_bytes: int = 256 * BYTES_PER_KIB
 ) -> int:
     """One-way network trips of a write with a sliding R2T window (command ... response).
 
@@ -279,7 +292,7 @@ def fio_cmd(fio: Path, run: FioRun, out: Path, verify: bool = False) -> list[str
         f"--filename={fio_filename()}",
         f"--rw={run.rw}",
         f"--bs={run.bs_bytes}",
-        f"--size={256 * MIB}",
+        f"--size={256 * BYTES_PER_MIB}",
         f"--io_size={run.n_ios * run.bs_bytes}",
         f"--iodepth={run.iodepth}",
         "--direct=1",
@@ -479,7 +492,7 @@ def visit_order(points: list, replicate: int) -> list:
 
 def verify_check(runner: Runner) -> dict[str, Any]:
     """Does stock libiscsi answer several outstanding R2Ts correctly? fio verify at window 8."""
-    run = FioRun(8, LINK_MBPS, 1.0, 65536, 262144, False, 1, "write", 1, 4 * MIB, 8)
+    run = FioRun(8, LINK_MBPS, 1.0, 65536, 262144, False, 1, "write", 1, 4 * BYTES_PER_MIB, 8)
     path = runner.out / "verify.json"
     runner.configure(run)
     res = runner.lab.run(NS_INI, fio_cmd(runner.lab.tools.fio, run, path, verify=True), 120, "fio")

@@ -24,9 +24,9 @@ from typing import Any, SupportsFloat, TypeGuard
 
 import pandas as pd
 
+from iscsi_report.core.units import BYTES_PER_KIB, BYTES_PER_MIB
+
 DASH = "\u2014"  # what a missing value shows as
-MIB = 1024.0 * 1024.0
-KIB = 1024.0
 
 
 @dataclass(frozen=True)
@@ -135,13 +135,13 @@ SPECS: dict[str, ColumnSpec] = {
     "interval_s": _s("Ping interval", "s"),
     "elapsed_s": _s("Elapsed", "s"),
     # sizes and rates
-    "bs_bytes": _s("Block size", "KiB", scale=1 / KIB),
+    "bs_bytes": _s("Block size", "KiB", scale=1 / BYTES_PER_KIB),
     "bs_kib": _s("Block size", "KiB"),
-    "request_bytes": _s("Request size", "KiB", scale=1 / KIB),
+    "request_bytes": _s("Request size", "KiB", scale=1 / BYTES_PER_KIB),
     "request_kib": _s("Request size", "KiB"),
-    "device_request_bytes": _s("Device request size", "KiB", scale=1 / KIB),
+    "device_request_bytes": _s("Device request size", "KiB", scale=1 / BYTES_PER_KIB),
     "mib_per_s": _s("Throughput", "MiB/s", decimals=2),
-    "bw_bytes_per_s": _s("Throughput", "MiB/s", scale=1 / MIB, decimals=2),
+    "bw_bytes_per_s": _s("Throughput", "MiB/s", scale=1 / BYTES_PER_MIB, decimals=2),
     "iops": _s("IOPS", decimals=2),
     "fio_iops": _s("fio IOPS", decimals=2),
     "link_bps": _s("Link rate", "Mbit/s", scale=1e-6),
@@ -225,7 +225,7 @@ SPECS: dict[str, ColumnSpec] = {
 
 # Unit suffixes of machine names (longest first): tokens -> (unit shown, scale).
 UNIT_SUFFIXES: tuple[tuple[tuple[str, ...], str, float], ...] = (
-    (("bytes", "per", "s"), "MiB/s", 1 / MIB),
+    (("bytes", "per", "s"), "MiB/s", 1 / BYTES_PER_MIB),
     (("bits", "per", "s"), "Mbit/s", 1e-6),
     (("mbit", "per", "s"), "Mbit/s", 1.0),
     (("gbit", "per", "s"), "Gbit/s", 1.0),

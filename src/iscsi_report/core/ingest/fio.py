@@ -21,6 +21,7 @@ import pandera.pandas as pa
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest import schemas
 from iscsi_report.core.ingest.textio import INT64_MAX, decode_json, read_text
+from iscsi_report.core.units import BYTES_PER_KIB, MS_PER_S, NS_PER_MS
 
 FORMAT_JSON = "fio-json"
 FORMAT_JSON_PLUS = "fio-json+"
@@ -32,10 +33,7 @@ FIO_DEFAULT_IODEPTH = 1
 FIO_DEFAULT_NUMJOBS = 1
 FIO_DEFAULT_KB_BASE = 1024
 TEXT_SOURCE = "(from fio's text header)"  # marks options read from text: numjobs is not there
-KIB_BYTES = 1024
-NS_PER_MS = 1_000_000
 US_PER_MS = 1_000
-MS_PER_S = 1_000
 # Percentile keys as fio prints them ("99.000000"; fio 2.x sometimes "99.00").
 PERCENTILES = {"clat_p50_ms": 50.0, "clat_p99_ms": 99.0, "clat_p999_ms": 99.9}
 
@@ -211,7 +209,7 @@ def parse_size_bytes(text: str, kb_base: int = FIO_DEFAULT_KB_BASE) -> int:
     if not m:
         raise ValueError(f"not a fio size: {text!r}")
     number, prefix, binary, _ = m.groups()
-    base = KIB_BYTES if (binary or kb_base == KIB_BYTES) else kb_base
+    base = BYTES_PER_KIB if (binary or kb_base == BYTES_PER_KIB) else kb_base
     value = float(number) * base ** _POWERS[prefix.lower()]
     if value != int(value):
         raise ValueError(f"fio size is not a whole number of bytes: {text!r}")
@@ -475,14 +473,14 @@ def _io_bytes(path: str | Path, stats: dict[str, Any], dp: str) -> int:
     value = _number(path, stats, "io_bytes", dp)
     if value < 0:
         raise IngestError(path, f"negative io_bytes {value}", json_path=f"{dp}.io_bytes")
-    return int(value) if "io_kbytes" in stats else int(value) * KIB_BYTES
+    return int(value) if "io_kbytes" in stats else int(value) * BYTES_PER_KIB
 
 
 def _bandwidth(path: str | Path, stats: dict[str, Any], dp: str) -> float:
     """Bandwidth in bytes/s: fio 3.x bw_bytes, else fio 2.x bw (KiB/s)."""
     if "bw_bytes" in stats:
         return float(_number(path, stats, "bw_bytes", dp))
-    return float(_number(path, stats, "bw", dp)) * KIB_BYTES
+    return float(_number(path, stats, "bw", dp)) * BYTES_PER_KIB
 
 
 def _latency_block(

@@ -19,11 +19,11 @@ import pandera.pandas as pa
 
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest.textio import decode_json, loads_json, read_text
+from iscsi_report.core.units import KIB_PER_MIB
 
 FORMAT_TEXT = "iostat-text"
 FORMAT_JSON = "iostat-json"
 # sysstat's units: kB = 1024 bytes, MB = 1024 kB; a sector is 512 bytes.
-KB_PER_MB = 1024.0
 KB_PER_SECTOR = 0.5
 
 # header name (text or JSON key) -> (column name with unit, factor to that unit)
@@ -36,29 +36,29 @@ DEVICE_COLUMNS: dict[str, tuple[str, float]] = {
     "rkB/s": ("rkb_per_s", 1.0),
     "wkB/s": ("wkb_per_s", 1.0),
     "dkB/s": ("dkb_per_s", 1.0),
-    "rMB/s": ("rkb_per_s", KB_PER_MB),
-    "wMB/s": ("wkb_per_s", KB_PER_MB),
-    "dMB/s": ("dkb_per_s", KB_PER_MB),
+    "rMB/s": ("rkb_per_s", KIB_PER_MIB),
+    "wMB/s": ("wkb_per_s", KIB_PER_MIB),
+    "dMB/s": ("dkb_per_s", KIB_PER_MIB),
     "rsec/s": ("rkb_per_s", KB_PER_SECTOR),
     "wsec/s": ("wkb_per_s", KB_PER_SECTOR),
     "kB_read/s": ("rkb_per_s", 1.0),
     "kB_wrtn/s": ("wkb_per_s", 1.0),
     "kB_dscd/s": ("dkb_per_s", 1.0),
-    "MB_read/s": ("rkb_per_s", KB_PER_MB),
-    "MB_wrtn/s": ("wkb_per_s", KB_PER_MB),
-    "MB_dscd/s": ("dkb_per_s", KB_PER_MB),
+    "MB_read/s": ("rkb_per_s", KIB_PER_MIB),
+    "MB_wrtn/s": ("wkb_per_s", KIB_PER_MIB),
+    "MB_dscd/s": ("dkb_per_s", KIB_PER_MIB),
     "Blk_read/s": ("rkb_per_s", KB_PER_SECTOR),
     "Blk_wrtn/s": ("wkb_per_s", KB_PER_SECTOR),
     "kB_read": ("rkb", 1.0),
     "kB_wrtn": ("wkb", 1.0),
     "kB_dscd": ("dkb", 1.0),
-    "MB_read": ("rkb", KB_PER_MB),
-    "MB_wrtn": ("wkb", KB_PER_MB),
-    "MB_dscd": ("dkb", KB_PER_MB),
+    "MB_read": ("rkb", KIB_PER_MIB),
+    "MB_wrtn": ("wkb", KIB_PER_MIB),
+    "MB_dscd": ("dkb", KIB_PER_MIB),
     "Blk_read": ("rkb", KB_PER_SECTOR),
     "Blk_wrtn": ("wkb", KB_PER_SECTOR),
     "kB/s": ("kb_per_s", 1.0),
-    "MB/s": ("kb_per_s", KB_PER_MB),
+    "MB/s": ("kb_per_s", KIB_PER_MIB),
     "rqm/s": ("rqm_per_s", 1.0),
     "rrqm/s": ("rrqm_per_s", 1.0),
     "wrqm/s": ("wrqm_per_s", 1.0),
