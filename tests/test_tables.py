@@ -17,6 +17,7 @@ from iscsi_report.analyses import blog_audit, storage
 from iscsi_report.core import markup
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.measurements import open_dataset
+from iscsi_report.core.units import BYTES_PER_MIB
 from iscsi_report.pipeline import assets
 from iscsi_report.presentation import columns, report, tables
 
@@ -114,7 +115,7 @@ def test_names_extending_a_registered_one_keep_its_header_and_unit() -> None:
 
 def test_byte_rates_are_shown_in_mib_per_s() -> None:
     df = pd.DataFrame(
-        {"bw_bytes_per_s": [2 * columns.MIB, 3.5 * columns.MIB], "other_bytes_per_s": [columns.MIB, 0]}
+        {"bw_bytes_per_s": [2 * BYTES_PER_MIB, 3.5 * BYTES_PER_MIB], "other_bytes_per_s": [BYTES_PER_MIB, 0]}
     )
     out = report.html_table(df, "rates")
     assert headers(out) == ["Throughput (MiB/s)", "Other (MiB/s)"]

@@ -30,6 +30,7 @@ import pandas as pd
 from iscsi_report.analyses import lab
 from iscsi_report.core import forecast, model
 from iscsi_report.core.forecast import Source, Value
+from iscsi_report.core.units import BITS_PER_MBIT
 
 ENGINE = "forecast engine"
 BLOG = "blog formula"
@@ -51,7 +52,6 @@ KEY_COLUMNS = [c for cols in DIMENSIONS.values() for c in cols] + [
     "max_recv_data_segment_bytes",
 ]
 SEVERAL = "two or more at once"
-BITS_PER_MBIT = 1e6
 N_BOOT = 2000
 CI_LEVEL = 0.95
 LAB_PACING: model.Pacing = lab.PACING
