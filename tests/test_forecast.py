@@ -135,3 +135,10 @@ def test_a_read_pays_no_r2t_round() -> None:
     read = forecast.forecast(t, _conf(direction="read"))
     write = forecast.forecast(t, _conf(bs_bytes=(1 << 20) + 4096))
     assert read.terms_ms["r2t_one_way_ms"] == 0.0 and write.terms_ms["r2t_one_way_ms"] > 0
+
+
+def test_a_network_measurement_tagged_with_the_target_is_refused_too() -> None:
+    target = _conf(one_way_ms=3.0)
+    leaked = Value(3.1, Source("measured", "ping during the target's iSCSI runs", target.key()), 0.01)
+    with pytest.raises(LeakageError, match="one_way_ms"):
+        forecast.forecast(_today(one_way_ms=leaked), target)

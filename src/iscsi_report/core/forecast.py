@@ -176,7 +176,7 @@ def refuse_leakage(today: Today, target: Configuration) -> None:
                 "would be the answer; leave that run out of today's, or read the measurement"
             )
     for name, v in today.inputs().items():
-        if v.source.configuration == key and name not in ("one_way_ms", "link_bps"):
+        if v.source.configuration == key:
             raise LeakageError(
                 f"input {name} ({v.source.what}) was measured on the configuration being forecast"
             )
