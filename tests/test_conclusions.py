@@ -133,9 +133,9 @@ def test_lab_row_is_the_measured_window_effect_at_the_nearest_delay(
     slow_ms = float(inputs.networks.set_index("network").loc["wireless", "one_way_ms"])
     gaps = (rec.lab_window["measured_one_way_ms"] - slow_ms).abs()
     assert point["measured_one_way_ms"] == rec.lab_window.loc[gaps.idxmin(), "measured_one_way_ms"]
-    for other in ("wired", "ssd", "all", "faster_link"):  # the lab varied only the window
+    for other in ("wired", "ssd", "all", "faster_link"):  # no disk, no wireless, no faster link in the lab
         row = _est(rec, other, c.LAB)
-        assert math.isnan(row["after_mib_per_s"]) and row["note"] == "not varied in the lab"
+        assert math.isnan(row["after_mib_per_s"]) and row["note"] == c.NOT_IN_LAB
     assert c.wide_table(rec).loc[0, c.LAB] == c.DASH
 
 
@@ -205,3 +205,23 @@ def test_without_its_run_the_base_root_stays_and_is_listed_once() -> None:
         assert doc["root"] == "intro"
         files = [ch["file"] for p in doc["parts"] for ch in p["chapters"]]
         assert files == ["runs/a/x", "provenance"]
+
+
+def test_the_lab_window_effect_leaves_out_captured_runs_like_the_lab_chapters(rec: c.Reconciliation) -> None:
+    """One quantity, one set of runs: the lab chapters' medians (write_fit_rows drops dumpcap runs)."""
+    from iscsi_report.analyses import lab
+
+    data = lab.load(ROOT / "data" / "raw" / c.LAB_DATASET)
+    rows = lab.write_fit_rows(lab.features(data))
+    s = SETTINGS
+    sel = rows[
+        (rows["bs_bytes"] == s.bs_bytes)
+        & (rows["immediate_data_bytes"] == s.lab_immediate_data_bytes)
+        & (rows["max_recv_data_segment_bytes"] == s.lab_max_recv_data_segment_bytes)
+        & (rows["link_mbps"] == s.lab_link_mbps)
+    ]
+    for _, point in rec.lab_window.iterrows():
+        at = sel[sel["one_way_delay_ms"] == point["one_way_delay_ms"]]
+        before = at[at["r2t_window"] == s.lab_window_before]["latency_ms"]
+        assert point["runs_per_window"] == len(before)
+        assert point["before_latency_ms"] == pytest.approx(before.median(), rel=1e-12)
