@@ -149,6 +149,10 @@ def test_a_parse_is_kept_across_processes_by_bytes_and_code(
     monkeypatch.setitem(measurements.PARSERS, "fio", lambda text, path: calls.append(str(path)))
     again = measurements.Measurements(open_dataset(root).dataset).fio(f)  # a new process, in effect
     assert calls == [] and again.jobs.equals(first.jobs)
+    elsewhere = _copy(VETH, tmp_path / "elsewhere")  # the same bytes in another dataset
+    g = open_dataset(elsewhere).select("fio")[0]
+    assert open_dataset(elsewhere).fio(g).path == str(g.path), "a kept parse names the file it stands for"
+    assert calls == []
     stored = keep.path_for("fio", keep.code_of("ingest"), f.sha256)
     assert stored is not None and stored.is_file()
     stored.write_bytes(b"not a pickle")  # unreadable: parsed again, never an error

@@ -16,6 +16,7 @@ cells of one notebook, or several chapter functions, share the parses.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import Counter
 from collections.abc import Callable
@@ -133,6 +134,8 @@ class Measurements:
         if result is None:
             result = PARSERS[f.tool](text, f.path)
             keep.store(stored, result)
+        elif dataclasses.is_dataclass(result) and not isinstance(result, type) and hasattr(result, "path"):
+            result = dataclasses.replace(result, path=str(f.path))  # the same bytes may sit elsewhere
         self.parse_counts[f.rel] += 1
         self._parsed[f.rel] = (text, result)
         return result
