@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import json
 import re
 from pathlib import Path
 
@@ -81,3 +83,39 @@ def test_code_key_covers_every_package_a_notebook_imports() -> None:
     sources = [nb.read_text(encoding="utf-8") for nb in chapters]
     imported = {layer for text in sources for layer in re.findall(r"\biscsi_report\.(\w+)", text)}
     assert imported and imported <= hashed, "a notebook imports code the run cache does not hash"
+
+
+@pytest.mark.parametrize(
+    "text", ["[]", "null", '{"version": 1, "key": "k", "reads": [], "outputs": {}}', "{"]
+)
+def test_a_record_of_another_shape_is_no_record(setup: tuple[Project, NotebookJob], text: str) -> None:
+    project, job = setup
+    cache.record_path(project, job).write_text(text)
+    assert cache.load_record(project, job) is None
+    assert cache.why_stale(project, job, "code") == "never run"
+
+
+def test_pruning_deletes_only_the_runs_own_tables_whatever_the_record_lists(tmp_path: Path) -> None:
+    from iscsi_report.pipeline.prune import prune
+
+    project = Project.at(tmp_path / "proj")
+    victim = tmp_path / "victim.csv"
+    victim.write_text("keep me")
+    other = project.results_dir / "other" / "t.csv"  # a table of a run that is still asked for
+    own = project.results_dir / "gone" / "t.csv"
+    for p in (other, own):
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("x")
+    (project.results_dir / "gone" / "link.csv").symlink_to(victim)  # a link to a file elsewhere
+    for run in ("gone", "other"):
+        (project.runs_dir / run).mkdir(parents=True, exist_ok=True)
+        (project.runs_dir / run / "chap.ipynb").write_text("{}")
+    record = project.cache_dir / "runs" / "gone" / "chap.json"
+    record.parent.mkdir(parents=True)
+    listed = ["../victim.csv", "results/other/t.csv", "results/gone/t.csv", "results/gone/link.csv"]
+    record.write_text(json.dumps({"outputs": dict.fromkeys(listed, "x")}))
+    still = NotebookJob("other", "chap", project.runs_dir / "other" / "chap.ipynb", {}, 60)
+    prune(project, [still], io.StringIO())
+    assert victim.read_text() == "keep me", "a file outside the project is never deleted"
+    assert other.read_text() == "x", "another run's table is not this record's to delete"
+    assert not own.exists() and not (project.runs_dir / "gone").exists()

@@ -65,12 +65,26 @@ def load_record(project: Project, job: NotebookJob) -> Record | None:
     """The last successful run's record, or None if absent or unreadable."""
     try:
         doc = json.loads(record_path(project, job).read_text(encoding="utf-8"))
-        if doc.get("version") != RECORD_VERSION:
-            return None
-        repeated = {str(k): int(v) for k, v in (doc.get("reads_repeated") or {}).items()}
-        return Record(doc["key"], doc["reads"], doc["outputs"], float(doc["seconds"]), repeated)
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError):
         return None
+    if not isinstance(doc, dict) or doc.get("version") != RECORD_VERSION:
+        return None  # a record of another shape (``[]``, another version) is no record: run again
+    reads, outputs, repeated = doc.get("reads"), doc.get("outputs"), doc.get("reads_repeated") or {}
+    if not (_str_map(reads) and _str_map(outputs) and isinstance(repeated, dict)):
+        return None
+    assert isinstance(reads, dict) and isinstance(outputs, dict)  # checked just above
+    try:
+        counts = {str(k): int(v) for k, v in repeated.items()}
+        return Record(str(doc["key"]), reads, outputs, float(doc["seconds"]), counts)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _str_map(value: object) -> bool:
+    """Whether ``value`` is a mapping of text to text (a record's reads or outputs)."""
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    )
 
 
 def save_record(project: Project, job: NotebookJob, record: Record) -> None:

@@ -12,6 +12,30 @@ from iscsi_report.core.paths import Project
 from iscsi_report.pipeline.params import NotebookJob
 
 
+def _own_tables(project: Project, run: str, record: Path) -> list[Path]:
+    """The CSV tables a run record lists that are this run's own: ``results/<run>/*.csv``, no link.
+
+    A record is only a cache: whatever else it lists (a path leaving the project, another run's
+    table, a symbolic link to elsewhere) is never deleted.
+    """
+    try:
+        outputs = json.loads(record.read_text(encoding="utf-8")).get("outputs", {})
+    except (OSError, ValueError, AttributeError):
+        return []
+    own = (project.results_dir / run).resolve()
+    tables = []
+    for rel in outputs if isinstance(outputs, dict) else []:
+        path = project.root / str(rel)
+        if (
+            path.suffix == ".csv"
+            and not path.is_symlink()
+            and path.resolve().parent == own
+            and path.is_file()
+        ):
+            tables.append(path)
+    return tables
+
+
 def prune(project: Project, jobs: list[NotebookJob], stream: TextIO = sys.stdout) -> list[str]:
     """Remove what no params file asks for any more: executed notebooks, their tables and records.
 
@@ -26,14 +50,9 @@ def prune(project: Project, jobs: list[NotebookJob], stream: TextIO = sys.stdout
         if (run, notebook) in current:
             continue
         record = project.cache_dir / "runs" / run / f"{notebook}.json"
-        try:
-            outputs = json.loads(record.read_text(encoding="utf-8")).get("outputs", {})
-        except (OSError, ValueError, AttributeError):
-            outputs = {}
-        for rel in outputs:
-            if rel.endswith(".csv") and (project.root / rel).is_file():
-                (project.root / rel).unlink()
-                removed.append(project.root / rel)
+        for table in _own_tables(project, run, record):
+            table.unlink()
+            removed.append(table)
         nb.unlink()
         record.unlink(missing_ok=True)
         removed.append(nb)
