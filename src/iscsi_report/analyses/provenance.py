@@ -15,6 +15,7 @@ from pathlib import Path
 
 from iscsi_report.core import yamlio
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.measurements import open_dataset
 
 MANIFEST = "manifest.yaml"
 TARGETS = "generation_targets.yaml"
@@ -51,7 +52,7 @@ def _yaml(path: Path) -> dict[str, object]:
 
 def reconstructed(raw_dir: Path) -> bool:
     """Whether the dataset's manifest says it was generated (``reconstructed: true``), not measured."""
-    return _yaml(raw_dir / MANIFEST).get("reconstructed") is True
+    return open_dataset(raw_dir).reconstructed  # the page's one read of the manifest
 
 
 def published_ids(raw_dir: Path) -> list[str]:
@@ -64,8 +65,7 @@ def published_ids(raw_dir: Path) -> list[str]:
 
 def tool_counts(raw_dir: Path, tools: Sequence[str]) -> list[ToolCounts]:
     """Per tool the page reads, in order: counts from the manifest and the generation targets."""
-    listed = _yaml(raw_dir / MANIFEST).get("files")
-    files: list[object] = listed if isinstance(listed, list) else []
+    files = open_dataset(raw_dir).files
     ids = published_ids(raw_dir)
     n_cpu = sum(1 for i in ids if i.endswith(".cpu_pct"))
     n_excerpt = sum(1 for i in ids if i.startswith("iostat.excerpt."))
@@ -73,7 +73,7 @@ def tool_counts(raw_dir: Path, tools: Sequence[str]) -> list[ToolCounts]:
     for tool in tools:
         if tool not in PUBLISHED_PREFIXES:
             raise ReportError(f"unknown tool {tool!r} for the provenance banner; expected one of {TOOLS}")
-        n_files = sum(1 for f in files if isinstance(f, dict) and f.get("tool") == tool)
+        n_files = sum(1 for f in files if f.tool == tool)
         n = sum(1 for i in ids if i.startswith(PUBLISHED_PREFIXES[tool]))
         out.append(ToolCounts(tool, n, n_files, n_excerpt, n_cpu, n_files - n_cpu))
     return out

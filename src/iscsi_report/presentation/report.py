@@ -22,6 +22,7 @@ import pandas as pd
 
 from iscsi_report.core import markup
 from iscsi_report.core.atomic import write_atomic
+from iscsi_report.core.measurements import NOTES
 from iscsi_report.core.paths import Project
 from iscsi_report.presentation import tables
 
@@ -103,10 +104,17 @@ class Context:
         display_markdown(markup.link(f"Download {name}.csv", self.table_link(name)))
 
     def raw_links(self, paths: list[Path] | None = None) -> None:
-        """Show download links to the raw files this chapter read (default: every file it opened)."""
+        """Show download links to the raw files this chapter read (default: every file it opened).
+
+        With ``paths`` given, the reader notes the page read and shows (``notes.yaml``) are linked too.
+        """
         from iscsi_report.core.ingest.textio import files_read
 
-        display_markdown(self.raw_links_markdown(paths if paths is not None else files_read()))
+        read = files_read()
+        if paths is not None:
+            given = set(paths)
+            paths = [*paths, *(p for p in read if p.name == NOTES and p not in given)]
+        display_markdown(self.raw_links_markdown(paths if paths is not None else read))
 
     def raw_links_markdown(self, paths: list[Path]) -> str:
         """The raw-file links as one collapsed ``<details>`` block (its summary counts the files)."""
