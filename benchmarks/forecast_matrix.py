@@ -18,15 +18,10 @@ import pandas as pd
 
 from iscsi_report.analyses import forecast_matrix as fm
 from iscsi_report.analyses import lab
+from iscsi_report.presentation.forecast import interval_text
 
 RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
 COLUMNS = ["group", "targets", fm.ENGINE, fm.BLOG, fm.BLOG_SCALED]
-
-
-def _interval(row: pd.Series, name: str) -> str:
-    """The paired difference and its bootstrap interval, in points."""
-    low, high = row[f"diff_vs_{name}_low"], row[f"diff_vs_{name}_high"]
-    return f"{row[f'diff_vs_{name}']:+.2f} [{low:+.2f}, {high:+.2f}]"
 
 
 def main() -> None:
@@ -57,8 +52,8 @@ def main() -> None:
         m = v.matrices[name]
         s = s.assign(
             **{
-                "vs blog (points)": [_interval(r, "blog") for _, r in s.iterrows()],
-                "vs scaled (points)": [_interval(r, "scaled") for _, r in s.iterrows()],
+                "vs blog (points)": [interval_text(r, "blog") for _, r in s.iterrows()],
+                "vs scaled (points)": [interval_text(r, "scaled") for _, r in s.iterrows()],
             }
         )
         print(f"\n## {name}: {len(m.configurations)} configurations, {len(m.pairs) // 3} pairs")

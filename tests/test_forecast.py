@@ -91,7 +91,7 @@ def test_the_forecast_is_todays_latency_plus_the_physics_of_the_change_by_hand()
     f = forecast.forecast(t, target)
     # A 1 MiB write, 64 KiB immediate, 256 KiB bursts, window 1: 4 bursts, so 1 + 4 exposed rounds
     # beyond the command and status: 2 + 2 x 4 = 10 one-way trips, each 2 ms longer.
-    b = forecast.breakdown(t, target, forecast._network(t, target))
+    b = forecast.breakdown(t, target, forecast.network_for(t, target))
     assert b.one_way_trips == 10
     assert f.op_ms == pytest.approx(20.0 + 10 * 2.0, rel=1e-9)
     assert f.terms_ms["host_residual_ms"] == pytest.approx(f.op_ms - b.total_ms, rel=1e-9)

@@ -172,7 +172,7 @@ def today(
 
 def _blog_ms(t: forecast.Today, c: forecast.Configuration) -> float:
     """The blog's formula for ``c`` on the network the engine derives for it from today."""
-    net = forecast._network(t, c)
+    net = forecast.network_for(t, c)
     b = model.operation_latency(
         c.direction, c.bs_bytes, c.params, net, 0.0, 0.0, assumptions=model.LOCKSTEP_SHADOWING
     )

@@ -17,7 +17,6 @@ from iscsi_report.core import yamlio
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.measurements import open_dataset
 
-MANIFEST = "manifest.yaml"
 TARGETS = "generation_targets.yaml"
 README = "README.md"
 TOOLS = ("ping", "iperf3", "fio", "iostat")

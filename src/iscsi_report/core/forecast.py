@@ -182,7 +182,7 @@ def refuse_leakage(today: Today, target: Configuration) -> None:
             )
 
 
-def _network(today: Today, target: Configuration) -> model.Network:
+def network_for(today: Today, target: Configuration) -> model.Network:
     """The target's network: its nominal values plus what today's measurement adds to today's nominal."""
     base = today.configuration
     extra_one_way = today.one_way_ms.value - base.one_way_ms  # the stack's own one-way time
@@ -219,7 +219,7 @@ def breakdown(today: Today, c: Configuration, net: model.Network) -> model.Laten
 
 def _loaded_ms(today: Today, c: Configuration) -> float:
     """The modelled latency of configuration ``c`` (no host residual) at its queue depth."""
-    net = _network(today, c)
+    net = network_for(today, c)
     b = breakdown(today, c, net)
     return model.throughput(b, net, c.queue_depth, device_bytes_per_s=_dev(today, c)).loaded_latency_ms
 
@@ -279,7 +279,7 @@ def _se_ms(
     round likewise.
     """
     b_today = breakdown(
-        today, replace(today.configuration, bs_bytes=target.bs_bytes), _network(today, today.configuration)
+        today, replace(today.configuration, bs_bytes=target.bs_bytes), network_for(today, today.configuration)
     )
     fitted = 1.0 if today.measured else 0.0
     var = residual_se**2
@@ -293,7 +293,7 @@ def _se_ms(
 def forecast(today: Today, target: Configuration) -> Forecast:
     """Forecast ``target`` from ``today`` alone (see the module docstring); never above a ceiling."""
     refuse_leakage(today, target)
-    net = _network(today, target)
+    net = network_for(today, target)
     b = breakdown(today, target, net)
     residual_ms, residual_se = host_residual(today).at(target.bs_bytes)
     unloaded_ms = max(b.total_ms + residual_ms, 1e-9)

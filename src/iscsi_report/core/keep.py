@@ -12,27 +12,25 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import os
 import pickle
 from pathlib import Path
 from typing import Any
 
 from iscsi_report.core.atomic import write_atomic
+from iscsi_report.core.digest import code_digest, sha256_bytes
 
 PARSE_CACHE_ENV = "ISCSI_REPORT_PARSE_CACHE"
 _CORE = Path(__file__).resolve().parent
 
 
 @functools.cache
-def code_of(*relative: str) -> str:
-    """Digest of core source files or folders (relative to core/), for the keys of what they produce."""
-    h = hashlib.sha256()
-    for rel in relative:
-        target = _CORE / rel
-        for p in sorted(target.rglob("*.py")) if target.is_dir() else [target]:
-            h.update(p.relative_to(_CORE).as_posix().encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()[:16]
+def code_of(relative: str) -> str:
+    """Digest of a core source folder or file (relative to core/), for the keys of what it produces."""
+    target = _CORE / relative
+    if target.is_dir():
+        return code_digest(target)[:16]
+    return sha256_bytes(target.read_bytes())[:16]
 
 
 def path_for(kind: str, code: str, sha256: str) -> Path | None:

@@ -129,13 +129,7 @@ class Measurements:
         kept = self._parsed.get(f.rel)
         if kept is not None and kept[0] is text:
             return kept[1]
-        stored = keep.path_for(f.tool, keep.code_of("ingest"), f.sha256)
-        result = keep.load(stored)
-        if result is None:
-            result = PARSERS[f.tool](text, f.path)
-            keep.store(stored, result)
-        elif dataclasses.is_dataclass(result) and not isinstance(result, type) and hasattr(result, "path"):
-            result = dataclasses.replace(result, path=str(f.path))  # the same bytes may sit elsewhere
+        result = _kept(f.tool, f, lambda: PARSERS[f.tool](text, f.path))
         self.parse_counts[f.rel] += 1
         self._parsed[f.rel] = (text, result)
         return result
@@ -173,11 +167,7 @@ class Measurements:
         kept = self._derived.get((f.rel, "writes"))
         if kept is not None and kept[0] is self.text(f):
             return kept[1]
-        stored = keep.path_for("tshark-writes", keep.code_of("ingest"), f.sha256)
-        result = keep.load(stored)
-        if result is None:
-            result = tshark.writes(self.tshark(f))
-            keep.store(stored, result)
+        result = _kept("tshark-writes", f, lambda: tshark.writes(self.tshark(f)))
         self._derived[(f.rel, "writes")] = (self.text(f), result)
         return result
 
@@ -198,6 +188,21 @@ class Measurements:
             self.read_counts[NOTES] += 1
         self._notes = (sig, doc)
         return doc
+
+
+def _kept(kind: str, f: datasets.RawFile, compute: Callable[[], Any]) -> Any:
+    """``compute()`` for ``f``'s checked bytes, or the result kept for them by the same ingest code.
+
+    A kept result that names a file is renamed to ``f``: the same bytes may sit in another dataset.
+    """
+    stored = keep.path_for(kind, keep.code_of("ingest"), f.sha256)
+    result = keep.load(stored)
+    if result is None:
+        result = compute()
+        keep.store(stored, result)
+    elif dataclasses.is_dataclass(result) and not isinstance(result, type) and hasattr(result, "path"):
+        result = dataclasses.replace(result, path=str(f.path))
+    return result
 
 
 _OPEN: dict[Path, tuple[Signature, Measurements]] = {}

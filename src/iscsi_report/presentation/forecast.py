@@ -7,7 +7,7 @@ import pandas as pd
 from iscsi_report.analyses import forecast_matrix as fm
 
 
-def _interval(row: pd.Series, name: str) -> str:
+def interval_text(row: pd.Series, name: str) -> str:
     """A paired difference and its bootstrap interval, in points."""
     low, high = row[f"diff_vs_{name}_low"], row[f"diff_vs_{name}_high"]
     if pd.isna(low):
@@ -25,13 +25,13 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
             "Blog formula (%)": summary[fm.BLOG],
             "Blog formula, rescaled on today (%)": summary[fm.BLOG_SCALED],
             "Engine less rescaled formula, points [95 % interval]": [
-                _interval(r, "scaled") for _, r in summary.iterrows()
+                interval_text(r, "scaled") for _, r in summary.iterrows()
             ],
             "Engine better than rescaled formula": [
                 "yes" if b else "no" for b in summary["better_than_scaled"]
             ],
             "Engine less blog formula, points [95 % interval]": [
-                _interval(r, "blog") for _, r in summary.iterrows()
+                interval_text(r, "blog") for _, r in summary.iterrows()
             ],
         }
     )
