@@ -29,7 +29,9 @@ import pandas as pd
 
 from iscsi_report.analyses import lab
 from iscsi_report.core import forecast, model
+from iscsi_report.core.dataset import RawFile
 from iscsi_report.core.forecast import Source, Value
+from iscsi_report.core.measurements import Measurements
 from iscsi_report.core.units import BITS_PER_MBIT
 
 ENGINE = "forecast engine"
@@ -52,6 +54,7 @@ KEY_COLUMNS = [c for cols in DIMENSIONS.values() for c in cols] + [
     "max_recv_data_segment_bytes",
 ]
 SEVERAL = "two or more at once"
+MEDIAN_SE_FACTOR = 1.2533  # the median's standard error is sqrt(pi / 2) x the mean's (normal data)
 N_BOOT = 2000
 CI_LEVEL = 0.95
 LAB_PACING: model.Pacing = lab.PACING
@@ -87,30 +90,30 @@ def configurations(data: lab.LabData) -> pd.DataFrame:
     return out
 
 
+def ping_point(ds: Measurements, f: RawFile) -> dict[str, Any]:
+    """One ping file as a network point: nominal delay and rate, measured one-way ms (median / 2), se."""
+    rtt = ds.ping(f).rtt_ms
+    rtt = rtt[np.isfinite(rtt)]
+    se = MEDIAN_SE_FACTOR * float(np.std(rtt, ddof=1)) / math.sqrt(len(rtt)) / 2 if len(rtt) > 1 else 0.0
+    return {
+        "one_way_delay_ms": float(f.labels["one_way_delay_ms"]),
+        "link_mbps": float(f.labels.get("link_mbps", 0.0)),
+        "ping_one_way_ms": float(np.median(rtt)) / 2,
+        "ping_one_way_se_ms": se,
+        "ping_file": f.rel,
+    }
+
+
 def _network_points(data: lab.LabData) -> pd.DataFrame:
     """Per network point: measured one-way ms (ping median / 2) with its se, and iperf3's rate."""
-    rows = []
-    for f in data.dataset.select("ping"):
-        rtt = data.dataset.ping(f).rtt_ms
-        rtt = rtt[np.isfinite(rtt)]
-        se = 1.2533 * float(np.std(rtt, ddof=1)) / math.sqrt(len(rtt)) / 2 if len(rtt) > 1 else 0.0
-        rows.append(
-            {
-                "one_way_delay_ms": float(f.labels["one_way_delay_ms"]),
-                "link_mbps": float(f.labels.get("link_mbps", 0.0)),
-                "ping_one_way_ms": float(np.median(rtt)) / 2,
-                "ping_one_way_se_ms": se,
-                "ping_file": f.rel,
-            }
-        )
-    ping = pd.DataFrame(rows)
+    ping = pd.DataFrame([ping_point(data.dataset, f) for f in data.dataset.select("ping")])
     rates = data.networks[[*lab.NETWORK_KEYS, "iperf3_bps", "iperf3_file"]]
     return ping.merge(rates, on=lab.NETWORK_KEYS, how="inner", validate="one_to_one")
 
 
-def _configuration(data: lab.LabData, row: pd.Series) -> forecast.Configuration:
+def configuration_of(ds: Measurements, row: pd.Series) -> forecast.Configuration:
     """A configuration as a user would state it: nominal delay and rate, negotiated keys, window."""
-    params = lab.iscsi_params(data.dataset, row)
+    params = lab.iscsi_params(ds, row)
     return forecast.Configuration(
         direction=str(row["rw"]),  # type: ignore[arg-type]
         bs_bytes=int(row["bs_bytes"]),
@@ -123,14 +126,14 @@ def _configuration(data: lab.LabData, row: pd.Series) -> forecast.Configuration:
 
 
 def _key(data: lab.LabData, row: pd.Series) -> str:
-    return _configuration(data, row).key()
+    return configuration_of(data.dataset, row).key()
 
 
 SETTINGS_COLUMNS = [c for c in KEY_COLUMNS if c != "bs_bytes"]
 
 
 def today(
-    data: lab.LabData, rows: pd.DataFrame, model_error: Value | None = None, leave_out: str | None = None
+    ds: Measurements, rows: pd.DataFrame, model_error: Value | None = None, leave_out: str | None = None
 ) -> forecast.Today:
     """One settings group (``rows``: its configurations at several block sizes) as today's system.
 
@@ -150,7 +153,7 @@ def today(
         for _, r in kept.iterrows()
     )
     return forecast.Today(
-        configuration=_configuration(data, first),
+        configuration=configuration_of(ds, first),
         one_way_ms=Value(
             float(first["ping_one_way_ms"]),
             Source("measured", f"ping median RTT / 2, {first['ping_file']}"),
@@ -215,17 +218,17 @@ def run(
 ) -> Matrix:
     """Every (today, target) pair of one sweep, each method's forecast and its error."""
     confs = configurations(data)
-    targets = [(r, _configuration(data, r)) for _, r in confs.iterrows()]
+    targets = [(r, configuration_of(data.dataset, r)) for _, r in confs.iterrows()]
     rows: list[dict[str, Any]] = []
     for group in _todays(confs, max_today):
         settings = group.iloc[0]
         name = settings_name(str(settings["key"]))
-        full = today(data, group, model_error)
+        full = today(data.dataset, group, model_error)
         full_scale = _scale(full)
         sizes = set(group["bs_bytes"].astype(int))
         for b, c in targets:
             inside = str(b["key"]) in set(group["key"])
-            t = today(data, group, model_error, leave_out=str(b["key"])) if inside else full
+            t = today(data.dataset, group, model_error, leave_out=str(b["key"])) if inside else full
             if not t.measured:
                 continue
             f = forecast.forecast(t, c)

@@ -76,7 +76,7 @@ class LabData:
         return _path_check(self)
 
 
-def _fio_row(m: Measurements, f: datasets.RawFile) -> dict[str, Any]:
+def fio_row(m: Measurements, f: datasets.RawFile) -> dict[str, Any]:
     """Per-write latency of one fio run: fio's median completion latency plus mean submission."""
     res = m.fio(f)
     jobs = res.jobs
@@ -101,7 +101,7 @@ def _fio_row(m: Measurements, f: datasets.RawFile) -> dict[str, Any]:
 
 def fio_runs(ds: Measurements) -> pd.DataFrame:
     """One row per fio file: its labels, fio's latencies and ``latency_ms`` (the per-write latency)."""
-    rows = [_fio_row(ds, f) for f in ds.select("fio")]
+    rows = [fio_row(ds, f) for f in ds.select("fio")]
     if not rows:
         raise IngestError(ds.root / datasets.MANIFEST, "no fio file in the manifest")
     return pd.DataFrame(rows)

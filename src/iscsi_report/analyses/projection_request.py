@@ -55,7 +55,8 @@ class ProjectionRequest:
     initial_r2t: tuple[bool, ...] | None = None
     queue_depth: tuple[int, ...] | None = None
     rw: model.Direction = "write"
-    r2t_pacing: model.Pacing = model.DEFAULT_ASSUMPTIONS.r2t_pacing
+    r2t_pacing: model.Pacing | None = None  # None: detected from a dataset's captures, else the default
+    today: str = ""  # --today: the settings group of a dataset of iSCSI runs that is today's system
     dataset: str | None = None
     raw_dir: Path = Path("data", "raw")
     run_settings: Mapping[str, Any] = field(default_factory=dict)
@@ -182,7 +183,8 @@ class Configuration:
         """The resolved inputs' values (absent ones None), with the request's direction and pacing."""
         names = (*SWEPT_INPUTS, "device_request_bytes")
         given: dict[str, Any] = {f: inputs.values.get(option_name(f)) for f in names if f not in SELECTIONS}
-        return cls(rw=request.rw, r2t_pacing=request.r2t_pacing, sources=inputs.sources, **given)
+        pacing = request.r2t_pacing or model.DEFAULT_ASSUMPTIONS.r2t_pacing
+        return cls(rw=request.rw, r2t_pacing=pacing, sources=inputs.sources, **given)
 
 
 def _network(c: Configuration) -> model.Network:
@@ -457,6 +459,8 @@ def answer(request: ProjectionRequest) -> dict[str, Any]:
     """
     if request.dataset is None:
         check_manual(request)
+    elif request.today or _engine_dataset(request) is not None:
+        return engine_answer(request)
     ctx = _context(request)
     swept, combos = combinations(request)
     return sweep(request, ctx, swept, combos) if swept else single(request, ctx, combos[0])
@@ -464,7 +468,60 @@ def answer(request: ProjectionRequest) -> dict[str, Any]:
 
 def as_text(doc: dict[str, Any]) -> str:
     """:func:`answer`'s document for people: the inputs with their sources, then the results."""
+    if "r2t_pacing_source" in doc or "engine_rows" in doc:
+        from iscsi_report.analyses import dataset_forecast
+
+        return dataset_forecast.text(doc) if "engine_rows" not in doc else engine_sweep_text(doc)
     if "rows" in doc:
         return sweep_text(doc)
     title = f"inputs (dataset {doc['dataset']}):" if doc["dataset"] else "inputs:"
     return "\n".join([*_inputs_text(doc["inputs"], title), format_text(doc)])
+
+
+# ---- a dataset of iSCSI runs: the forecasting engine ---------------------------------------------
+
+
+def _engine_dataset(request: ProjectionRequest) -> Any:
+    """The dataset's measurements when it holds labelled iSCSI runs (the engine forecasts it), else None."""
+    from iscsi_report.analyses import dataset_forecast
+    from iscsi_report.core.measurements import open_dataset
+
+    ds = open_dataset(request.raw_dir / str(request.dataset))
+    return ds if dataset_forecast.has_iscsi_runs(ds) else None
+
+
+ENGINE_ROW = ("op_ms", "ci_low_ms", "ci_high_ms", "iops", "mib_per_s", "binding", "r2t_pacing")
+
+
+def engine_answer(request: ProjectionRequest) -> dict[str, Any]:
+    """``project --dataset`` on iSCSI runs: one engine forecast per combination (see dataset_forecast)."""
+    from iscsi_report.analyses import dataset_forecast as df
+
+    ds = _engine_dataset(request)
+    if ds is None:
+        raise ReportError(f"--today: dataset {request.dataset} has no fio files labelled as iSCSI runs")
+    swept, combos = combinations(request)
+    df.refuse_unsupported(combos[0])
+    selection = df.parse_today(request.today)
+    docs = [
+        df.document(ds, df.prepare(ds, combo, request.rw, selection, request.r2t_pacing)) for combo in combos
+    ]
+    if not swept:
+        return docs[0]
+    rows = [
+        {name: combo[name] for name in swept}
+        | {k: d[k] for k in ENGINE_ROW}
+        | {"today": d["today"]["settings"]}
+        for combo, d in zip(combos, docs, strict=True)
+    ]
+    return {"dataset": ds.name, "method": docs[0]["method"], "swept": swept, "engine_rows": rows}
+
+
+def engine_sweep_text(doc: dict[str, Any]) -> str:
+    """An engine sweep as a table, one row per combination."""
+    import pandas as pd
+
+    table = pd.DataFrame(doc["engine_rows"])
+    return f"{doc['method']}, dataset {doc['dataset']}:\n" + table.to_string(
+        index=False, float_format=lambda v: f"{v:.3f}"
+    )

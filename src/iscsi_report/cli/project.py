@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from typing import Any
 from iscsi_report.analyses import projection_request as pr
 from iscsi_report.core import model
 from iscsi_report.core.errors import ReportError
+from iscsi_report.core.keep import PARSE_CACHE_ENV
 from iscsi_report.core.paths import Project
 
 SIZE_UNITS = {"": 1, "b": 1, "k": model.KIB, "kib": model.KIB, "m": model.MIB, "mib": model.MIB}
@@ -107,6 +109,13 @@ def _dataset_options(parser: argparse.ArgumentParser) -> None:
     add = parser.add_argument
     add("--dataset", default=None, help="start from this dataset's measured inputs (data/raw/NAME)")
     add(
+        "--today",
+        default="",
+        help="with a dataset of iSCSI runs: the settings group that is today's system, as "
+        "LABEL=VALUE pairs (one_way_delay_ms, link_mbps, r2t_window, iscsi_parameters); default: "
+        "the group closest to the configuration asked for (the target's own runs are never read)",
+    )
+    add(
         "--run",
         default=None,
         help="take the dataset and the model settings (ping interval, CPU scenario, block size) "
@@ -152,9 +161,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add(
         "--r2t-pacing",
         choices=model.PACINGS,
-        default=model.DEFAULT_ASSUMPTIONS.r2t_pacing,
-        help="sliding (LIO: a new R2T as each burst completes, default), serial (tgt: one at a "
-        "time) or lockstep (the blog's model: groups wait for the previous group's data)",
+        default=None,
+        help="sliding (LIO: a new R2T as each burst completes; the default without a capture), "
+        "serial (stock tgt: one at a time) or lockstep (the blog's model: groups wait for the "
+        "previous group's data); with a dataset of iSCSI runs it is read from its captures",
     )
     add("--target-r2t-window", type=count, default=None, help="R2Ts the target keeps outstanding")
     add(
@@ -212,6 +222,7 @@ def request_from_args(args: argparse.Namespace) -> pr.ProjectionRequest:
         **{f: None if values is None else tuple(values) for f, values in given.items()},
         rw=args.rw,
         r2t_pacing=args.r2t_pacing,
+        today=args.today,
         dataset=dataset,
         raw_dir=Project.at(args.root).raw_dir,
         run_settings=settings,
@@ -221,6 +232,8 @@ def request_from_args(args: argparse.Namespace) -> pr.ProjectionRequest:
 
 def run(args: argparse.Namespace) -> int:
     """Print the projection(s); exit 2 with a one-line message if the inputs are inconsistent."""
+    if args.dataset is not None or args.run is not None:  # parses kept across calls, as the batch does
+        os.environ.setdefault(PARSE_CACHE_ENV, str(Project.at(args.root).cache_dir / "parsed"))
     try:
         doc = pr.answer(request_from_args(args))
         text = json.dumps(doc, indent=2, allow_nan=False) if args.json else pr.as_text(doc)

@@ -164,11 +164,19 @@ class Measurements:
 
     def tshark_writes(self, f: datasets.RawFile) -> Any:
         """:func:`iscsi_report.core.ingest.tshark.writes` of ``f``: one row per complete captured write."""
-        kept = self._derived.get((f.rel, "writes"))
+        return self._derive(f, "writes", tshark.writes)
+
+    def tshark_timeline(self, f: datasets.RawFile) -> Any:
+        """:func:`iscsi_report.core.ingest.tshark.timeline` of ``f``: each command's PDU events."""
+        return self._derive(f, "timeline", tshark.timeline)
+
+    def _derive(self, f: datasets.RawFile, what: str, reduce: Callable[[Any], Any]) -> Any:
+        """``reduce`` of ``f``'s capture, kept for the process and across processes like a parse."""
+        kept = self._derived.get((f.rel, what))
         if kept is not None and kept[0] is self.text(f):
             return kept[1]
-        result = _kept("tshark-writes", f, lambda: tshark.writes(self.tshark(f)))
-        self._derived[(f.rel, "writes")] = (self.text(f), result)
+        result = _kept(f"tshark-{what}", f, lambda: reduce(self.tshark(f)))
+        self._derived[(f.rel, what)] = (self.text(f), result)
         return result
 
     # ---- the dataset's reader notes ------------------------------------------------------------

@@ -1,0 +1,494 @@
+"""``project --dataset`` on a dataset of iSCSI runs: the forecasting engine, from today's runs alone.
+
+A dataset whose fio files are labelled iSCSI runs (delay, rate, R2T window, parameter set,
+direction, block size, queue depth: the lab's sweeps, or a user's own runs labelled the same way)
+is forecast by :mod:`iscsi_report.core.forecast`, the engine the lab's Forecasts chapter scores:
+
+1. **Today** is one settings group of the dataset: writes at queue depth 1 on one network point
+   with one parameter set and window, at the block sizes it has (``--today`` picks it; by default
+   the group closest to the configuration asked for, by the rule in :func:`choose_today`).
+2. **The target** is today's configuration with what the flags change (delay, rate, window,
+   keys, block size, queue depth, direction).
+3. **Only today's files are read**: the group's fio runs (less the target's own, when the target
+   shares today's settings), the ping and iperf3 of today's network point, and the captures the
+   pacing is read from (never the target configuration's). The engine refuses any input measured
+   on the target (:class:`iscsi_report.core.forecast.LeakageError`).
+4. **The R2T pacing** is read from captured writes (:mod:`iscsi_report.analyses.pacing`); the
+   document says which pacing was used and why.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from iscsi_report.analyses import forecast_matrix, lab, pacing
+from iscsi_report.core import dataset as datasets
+from iscsi_report.core import forecast, model
+from iscsi_report.core.dataset import RawFile
+from iscsi_report.core.errors import ReportError
+from iscsi_report.core.forecast import Source, Value
+from iscsi_report.core.ingest import iperf3
+from iscsi_report.core.measurements import Measurements
+from iscsi_report.core.units import BITS_PER_BYTE, BITS_PER_MBIT, BYTES_PER_KIB, BYTES_PER_MIB, MS_PER_S
+
+# Labels that make a fio file an iSCSI run the engine can use, and those that fix today's settings.
+SETTINGS_LABELS = ("one_way_delay_ms", "link_mbps", "r2t_window", "iscsi_parameters")
+RUN_LABELS = (*SETTINGS_LABELS, "rw", "bs_bytes", "iodepth")
+# Options of ``project`` a dataset of iSCSI runs takes (the device and CPU are today's, measured).
+ENGINE_OPTIONS = frozenset(
+    {
+        "bs",
+        "iscsi_parameters",
+        "one_way_ms",
+        "per_64k_ms",
+        "link_mbps",
+        "max_outstanding_r2t",
+        "target_r2t_window",
+        "first_burst",
+        "max_burst",
+        "max_recv_data_segment",
+        "immediate_data",
+        "initial_r2t",
+        "queue_depth",
+        "cpu_cores",
+        "pdu_header_bytes",
+    }
+)
+PER_64K_BYTES = 64 * BYTES_PER_KIB  # the size --per-64k-ms times
+CLOSEST = "the measured settings closest to the target (fewest differing settings, then delay, rate, window)"
+
+
+def has_iscsi_runs(ds: Measurements) -> bool:
+    """True when the manifest lists fio files labelled as iSCSI runs (no file is read)."""
+    return any(_is_run(f) for f in ds.select("fio"))
+
+
+def _is_run(f: RawFile) -> bool:
+    """A fio file labelled with every setting an iSCSI run needs."""
+    return all(k in f.labels for k in RUN_LABELS)
+
+
+def _captured(f: RawFile) -> bool:
+    """A run made while a capture ran (its timing is disturbed: left out, as the lab's README says)."""
+    return bool(f.labels.get("captured", False))
+
+
+# ---- today's settings groups (labels only, nothing read) -------------------------------------
+
+
+@dataclass(frozen=True)
+class Group:
+    """One settings group a user could call today's system: its labels and its fio runs."""
+
+    settings: tuple[tuple[str, Any], ...]  # (label, value) for SETTINGS_LABELS
+    files: tuple[RawFile, ...]
+
+    @property
+    def labels(self) -> dict[str, Any]:
+        return dict(self.settings)
+
+    @property
+    def sizes(self) -> list[int]:
+        return sorted({int(f.labels["bs_bytes"]) for f in self.files})
+
+    def name(self) -> str:
+        """Its settings as ``key=value`` pairs, as ``--today`` takes them."""
+        return ",".join(f"{k}={_label_text(v)}" for k, v in self.settings)
+
+
+def _label_text(value: Any) -> str:
+    """A label value as typed: 1.0 as 1, text as is."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def groups(ds: Measurements) -> list[Group]:
+    """Settings groups of writes at queue depth 1 (captured runs left out), in a stable order."""
+    by: dict[tuple[tuple[str, Any], ...], list[RawFile]] = {}
+    for f in ds.select("fio"):
+        if _is_run(f) and not _captured(f) and f.labels["rw"] == "write" and int(f.labels["iodepth"]) == 1:
+            key = tuple((k, _settings_value(k, f.labels[k])) for k in SETTINGS_LABELS)
+            by.setdefault(key, []).append(f)
+    return [Group(k, tuple(v)) for k, v in sorted(by.items(), key=lambda kv: repr(kv[0]))]
+
+
+def _settings_value(label: str, value: Any) -> Any:
+    """Settings labels compared as numbers where they are numbers (1 and 1.0 are one delay)."""
+    return str(value) if label == "iscsi_parameters" else float(value)
+
+
+def parse_today(text: str) -> dict[str, Any]:
+    """``--today one_way_delay_ms=0,link_mbps=1000,...`` as a dict of settings labels."""
+    out: dict[str, Any] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        name, sep, value = part.partition("=")
+        if not sep or name not in SETTINGS_LABELS:
+            raise ReportError(
+                f"--today {text!r}: expected LABEL=VALUE pairs with LABEL one of {SETTINGS_LABELS}"
+            )
+        try:
+            out[name] = _settings_value(name, value)
+        except ValueError:
+            raise ReportError(f"--today {text!r}: {name} must be a number, got {value!r}") from None
+    return out
+
+
+def choose_today(
+    found: list[Group], stated: Mapping[str, Any], today: Mapping[str, Any]
+) -> tuple[Group, str]:
+    """The settings group that plays today's system, and why it was chosen.
+
+    With ``today`` (``--today``) the one group matching it. Otherwise the group that differs from
+    the target's ``stated`` settings in the fewest labels, then the nearest delay, then the nearest
+    rate (log ratio), then the nearest window, then the most block sizes: the measured system most
+    like the one asked about, so the forecast carries as little as possible.
+    """
+    if not found:
+        raise ReportError("the dataset has no writes at queue depth 1 labelled as iSCSI runs: no today")
+    if today:
+        match = [g for g in found if all(g.labels[k] == v for k, v in today.items())]
+        if len(match) != 1:
+            raise ReportError(
+                f"--today matches {len(match)} settings groups, not one; the dataset's groups have "
+                + "; ".join(f"{k} in {{{', '.join(_values(found, k))}}}" for k in SETTINGS_LABELS)
+            )
+        return match[0], "chosen with --today"
+
+    def distance(g: Group) -> tuple[float, ...]:
+        lab_ = g.labels
+        differ = sum(lab_[k] != v for k, v in stated.items())
+        delay = abs(lab_["one_way_delay_ms"] - stated.get("one_way_delay_ms", lab_["one_way_delay_ms"]))
+        rate = _log_ratio(lab_["link_mbps"], stated.get("link_mbps", lab_["link_mbps"]))
+        window = abs(lab_["r2t_window"] - stated.get("r2t_window", lab_["r2t_window"]))
+        return (differ, delay, rate, window, -len(g.sizes))
+
+    best = min(found, key=distance)
+    return best, CLOSEST
+
+
+def _values(found: list[Group], label: str) -> list[str]:
+    """The distinct values a settings label takes across the groups, as typed."""
+    return [_label_text(v) for v in sorted({g.labels[label] for g in found})]
+
+
+def _log_ratio(a: float, b: float) -> float:
+    """|log(a / b)|, with 0 (unlimited) as far from any rate."""
+    if a <= 0 or b <= 0:
+        return 0.0 if a == b else math.inf
+    return abs(math.log(a / b))
+
+
+# ---- the target ------------------------------------------------------------------------------
+
+
+def stated_settings(combo: Mapping[str, Any]) -> dict[str, Any]:
+    """The target's settings labels the flags state (delay, rate, window, parameter set)."""
+    out: dict[str, Any] = {}
+    if "one_way_ms" in combo:
+        out["one_way_delay_ms"] = float(combo["one_way_ms"])
+    link = _link_mbps(combo)
+    if link is not None:
+        out["link_mbps"] = link
+    window = combo.get("target_r2t_window", combo.get("max_outstanding_r2t"))
+    if window is not None:
+        out["r2t_window"] = float(window)
+    if "iscsi_parameters" in combo:
+        out["iscsi_parameters"] = str(combo["iscsi_parameters"])
+    return out
+
+
+def _link_mbps(combo: Mapping[str, Any]) -> float | None:
+    """The target's nominal rate from --link-mbps or --per-64k-ms (None: today's)."""
+    if "link_mbps" in combo:
+        return float(combo["link_mbps"])
+    if "per_64k_ms" in combo:
+        return PER_64K_BYTES * BITS_PER_BYTE / (float(combo["per_64k_ms"]) / MS_PER_S) / BITS_PER_MBIT
+    return None
+
+
+def target_configuration(
+    ds: Measurements, base: forecast.Configuration, combo: Mapping[str, Any], direction: model.Direction
+) -> forecast.Configuration:
+    """Today's configuration with what the flags change: the configuration being forecast."""
+    params = base.params
+    if "iscsi_parameters" in combo:
+        params = lab.iscsi_params(ds, _set_row(ds, str(combo["iscsi_parameters"]), base))
+    keys = {
+        "first_burst_bytes": combo.get("first_burst"),
+        "max_burst_bytes": combo.get("max_burst"),
+        "max_recv_data_segment_bytes": combo.get("max_recv_data_segment"),
+        "immediate_data": combo.get("immediate_data"),
+        "initial_r2t": combo.get("initial_r2t"),
+    }
+    window = combo.get("target_r2t_window", combo.get("max_outstanding_r2t"))
+    negotiated = combo.get("max_outstanding_r2t", window)
+    if negotiated is not None:
+        keys["max_outstanding_r2t"] = int(negotiated)
+    params = replace(params, **{k: v for k, v in keys.items() if v is not None})
+    link = _link_mbps(combo)
+    return forecast.Configuration(
+        direction=direction,
+        bs_bytes=int(combo.get("bs", base.bs_bytes)),
+        queue_depth=int(combo.get("queue_depth", 1)),
+        params=params,
+        one_way_ms=float(combo.get("one_way_ms", base.one_way_ms)),
+        link_bps=base.link_bps if link is None else link * BITS_PER_MBIT,
+        target_r2t_window=int(window) if window is not None else base.target_r2t_window,
+    )
+
+
+def _set_row(ds: Measurements, name: str, base: forecast.Configuration) -> dict[str, Any]:
+    """A row naming parameter set ``name`` (for lab.iscsi_params), its immediate data taken from the set."""
+    keys = ds.iscsi_parameters.get(name)
+    if keys is None:
+        sets = sorted(ds.iscsi_parameters)
+        raise ReportError(f"--iscsi-parameters {name!r}: the dataset has the sets {sets}")
+    imm = int(keys["FirstBurstLength"]) if keys.get("ImmediateData") == "Yes" else 0
+    imm = min(imm, int(keys["MaxRecvDataSegmentLength"]))
+    return {
+        "iscsi_parameters": name,
+        "r2t_window": base.params.max_outstanding_r2t,
+        "bs_bytes": base.bs_bytes,
+        "immediate_data_bytes": imm,
+    }
+
+
+# ---- today, read -----------------------------------------------------------------------------
+
+
+def _runs(ds: Measurements, files: list[RawFile]) -> pd.DataFrame:
+    """Per block size of today's runs: mean per-write latency over replicates, its se, runs, writes."""
+    rows = pd.DataFrame([lab.fio_row(ds, f) for f in files])
+    g = rows.groupby("bs_bytes", sort=True)
+    out = g.agg(
+        measured_ms=("lat_mean_ms", "mean"),
+        sd_ms=("lat_mean_ms", "std"),
+        runs=("lat_mean_ms", "size"),
+        writes=("n_ios", "sum"),
+    ).reset_index()
+    out["se_ms"] = (out["sd_ms"] / np.sqrt(out["runs"])).fillna(0.0)
+    return out
+
+
+def _network(ds: Measurements, group: Group) -> dict[str, Any]:
+    """Today's network point: ping (one-way ms and se) and iperf3's received rate, with their files."""
+    at = {k: group.labels[k] for k in ("one_way_delay_ms", "link_mbps")}
+    point: dict[str, Any] = {}
+    for f in ds.select("ping"):
+        if _at_point(f, at):
+            point |= forecast_matrix.ping_point(ds, f)
+    for f in ds.select("iperf3"):
+        if _at_point(f, at):
+            point |= {"iperf3_bps": iperf3.summary(ds.iperf3(f))["received_bps"], "iperf3_file": f.rel}
+    missing = [w for w, k in (("ping", "ping_file"), ("iperf3", "iperf3_file")) if k not in point]
+    if missing:
+        raise ReportError(
+            f"{ds.root / datasets.MANIFEST}: no {' or '.join(missing)} file at today's network point "
+            f"(one_way_delay_ms={at['one_way_delay_ms']:g}, link_mbps={at['link_mbps']:g})"
+        )
+    return point
+
+
+def _at_point(f: RawFile, at: Mapping[str, float]) -> bool:
+    """A ping or iperf3 file measured at network point ``at``."""
+    return (
+        float(f.labels.get("one_way_delay_ms", math.nan)) == at["one_way_delay_ms"]
+        and float(f.labels.get("link_mbps", 0.0)) == at["link_mbps"]
+    )
+
+
+def todays_runs(ds: Measurements, group: Group, target_key: str) -> tuple[pd.DataFrame, list[str]]:
+    """Today's configurations (one row per block size, keyed) and the runs left out as the target's."""
+    base = forecast_matrix.configuration_of(ds, pd.Series(_group_row(group, group.sizes[0])))
+    kept: list[RawFile] = []
+    left_out: list[RawFile] = []
+    for f in group.files:
+        same = replace(base, bs_bytes=int(f.labels["bs_bytes"])).key() == target_key
+        (left_out if same else kept).append(f)
+    if not kept:
+        raise ReportError("today's only runs are of the configuration being forecast; pick another --today")
+    rows = _runs(ds, kept)
+    rows["key"] = [replace(base, bs_bytes=int(b)).key() for b in rows["bs_bytes"]]
+    for name, value in {**_group_row(group, 0), **_network(ds, group)}.items():
+        if name != "bs_bytes":
+            rows[name] = value
+    return rows, [f.rel for f in left_out]
+
+
+def _group_row(group: Group, bs_bytes: int) -> dict[str, Any]:
+    """A row with the group's labels (as the lab's frames hold them) at block size ``bs_bytes``."""
+    first = group.files[0].labels
+    return {
+        **group.labels,
+        "rw": "write",
+        "iodepth": 1,
+        "bs_bytes": bs_bytes,
+        "immediate_data_bytes": first.get("immediate_data_bytes"),
+        "max_recv_data_segment_bytes": first.get("max_recv_data_segment_bytes"),
+    }
+
+
+def read_pacing(ds: Measurements, target_key: str) -> pacing.PacingEvidence:
+    """The pacing from the dataset's captured writes with a window of 2 or more, the target's excluded.
+
+    The pacing belongs to the target's software, so every such capture of today's system counts,
+    whatever its delay (short delays are the ones that show it, see :mod:`pacing`).
+    """
+    files = [f for f in ds.select("tshark") if int(f.labels.get("r2t_window", 1)) >= 2]
+    return pacing.detect(_timelines(ds, [f for f in files if _capture_key(ds, f) != target_key]))
+
+
+def _capture_key(ds: Measurements, f: RawFile) -> str:
+    """The configuration key of a capture (a capture of the target is never read)."""
+    if not all(k in f.labels for k in RUN_LABELS):
+        return ""
+    return forecast_matrix.configuration_of(ds, pd.Series(f.labels)).key()
+
+
+def _timelines(ds: Measurements, files: list[RawFile]) -> list[tuple[str, pd.DataFrame, int]]:
+    """(file, PDU timeline, window) of each capture."""
+    return [(f.rel, ds.tshark_timeline(f), int(f.labels["r2t_window"])) for f in files]
+
+
+@dataclass(frozen=True)
+class EngineInputs:
+    """What one forecast was made from: today, the target, the pacing and the files left out."""
+
+    today: forecast.Today
+    group: Group
+    chosen_because: str
+    target: forecast.Configuration
+    evidence: pacing.PacingEvidence
+    pacing_note: str
+    left_out: tuple[str, ...]
+
+
+def prepare(
+    ds: Measurements,
+    combo: Mapping[str, Any],
+    direction: model.Direction,
+    today_selection: Mapping[str, Any],
+    pacing_flag: model.Pacing | None,
+) -> EngineInputs:
+    """Today's system read (its files only) and the target built from the flags, ready for the engine."""
+    group, because = choose_today(groups(ds), stated_settings(combo), today_selection)
+    base = forecast_matrix.configuration_of(ds, pd.Series(_group_row(group, group.sizes[0])))
+    target = target_configuration(ds, base, combo, direction)
+    rows, left_out = todays_runs(ds, group, target.key())
+    t = forecast_matrix.today(ds, rows)
+    evidence = read_pacing(ds, target.key())
+    chosen, note = _pacing_choice(evidence, pacing_flag)
+    t = replace(
+        t,
+        pacing=chosen,
+        pacing_source=Source("measured" if note.startswith("detected") else "default", note),
+        cpu_cores=int(combo.get("cpu_cores", t.cpu_cores)),
+        pdu_header_bytes=int(combo.get("pdu_header_bytes", t.pdu_header_bytes)),
+    )
+    return EngineInputs(t, group, because, target, evidence, note, tuple(left_out))
+
+
+def _pacing_choice(evidence: pacing.PacingEvidence, given: model.Pacing | None) -> tuple[model.Pacing, str]:
+    """The pacing used and why: --r2t-pacing when given, else the detected one, else the default."""
+    if given is not None:
+        return given, f"--r2t-pacing {given} (as given; the captures say: {evidence.reason()})"
+    if evidence.pacing is not None:
+        return evidence.pacing, f"detected: {evidence.reason()}"
+    default = model.DEFAULT_ASSUMPTIONS.r2t_pacing
+    return default, f"default {default} (the pacing was {evidence.reason()}; give --r2t-pacing)"
+
+
+def document(ds: Measurements, e: EngineInputs) -> dict[str, Any]:
+    """One engine forecast as a JSON-ready document: the answer, its terms, bounds and every input."""
+    f = forecast.forecast(e.today, e.target)
+    c = e.target
+    return {
+        "dataset": ds.name,
+        "method": "forecast engine (iscsi_report.core.forecast)",
+        "direction": c.direction,
+        "bs_bytes": c.bs_bytes,
+        "queue_depth": c.queue_depth,
+        "op_ms": f.op_ms,
+        "ci_low_ms": f.ci_low_ms,
+        "ci_high_ms": f.ci_high_ms,
+        "unloaded_ms": f.unloaded_ms,
+        "terms": f.terms_ms,
+        "iops": f.mib_per_s * BYTES_PER_MIB / c.bs_bytes,
+        "mib_per_s": f.mib_per_s,
+        "binding": f.binding,
+        "ceilings_mib_per_s": {k: (v if math.isfinite(v) else None) for k, v in f.ceilings_mib_per_s.items()},
+        "r2t_pacing": e.today.pacing,
+        "r2t_pacing_source": e.pacing_note,
+        "target": _configuration_doc(c),
+        "today": {
+            "settings": e.group.name(),
+            "chosen": e.chosen_because,
+            "block_sizes_bytes": [m.bs_bytes for m in e.today.measured],
+            "runs_left_out_as_the_target": list(e.left_out),
+        },
+        "inputs": {name: _value_doc(v) for name, v in e.today.inputs().items()},
+        "network": {"one_way_ms": f.network_one_way_ms, "link_bps": f.network_link_bps},
+        "interval": "95 %, from today's measurement error only (the engine's own error on the lab "
+        "is in the Forecasts chapter)",
+    }
+
+
+def _configuration_doc(c: forecast.Configuration) -> dict[str, Any]:
+    """The target configuration as the flags name it."""
+    p = c.params
+    return {
+        "one_way_ms": c.one_way_ms,
+        "link_mbps": c.link_bps / BITS_PER_MBIT,
+        "max_outstanding_r2t": p.max_outstanding_r2t,
+        "target_r2t_window": c.target_r2t_window,
+        "first_burst": p.first_burst_bytes,
+        "max_burst": p.max_burst_bytes,
+        "max_recv_data_segment": p.max_recv_data_segment_bytes,
+        "immediate_data": p.immediate_data,
+        "initial_r2t": p.initial_r2t,
+        "key": c.key(),
+    }
+
+
+def _value_doc(v: Value) -> dict[str, Any]:
+    """One input: value, standard error, source kind and what it is."""
+    return {"value": v.value, "se": v.se, "kind": v.source.kind, "source": v.source.what}
+
+
+def refuse_unsupported(given: Mapping[str, Any]) -> None:
+    """A clear error for options a dataset of iSCSI runs does not take (the device and CPU are measured)."""
+    extra = sorted(set(given) - ENGINE_OPTIONS)
+    if extra:
+        flags = ", ".join("--" + n.replace("_", "-") for n in extra)
+        raise ReportError(
+            f"{flags}: not taken with a dataset of iSCSI runs, whose forecast starts from today's "
+            "measured device, CPU and host (the forecasting engine)"
+        )
+
+
+def text(doc: Mapping[str, Any]) -> str:
+    """The engine document for people: the answer first, then its terms, today and the sources."""
+    t = doc["target"]
+    lines = [
+        f"forecast of an iSCSI {doc['direction']} of {doc['bs_bytes']} bytes at queue depth "
+        f"{doc['queue_depth']}: {doc['op_ms']:.3f} ms (95 % {doc['ci_low_ms']:.3f}-{doc['ci_high_ms']:.3f}), "
+        f"{doc['mib_per_s']:.2f} MiB/s, bound by {doc['binding']}",
+        f"target: one-way {t['one_way_ms']:g} ms, {t['link_mbps']:g} Mbit/s, "
+        f"window {t['target_r2t_window']}, FirstBurst {t['first_burst'] // BYTES_PER_KIB} KiB, "
+        f"segment {t['max_recv_data_segment'] // BYTES_PER_KIB} KiB",
+        f"R2T pacing: {doc['r2t_pacing_source']}",
+        f"today: {doc['today']['settings']} ({doc['today']['chosen']})",
+        f"{'term':<26}{'ms':>10}",
+    ]
+    lines += [f"{name:<26}{ms:>10.3f}" for name, ms in doc["terms"].items()]
+    lines.append("inputs (today's system):")
+    lines += [
+        f"  {n:<24}{e['value']:>14.6g} ± {e['se']:.3g}  {e['kind']}: {e['source']}"
+        for n, e in doc["inputs"].items()
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,184 @@
+"""``project --dataset`` on the lab's iSCSI runs: the forecasting engine, today's files only, pacing read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from iscsi_report import cli
+from iscsi_report.analyses import dataset_forecast as df
+from iscsi_report.analyses import forecast_matrix as fm
+from iscsi_report.analyses import lab, pacing
+from iscsi_report.core import forecast
+from iscsi_report.core.errors import ReportError
+from iscsi_report.core.measurements import Measurements, forget, open_dataset
+
+ROOT = Path(__file__).resolve().parents[1]
+RAW = ROOT / "data" / "raw"
+SWEEP = "lab-iscsi-2026"
+# The issue's command: every negotiated key stated, a delay, rate and size no sweep used.
+ISSUE_FLAGS = [
+    *("--dataset", SWEEP, "--one-way-ms", "0.3", "--link-mbps", "600", "--bs", "896k"),
+    *("--max-outstanding-r2t", "4", "--target-r2t-window", "4", "--first-burst", "64k"),
+    *("--max-burst", "256k", "--max-recv-data-segment", "256k", "--immediate-data", "yes"),
+    *("--initial-r2t", "yes"),
+]
+pytestmark = pytest.mark.skipif(not (RAW / SWEEP).is_dir(), reason="the lab sweep is absent")
+
+
+def _project(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """``iscsi-report --root ROOT project ARGV`` -> (exit status, stdout, stderr)."""
+    try:
+        status = cli.main(["--root", str(ROOT), "project", *argv])
+    except SystemExit as exc:
+        status = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _doc(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    status, out, err = _project(capsys, *argv, "--json")
+    assert status == 0, err
+    doc: dict[str, Any] = json.loads(out)
+    return doc
+
+
+def test_the_issues_command_forecasts_a_write_from_lab_data_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _doc(capsys, *ISSUE_FLAGS)
+    assert doc["direction"] == "write" and doc["bs_bytes"] == 896 * 1024
+    assert doc["ci_low_ms"] < doc["op_ms"] < doc["ci_high_ms"]
+    assert doc["target"]["link_mbps"] == 600 and doc["target"]["target_r2t_window"] == 4
+    # no ceiling exceeded, and the one that binds is named
+    caps = [v for v in doc["ceilings_mib_per_s"].values() if v is not None]
+    assert doc["mib_per_s"] <= min(caps) + 1e-9 and doc["binding"] in doc["ceilings_mib_per_s"]
+    assert doc["r2t_pacing"] == "sliding" and doc["r2t_pacing_source"].startswith("detected")
+    # 896 KiB at 600 Mbit/s cannot take less than its wire time
+    wire_ms = 896 * 1024 * 8 / 600e6 * 1e3
+    assert doc["op_ms"] > wire_ms
+    assert all(e["kind"] in ("measured", "default") for e in doc["inputs"].values())
+
+
+def test_reads_and_queue_depth_are_forecast_too(capsys: pytest.CaptureFixture[str]) -> None:
+    read = _doc(capsys, "--dataset", SWEEP, "--bs", "1m", "--one-way-ms", "2", "--rw", "read")
+    write = _doc(capsys, "--dataset", SWEEP, "--bs", "1m", "--one-way-ms", "2")
+    assert read["direction"] == "read" and read["terms"]["r2t_one_way_ms"] == 0.0
+    assert write["terms"]["r2t_one_way_ms"] > 0.0, "a write at window 1 pays R2T trips, a read none"
+    deep = _doc(capsys, "--dataset", SWEEP, "--bs", "1m", "--one-way-ms", "1", "--queue-depth", "4")
+    assert deep["queue_depth"] == 4 and deep["binding"] in ("link", "latency")
+    assert deep["mib_per_s"] <= deep["ceilings_mib_per_s"]["link"] + 1e-9
+
+
+def _fresh() -> Measurements:
+    """The sweep with an empty read log (the process keeps one per folder)."""
+    forget()
+    return open_dataset(RAW / SWEEP)
+
+
+def test_no_file_of_the_target_configuration_is_read() -> None:
+    """A target the sweep measured: its fio runs and captures are left out, unread; today's are read."""
+    ds = _fresh()
+    combo = {"bs": 1024 * 1024, "one_way_ms": 1.0, "link_mbps": 1000.0, "max_outstanding_r2t": 2}
+    e = df.prepare(ds, combo, "write", {}, None)
+    f = forecast.forecast(e.today, e.target)
+    target_files = [
+        x.rel
+        for x in ds.select(tool=None)
+        if x.tool in ("fio", "tshark")
+        and df._is_run(x)
+        and df._capture_key(ds, x) == e.target.key()
+        and x.labels["iodepth"] == 1
+    ]
+    assert target_files, "the sweep measured this target (else the test proves nothing)"
+    assert set(e.left_out) <= set(target_files) and e.left_out
+    assert not set(target_files) & set(ds.read_counts), "a file of the target configuration was read"
+    assert any(r.startswith("fio/") for r in ds.read_counts), "today's runs were read"
+    assert f.op_ms > 0
+
+
+def test_the_engine_refuses_todays_runs_when_they_are_the_targets() -> None:
+    ds = _fresh()
+    combo = {"bs": 1024 * 1024, "one_way_ms": 1.0, "link_mbps": 1000.0, "max_outstanding_r2t": 2}
+    e = df.prepare(ds, combo, "write", {}, None)
+    group = e.group
+    base = fm.configuration_of(ds, pd.Series(df._group_row(group, group.sizes[0])))
+    rows, _ = df.todays_runs(ds, group, "no target")  # every size kept, the target's included
+    leaky = fm.today(ds, rows)
+    assert leaky.configuration.key().split("|bs=")[0] == base.key().split("|bs=")[0]
+    with pytest.raises(forecast.LeakageError):
+        forecast.forecast(leaky, e.target)
+
+
+def test_the_cli_and_the_forecast_matrix_give_the_same_forecast() -> None:
+    """One engine: a (today, target) pair of the scored matrix, asked through project, agrees."""
+    data = lab.load(RAW / SWEEP)
+    confs = fm.configurations(data)
+    group = next(g for g in fm._todays(confs, None) if g["r2t_window"].iloc[0] == 1 and len(g) >= 3)
+    t = fm.today(data.dataset, group)
+    writes = confs[(confs["rw"] == "write") & (confs["iodepth"] == 1)]
+    target_row = writes[writes["r2t_window"] == 4].iloc[0]
+    target = fm.configuration_of(data.dataset, target_row)
+    expected = forecast.forecast(t, target).op_ms
+    g0 = group.iloc[0]
+    selection = {
+        "one_way_delay_ms": float(g0["one_way_delay_ms"]),
+        "link_mbps": float(g0["link_mbps"]),
+        "r2t_window": 1.0,
+        "iscsi_parameters": str(g0["iscsi_parameters"]),
+    }
+    combo = {
+        "bs": int(target_row["bs_bytes"]),
+        "one_way_ms": float(target_row["one_way_delay_ms"]),
+        "link_mbps": float(target_row["link_mbps"]),
+        "max_outstanding_r2t": 4,
+        "iscsi_parameters": str(target_row["iscsi_parameters"]),
+    }
+    e = df.prepare(data.dataset, combo, "write", selection, "sliding")
+    assert e.target.key() == target.key()
+    assert forecast.forecast(e.today, e.target).op_ms == pytest.approx(expected, rel=1e-9)
+
+
+def test_unsupported_flags_and_a_wrong_today_are_named(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = _project(capsys, "--dataset", SWEEP, "--bs", "1m", "--device-ms", "3")
+    assert status == 2 and "--device-ms" in err
+    status, _, err = _project(capsys, "--dataset", SWEEP, "--bs", "1m", "--today", "r2t_window=3")
+    assert status == 2 and "r2t_window in {1, 2, 4, 8}" in err
+    with pytest.raises(ReportError, match="LABEL=VALUE"):
+        df.parse_today("window=3")
+
+
+def test_a_stated_pacing_is_used_and_the_captures_verdict_shown(capsys: pytest.CaptureFixture[str]) -> None:
+    window_1 = "one_way_delay_ms=0.5,link_mbps=1000,r2t_window=1,iscsi_parameters=tgt-libiscsi-imm64k-seg256k"
+    doc = _doc(capsys, *ISSUE_FLAGS, "--today", window_1, "--r2t-pacing", "serial")
+    sliding = _doc(capsys, *ISSUE_FLAGS, "--today", window_1)
+    assert doc["r2t_pacing"] == "serial" and "captures say: sliding" in doc["r2t_pacing_source"]
+    assert doc["today"]["chosen"] == "chosen with --today"
+    assert doc["op_ms"] > sliding["op_ms"], "from window 1 to 4, serial pacing gains less than sliding"
+
+
+# ---- the pacing detector on hand-made timelines -------------------------------------------------
+
+
+def _write(itt: int, r2t_outstanding: list[int]) -> pd.DataFrame:
+    """One write's R2T rows with the outstanding count just after each (what timeline() gives)."""
+    rows = [{"stream": 0, "itt": itt, "event": "command", "outstanding_r2t": 0}]
+    rows += [{"stream": 0, "itt": itt, "event": "r2t", "outstanding_r2t": n} for n in r2t_outstanding]
+    return pd.DataFrame(rows)
+
+
+def _detect(per_write: list[int], writes: int = 4, window: int = 2) -> pacing.PacingEvidence:
+    timeline = pd.concat([_write(i, per_write) for i in range(writes)], ignore_index=True)
+    return pacing.detect([("cap.tsv", timeline, window)])
+
+
+def test_serial_sliding_and_lockstep_are_told_apart() -> None:
+    assert _detect([1, 1, 1, 1]).pacing == "serial"  # never two at once although the window is 2
+    assert _detect([1, 2, 2, 2]).pacing == "sliding"  # later R2Ts arrive with a burst outstanding
+    hidden = _detect([1, 2, 1, 2])  # each later group's first R2T arrives with nothing outstanding
+    assert hidden.pacing is None and "lockstep, or sliding hidden" in hidden.reason()
+    few = _detect([1, 2, 2, 2], writes=pacing.MIN_WRITES - 1)
+    assert few.pacing is None and "not detected" in few.reason()
+    assert _detect([1, 2], window=2).writes == 0, "no more R2Ts than the window: nothing to read"
