@@ -209,9 +209,25 @@ def test_confirmation_design_2_shares_only_window_1_with_earlier_designs() -> No
         assert new["windows"] & old["windows"] == {1}
 
 
+def test_the_blind_design_3_measures_rates_delays_and_sizes_no_sweep_used() -> None:
+    runs, points = design(confirm=3)
+    new = _values(runs)
+    for earlier in (design()[0], design(confirm=1)[0], design(confirm=2)[0]):
+        old = _values(earlier)
+        assert not new["delays"] & old["delays"] and not new["sizes"] & old["sizes"]
+        assert not {r.link_mbps for r in runs} & {r.link_mbps for r in earlier}
+    assert points == [(d, link) for link in (700.0, 300.0) for d in (0.35, 2.5)]
+    plain = [r for r in runs if not r.captured]
+    assert {(r.rw, r.iodepth) for r in plain} == {("write", 1), ("read", 1), ("write", sweep.DEEP_IODEPTH)}
+    assert {r.n_ios for r in plain} == {24}
+    assert {r.r2t_window for r in runs if r.rw == "read"} == {1}
+    stems = [r.stem() for r in runs]
+    assert len(stems) == len(set(stems)), "every run writes its own file"
+
+
 def test_an_unknown_confirmation_design_is_an_error_naming_the_choices() -> None:
-    with pytest.raises(ValueError, match=r"--confirm 3: expected one of \[1, 2\]"):
-        design(confirm=3)
+    with pytest.raises(ValueError, match=r"--confirm 4: expected one of \[1, 2, 3\]"):
+        design(confirm=4)
 
 
 def _fake_runner() -> SimpleNamespace:

@@ -492,3 +492,74 @@ def text(doc: Mapping[str, Any]) -> str:
         for n, e in doc["inputs"].items()
     ]
     return "\n".join(lines)
+
+
+# ---- forecasts frozen before a sweep runs (pre-registration) ----------------------------------
+
+FROZEN_COLUMNS = [
+    "target",
+    "rw",
+    "queue_depth",
+    "bs_bytes",
+    "one_way_delay_ms",
+    "link_mbps",
+    "r2t_window",
+    "iscsi_parameters",
+    "today",
+    "group",
+    "forecast engine",
+    "blog formula",
+    "blog formula, one scale factor from today",
+    "ci_low_ms",
+    "ci_high_ms",
+    "binding",
+    "r2t_pacing",
+]
+
+
+def frozen_forecast(ds: Measurements, combo: Mapping[str, Any], direction: model.Direction) -> dict[str, Any]:
+    """One target forecast from ``ds`` by the engine and both baselines, as a row to freeze.
+
+    The row holds everything needed to score it later against a sweep of the target: its key,
+    its settings, today's settings and what differs (the group), and the three forecasts.
+    """
+    e = prepare(ds, combo, direction, {}, None)
+    f = forecast.forecast(e.today, e.target)
+    blog_ms = forecast_matrix.blog_ms(e.today, e.target)
+    stated = {**e.group.labels, **stated_settings(combo)}
+    return {
+        "target": e.target.key(),
+        "rw": direction,
+        "queue_depth": e.target.queue_depth,
+        "bs_bytes": e.target.bs_bytes,
+        "one_way_delay_ms": stated["one_way_delay_ms"],
+        "link_mbps": stated["link_mbps"],
+        "r2t_window": int(stated["r2t_window"]),
+        "iscsi_parameters": stated["iscsi_parameters"],
+        "today": e.group.name(),
+        "group": differing(e.group.labels, stated, e.group.sizes, e.target),
+        forecast_matrix.ENGINE: f.op_ms,
+        forecast_matrix.BLOG: blog_ms,
+        forecast_matrix.BLOG_SCALED: blog_ms * forecast_matrix.scale_factor(e.today),
+        "ci_low_ms": f.ci_low_ms,
+        "ci_high_ms": f.ci_high_ms,
+        "binding": f.binding,
+        "r2t_pacing": e.today.pacing,
+    }
+
+
+def differing(
+    today: Mapping[str, Any], target: Mapping[str, Any], sizes: list[int], c: forecast.Configuration
+) -> str:
+    """The forecast rule's group: which one dimension differs from today, or two or more at once."""
+    names = {
+        "one_way_delay_ms": "delay",
+        "link_mbps": "link rate",
+        "r2t_window": "R2T window",
+        "iscsi_parameters": "immediate data and segment",
+    }
+    differ = [names[k] for k in names if today[k] != target[k]]
+    differ += ["block size"] if c.bs_bytes not in sizes else []
+    differ += ["queue depth"] if c.queue_depth != 1 else []
+    differ += ["direction"] if c.direction != "write" else []
+    return differ[0] if len(differ) == 1 else forecast_matrix.SEVERAL

@@ -173,7 +173,7 @@ def today(
     )
 
 
-def _blog_ms(t: forecast.Today, c: forecast.Configuration) -> float:
+def blog_ms(t: forecast.Today, c: forecast.Configuration) -> float:
     """The blog's formula for ``c`` on the network the engine derives for it from today."""
     net = forecast.network_for(t, c)
     b = model.operation_latency(
@@ -182,9 +182,9 @@ def _blog_ms(t: forecast.Today, c: forecast.Configuration) -> float:
     return b.total_ms
 
 
-def _scale(t: forecast.Today) -> float:
+def scale_factor(t: forecast.Today) -> float:
     """One factor s with s x blog formula closest to today's runs (least squares through zero)."""
-    x = np.array([_blog_ms(t, replace(t.configuration, bs_bytes=m.bs_bytes)) for m in t.measured])
+    x = np.array([blog_ms(t, replace(t.configuration, bs_bytes=m.bs_bytes)) for m in t.measured])
     y = np.array([m.op_ms.value for m in t.measured])
     return float(x @ y / (x @ x))
 
@@ -224,7 +224,7 @@ def run(
         settings = group.iloc[0]
         name = settings_name(str(settings["key"]))
         full = today(data.dataset, group, model_error)
-        full_scale = _scale(full)
+        full_scale = scale_factor(full)
         sizes = set(group["bs_bytes"].astype(int))
         for b, c in targets:
             inside = str(b["key"]) in set(group["key"])
@@ -232,8 +232,8 @@ def run(
             if not t.measured:
                 continue
             f = forecast.forecast(t, c)
-            blog_b = _blog_ms(t, c)
-            scale = _scale(t) if inside else full_scale
+            blog_b = blog_ms(t, c)
+            scale = scale_factor(t) if inside else full_scale
             seen = sizes - {int(b["bs_bytes"])} if inside else sizes
             base = {
                 "today": name,
@@ -362,3 +362,33 @@ def headline(v: Verdict, sweep: str) -> dict[str, Any]:
         "groups_not_better": [str(g) for g in groups.loc[~groups["better_than_scaled"], "group"]],
         "coverage_pct": v.coverage_pct.get(sweep, math.nan),
     }
+
+
+def score_frozen(frozen: pd.DataFrame, data: lab.LabData, sweep: str) -> Matrix:
+    """Forecasts frozen before ``sweep`` ran (one today each), scored against its measured means.
+
+    ``frozen`` has one row per target (its key, group and each method's forecast in ms, see
+    :func:`iscsi_report.analyses.dataset_forecast.frozen_forecast`). A target the sweep did not
+    measure, or a configuration it measured that was not forecast, is an error: nothing is
+    dropped silently.
+    """
+    confs = configurations(data).set_index("key")
+    missing = sorted(set(frozen["target"]) - set(confs.index))
+    extra = sorted(set(confs.index) - set(frozen["target"]))
+    if missing or extra:
+        raise ValueError(
+            f"frozen forecasts and {sweep} differ: not measured {missing[:3]}, not forecast {extra[:3]}"
+        )
+    rows = []
+    for _, r in frozen.iterrows():
+        measured = float(confs.loc[r["target"], "measured_ms"])
+        base = {"today": r["today"], "target": r["target"], "group": r["group"], "measured_ms": measured}
+        for method in METHODS:
+            rows.append({**base, "method": method, "forecast_ms": float(r[method])})
+        rows[-3].update(
+            ci_low_ms=float(r["ci_low_ms"]), ci_high_ms=float(r["ci_high_ms"]), binding=r["binding"]
+        )
+    pairs = pd.DataFrame(rows)
+    pairs["error_pct"] = 100 * (pairs["forecast_ms"] - pairs["measured_ms"]) / pairs["measured_ms"]
+    pairs["abs_error_pct"] = pairs["error_pct"].abs()
+    return Matrix(sweep, confs.reset_index(), pairs)

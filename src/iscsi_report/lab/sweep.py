@@ -78,6 +78,10 @@ class ConfirmDesign:
     single_round_bs: tuple[int, ...]
     multi_round_bs: tuple[int, ...]
     windows: tuple[int, ...]
+    link_mbps: tuple[float, ...] = (1000.0,)  # every delay at every rate
+    read_bs: tuple[int, ...] = ()  # reads at queue depth 1 (window 1, 64 KiB immediate data)
+    deep_bs: tuple[int, ...] = ()  # writes at DEEP_IODEPTH at every window (64 KiB immediate data)
+    ios: int | None = None  # I/Os per fio run (None: 16 up to 512 KiB, else 8)
 
 
 # The confirmation sweeps (``lab run --confirm N``): values no earlier sweep measured, collected
@@ -98,7 +102,21 @@ CONFIRM_DESIGNS = {
         (640 * BYTES_PER_KIB, 1280 * BYTES_PER_KIB, 2560 * BYTES_PER_KIB),
         (1, 5, 7),
     ),
+    # Design 3, the blind sweep of issue 21, declared in data/preregistered/lab-iscsi-2026-blind/
+    # README.md before it ran: link rates and delays no sweep used, reads and queue depth 4 inside
+    # the forecast matrix, 24 I/Os per run for steadier means.
+    3: ConfirmDesign(
+        (0.35, 2.5),
+        (112 * BYTES_PER_KIB,),
+        (384 * BYTES_PER_KIB, 1536 * BYTES_PER_KIB, 2816 * BYTES_PER_KIB),
+        (1, 3),
+        link_mbps=(700.0, 300.0),
+        read_bs=(384 * BYTES_PER_KIB, 1536 * BYTES_PER_KIB),
+        deep_bs=(1536 * BYTES_PER_KIB,),
+        ios=24,
+    ),
 }
+DEEP_IODEPTH = 4
 NEGOTIATED_MAX_OUTSTANDING_R2T = 1  # libiscsi proposes 1; the window beyond it is forced at the target
 
 
@@ -205,9 +223,11 @@ def design(quick: bool = False, confirm: int = 0) -> tuple[list[FioRun], list[tu
         imm: tuple[int, int],
         reps: int,
         capture: bool,
+        ios: int | None = None,
     ) -> None:
+        n = ios or _ios(bs, qd)
         for rep in range(1, reps + 1):
-            runs.add(FioRun(win, link, d, imm[0], imm[1], False, rep, rw, qd, bs, _ios(bs, qd), role))
+            runs.add(FioRun(win, link, d, imm[0], imm[1], False, rep, rw, qd, bs, n, role))
         if capture and rw == "write":
             runs.add(FioRun(win, link, d, imm[0], imm[1], True, 0, rw, qd, bs, CAPTURE_IOS, role))
 
@@ -215,14 +235,20 @@ def design(quick: bool = False, confirm: int = 0) -> tuple[list[FioRun], list[tu
         if confirm not in CONFIRM_DESIGNS:
             raise ValueError(f"--confirm {confirm}: expected one of {sorted(CONFIRM_DESIGNS)}")
         c = CONFIRM_DESIGNS[confirm]
-        for d in c.delays_ms:
+        points = [(d, link) for link in c.link_mbps for d in c.delays_ms]
+        for d, link in points:
             for imm in IMMEDIATE:
                 for bs in c.single_round_bs:
-                    add(d, LINK_MBPS, bs, "write", 1, 1, imm, REPLICATES, True)
+                    add(d, link, bs, "write", 1, 1, imm, REPLICATES, True, c.ios)
                 for bs in c.multi_round_bs:
                     for win in c.windows:
-                        add(d, LINK_MBPS, bs, "write", 1, win, imm, REPLICATES, True)
-        return sorted(runs), [(d, LINK_MBPS) for d in c.delays_ms]
+                        add(d, link, bs, "write", 1, win, imm, REPLICATES, True, c.ios)
+            for bs in c.read_bs:
+                add(d, link, bs, "read", 1, 1, IMMEDIATE[0], REPLICATES, False, c.ios)
+            for bs in c.deep_bs:
+                for win in c.windows:
+                    add(d, link, bs, "write", DEEP_IODEPTH, win, IMMEDIATE[0], REPLICATES, False, c.ios)
+        return sorted(runs), points
 
     if quick:
         for d in (0.0, 2.0):

@@ -1,0 +1,107 @@
+"""The pre-registered blind sweep of issue 21: forecasts frozen before the sweep, then scored.
+
+PYTHONPATH=src .venv/bin/python benchmarks/blind_sweep.py freeze
+    Every target configuration of the lab's design 3 (``lab run --confirm 3``) forecast from the
+    committed sweep lab-iscsi-2026 alone (today chosen by the rule ``project --dataset`` uses),
+    with both baselines; written to data/preregistered/lab-iscsi-2026-blind/forecasts.csv.
+    Run and committed before the sweep exists.
+
+PYTHONPATH=src .venv/bin/python benchmarks/blind_sweep.py score [--sweep lab-iscsi-2026-blind]
+    (1) the frozen forecasts against the sweep's measured means; (2) the forecast matrix inside
+    the sweep (each settings group as today). Each beside both baselines, with paired intervals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from iscsi_report.analyses import dataset_forecast as df
+from iscsi_report.analyses import forecast_matrix as fm
+from iscsi_report.analyses import lab
+from iscsi_report.core.measurements import open_dataset
+from iscsi_report.lab import sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+TRAINING = ROOT / "data" / "raw" / "lab-iscsi-2026"
+PREREGISTERED = ROOT / "data" / "preregistered" / "lab-iscsi-2026-blind"
+DESIGN = 3
+SETS = {(65536, 262144): "tgt-libiscsi-imm64k-seg256k", (8192, 8192): "tgt-libiscsi-imm8k-seg8k"}
+SHOWN = ["group", "targets", fm.ENGINE, fm.BLOG, fm.BLOG_SCALED]
+
+
+def targets() -> list[tuple[dict[str, Any], str]]:
+    """(flags as ``project`` takes them, direction) for each configuration design 3 measures."""
+    runs, _ = sweep.design(confirm=DESIGN)
+    seen: dict[tuple, tuple[dict[str, Any], str]] = {}
+    for r in runs:
+        if r.captured:
+            continue
+        combo = {
+            "bs": r.bs_bytes,
+            "one_way_ms": r.one_way_delay_ms,
+            "link_mbps": r.link_mbps,
+            "max_outstanding_r2t": r.r2t_window,
+            "iscsi_parameters": SETS[(r.immediate_data_bytes, r.max_recv_data_segment_bytes)],
+            "queue_depth": r.iodepth,
+        }
+        seen[(r.rw, *sorted(combo.items()))] = (combo, r.rw)
+    return [seen[k] for k in sorted(seen)]
+
+
+def freeze() -> None:
+    """Write the frozen forecasts and print their sha256 (for the README)."""
+    ds = open_dataset(TRAINING)
+    t0 = time.monotonic()
+    rows = [df.frozen_forecast(ds, combo, rw) for combo, rw in targets()]  # type: ignore[arg-type]
+    out = PREREGISTERED / "forecasts.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame(rows, columns=df.FROZEN_COLUMNS).to_csv(out, index=False, float_format="%.6f")
+    digest = hashlib.sha256(out.read_bytes()).hexdigest()
+    print(f"{len(rows)} targets in {time.monotonic() - t0:.1f} s -> {out.relative_to(ROOT)}\nsha256 {digest}")
+
+
+def _table(m: fm.Matrix) -> None:
+    """Each group's median error per method and the engine's paired differences."""
+    s = fm.summary(m)
+    print(s[SHOWN].to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    for _, r in s.iterrows():
+        for base in ("blog", "scaled"):
+            lo, hi = r[f"diff_vs_{base}_low"], r[f"diff_vs_{base}_high"]
+            verdict = "better" if r[f"better_than_{base}"] else "not better"
+            print(
+                f"  {r['group']}: engine - {base} {r[f'diff_vs_{base}']:+.2f} [{lo:+.2f}, {hi:+.2f}] {verdict}"
+            )
+
+
+def score(name: str) -> None:
+    """Score the frozen forecasts and the within-sweep matrix on the blind sweep."""
+    frozen_path = PREREGISTERED / "forecasts.csv"
+    print(f"frozen forecasts sha256 {hashlib.sha256(frozen_path.read_bytes()).hexdigest()}")
+    data = lab.load(ROOT / "data" / "raw" / name)
+    frozen = fm.score_frozen(pd.read_csv(frozen_path), data, name)
+    print(f"== (1) frozen forecasts from lab-iscsi-2026, {len(frozen.pairs) // 3} targets")
+    _table(frozen)
+    print(f"coverage of the engine's intervals: {fm.coverage(frozen):.1f} %")
+    within = fm.run(data, name)
+    print(f"== (2) forecast matrix inside {name}, {len(within.pairs) // 3} pairs")
+    _table(within)
+
+
+def main(argv: list[str]) -> None:
+    """freeze | score."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("step", choices=("freeze", "score"))
+    ap.add_argument("--sweep", default="lab-iscsi-2026-blind")
+    args = ap.parse_args(argv)
+    freeze() if args.step == "freeze" else score(args.sweep)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
