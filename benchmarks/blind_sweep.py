@@ -75,9 +75,8 @@ def _table(m: fm.Matrix) -> None:
         for base in ("blog", "scaled"):
             lo, hi = r[f"diff_vs_{base}_low"], r[f"diff_vs_{base}_high"]
             verdict = "better" if r[f"better_than_{base}"] else "not better"
-            print(
-                f"  {r['group']}: engine - {base} {r[f'diff_vs_{base}']:+.2f} [{lo:+.2f}, {hi:+.2f}] {verdict}"
-            )
+            diff = r[f"diff_vs_{base}"]
+            print(f"  {r['group']}: engine - {base} {diff:+.2f} [{lo:+.2f}, {hi:+.2f}] {verdict}")
 
 
 def score(name: str) -> None:
