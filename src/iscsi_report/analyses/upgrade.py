@@ -1,0 +1,347 @@
+"""Your system, your upgrade: a user's measured system carried by the forecasting engine to upgrades.
+
+Today's system is what a user's dataset measured: the network by ping (mean round trip at the
+ping interval closest to the protocol's spacing, halved) and forward TCP iperf3, the device by
+local fio (mean latency and throughput of sequential direct writes at queue depth 1, per block
+size), and the negotiated keys from the manifest (RFC 7143's defaults when it records none, said
+so). Each scenario changes one thing (a link rate, the network of another dataset, MaxOutstandingR2T,
+the device, the queue depth) and :func:`iscsi_report.core.forecast.forecast` gives its mean
+per-write latency, throughput, binding bound and interval.
+
+The device term is the measured local latency at the block size, interpolated linearly between
+measured sizes (never extrapolated: a block size outside the measured range is refused) and its
+throughput ceiling the measured local throughput there, so no forecast can exceed what the disk
+wrote on its own. With no iSCSI run today there is no host residual: the forecast is the protocol,
+wire and device alone, a lower bound on the latency, and the page says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from iscsi_report.analyses import network as network_analysis
+from iscsi_report.analyses import r2t, storage
+from iscsi_report.analyses.projections import MissingDataError
+from iscsi_report.core import forecast, model
+from iscsi_report.core.errors import ReportError
+from iscsi_report.core.forecast import Source, Value
+from iscsi_report.core.measurements import Measurements
+from iscsi_report.core.units import BITS_PER_MBIT, BYTES_PER_MIB, MS_PER_S
+
+GBE_1_BPS = 1e9  # 1 Gigabit Ethernet's wire rate
+GBE_10_BPS = 1e10  # 10 Gigabit Ethernet's wire rate
+SATA3_LINE_BPS = 6e9  # SATA revision 3.0 line rate
+SATA_8B10B = 0.8  # 8b/10b coding: 8 data bits per 10 line bits
+SATA3_BYTES_PER_S = SATA3_LINE_BPS * SATA_8B10B / 8  # 600 MB/s: the interface's payload ceiling
+WIDE_WINDOW = 16  # MaxOutstandingR2T a tuned initiator and target negotiate
+DEEP_QUEUE = 8  # operations in flight for the queue-depth scenario
+NOMINAL_LABELS = ("link_mbps", "link_limit_mbps")  # iperf3 labels naming the network's nominal rate
+
+
+@dataclass(frozen=True)
+class Device:
+    """A device as the engine takes it: time per request and throughput ceiling, by size, with a source."""
+
+    name: str
+    sizes_bytes: tuple[int, ...]
+    op_ms: tuple[float, ...]  # mean per-request latency at each size (ms)
+    bytes_per_s: tuple[float, ...]  # throughput at each size
+    source: Source
+
+    def ms_at(self, bs_bytes: int) -> float:
+        """The device time at ``bs_bytes``: measured, or linear between the measured sizes around it."""
+        return float(np.interp(bs_bytes, self.sizes_bytes, self.op_ms))
+
+    def rate_at(self, bs_bytes: int) -> float:
+        """The throughput ceiling at ``bs_bytes``: measured, or linear between measured sizes."""
+        return float(np.interp(bs_bytes, self.sizes_bytes, self.bytes_per_s))
+
+    def covers(self, bs_bytes: int) -> bool:
+        """Whether ``bs_bytes`` lies inside the measured sizes (no extrapolation)."""
+        return self.sizes_bytes[0] <= bs_bytes <= self.sizes_bytes[-1]
+
+
+def measured_devices(ds: Measurements) -> dict[str, Device]:
+    """Per device label: local fio's sequential direct writes at queue depth 1, averaged per size."""
+    runs = storage.fio_runs(ds)
+    runs = runs[storage.is_model_run(runs)] if len(runs) else runs
+    out: dict[str, Device] = {}
+    for name, g in runs.groupby("device", sort=True):
+        per = g.groupby("bs_bytes", sort=True).agg(op_ms=("op_ms", "mean"), mib_per_s=("mib_per_s", "mean"))
+        files = ", ".join(sorted(g["file"]))
+        out[str(name)] = Device(
+            name=str(name),
+            sizes_bytes=tuple(int(b) for b in per.index),
+            op_ms=tuple(float(v) for v in per["op_ms"]),
+            bytes_per_s=tuple(float(v) * BYTES_PER_MIB for v in per["mib_per_s"]),
+            source=Source("measured", f"local fio, sequential direct writes at queue depth 1: {files}"),
+        )
+    return out
+
+
+def sata_ssd(reference: Device) -> Device:
+    """A SATA SSD as its interface allows at best: transfer at 600 MB/s, no access time (a bound)."""
+    sizes = reference.sizes_bytes
+    return Device(
+        name="SATA SSD (interface limit)",
+        sizes_bytes=sizes,
+        op_ms=tuple(b / SATA3_BYTES_PER_S * MS_PER_S for b in sizes),
+        bytes_per_s=tuple(SATA3_BYTES_PER_S for _ in sizes),
+        source=Source(
+            "nominal",
+            "SATA 6 Gbit/s after 8b/10b coding (600 MB/s), no access time: the best any SATA SSD can do",
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class Network:
+    """A measured network: one-way ms (mean RTT / 2) with its se, TCP rate, nominal rate, files."""
+
+    name: str
+    one_way: Value
+    link: Value
+    nominal_bps: float
+    ping_interval_s: float
+
+
+def measured_networks(ds: Measurements, ping_interval_s: float) -> dict[str, Network]:
+    """Per network label with both ping (at the interval closest to ``ping_interval_s``) and iperf3."""
+    samples = network_analysis.rtt_samples(ds) if ds.select("ping") else pd.DataFrame()
+    iperf = r2t.iperf_rates(ds)
+    out: dict[str, Network] = {}
+    for name in sorted(set(samples.get("network", [])) & set(iperf.get("network", []))):
+        on_net = samples[samples["network"] == name]
+        interval = min(set(on_net["interval_s"]), key=lambda s: abs(math.log(s / ping_interval_s)))
+        rtt = on_net.loc[on_net["interval_s"] == interval, "rtt_ms"].to_numpy(float)
+        files = sorted(set(on_net.loc[on_net["interval_s"] == interval, "file"]))
+        runs = iperf[(iperf["network"] == name) & network_analysis.capacity_runs(iperf)]
+        if runs.empty or rtt.size < 2:
+            continue
+        bps = float(runs["received_mbit_per_s"].mean()) * BITS_PER_MBIT
+        one_way = Value(
+            float(rtt.mean()) / 2,
+            Source(
+                "measured", f"ping mean RTT / 2 at {interval * MS_PER_S:g} ms spacing: {', '.join(files)}"
+            ),
+            float(rtt.std(ddof=1)) / math.sqrt(rtt.size) / 2,
+        )
+        link = Value(bps, Source("measured", f"iperf3 forward TCP: {', '.join(sorted(runs['file']))}"))
+        out[str(name)] = Network(str(name), one_way, link, _nominal_bps(ds, str(name), bps), interval)
+    return out
+
+
+def _nominal_bps(ds: Measurements, name: str, measured_bps: float) -> float:
+    """The network's nominal rate from an iperf3 file's label, else what TCP measured."""
+    for f in ds.select("iperf3", network=name):
+        for label in NOMINAL_LABELS:
+            if label in f.labels:
+                return float(f.labels[label]) * BITS_PER_MBIT
+    return measured_bps
+
+
+def params_of(ds: Measurements) -> tuple[model.IscsiParams, str]:
+    """The negotiated keys of the dataset's only parameter set, or RFC 7143's defaults (said so)."""
+    sets = r2t.parameter_sets(ds.iscsi_parameters, ds.root / "manifest.yaml")
+    if sets.what_if or len(ds.iscsi_parameters) != 1:
+        return model.IscsiParams(), "RFC 7143 defaults (the dataset records no single negotiated set)"
+    name, keys = next(iter(ds.iscsi_parameters.items()))
+    params = model.IscsiParams(
+        first_burst_bytes=int(keys["FirstBurstLength"]),
+        max_burst_bytes=int(keys["MaxBurstLength"]),
+        immediate_data=str(keys["ImmediateData"]).lower() == "yes",
+        initial_r2t=str(keys["InitialR2T"]).lower() == "yes",
+        max_outstanding_r2t=int(keys.get("MaxOutstandingR2T", model.DEFAULT_MAX_OUTSTANDING_R2T)),
+        max_recv_data_segment_bytes=int(keys["MaxRecvDataSegmentLength"]),
+    )
+    return params, f"negotiated set {name} from the manifest"
+
+
+def today_of(
+    net: Network, device: Device, params: model.IscsiParams, bs_bytes: int, pacing: model.Pacing
+) -> forecast.Today:
+    """Today's system for the engine: the measured network and device, no iSCSI run (no residual)."""
+    if not device.covers(bs_bytes):
+        raise MissingDataError(
+            f"block size {bs_bytes} bytes is outside the sizes local fio measured on {device.name} "
+            f"({device.sizes_bytes[0]}-{device.sizes_bytes[-1]} bytes): the device term is not extrapolated"
+        )
+    configuration = forecast.Configuration(
+        direction="write",
+        bs_bytes=bs_bytes,
+        queue_depth=1,
+        params=params,
+        one_way_ms=net.one_way.value,
+        link_bps=net.nominal_bps,
+    )
+    return forecast.Today(
+        configuration=configuration,
+        one_way_ms=net.one_way,
+        link_bps=net.link,
+        pacing=pacing,
+        pacing_source=Source("default", f"{pacing} R2T pacing (no capture of today's target)"),
+        device_ms=device.ms_at,
+        device_source=device.source,
+        device_bytes_per_s=device.rate_at,
+        cpu_ms=Value(0.0, Source("default", "CPU per operation not charged: no iSCSI target was measured")),
+    )
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One upgrade: a name, what it changes (a sentence), and the change to today and the target."""
+
+    name: str
+    what: str
+    change_today: Callable[[forecast.Today], forecast.Today]
+    change_target: Callable[[forecast.Configuration], forecast.Configuration]
+
+
+def _same(x: Any) -> Any:
+    return x
+
+
+def default_scenarios(today: forecast.Today, others: Mapping[str, Device]) -> list[Scenario]:
+    """Today, 1 and 10 GbE wire rates, MaxOutstandingR2T 16, queue depth 8, and each other device."""
+    c = today.configuration
+    out = [
+        Scenario("today", "the system as measured", _same, _same),
+        Scenario(
+            "1 GbE wire rate",
+            "the link at 1 Gbit/s (TCP keeps today's share of the nominal rate)",
+            _same,
+            lambda t: replace(t, link_bps=GBE_1_BPS),
+        ),
+        Scenario(
+            "10 GbE wire rate",
+            "the link at 10 Gbit/s (TCP keeps today's share of the nominal rate)",
+            _same,
+            lambda t: replace(t, link_bps=GBE_10_BPS),
+        ),
+        Scenario(
+            f"MaxOutstandingR2T {WIDE_WINDOW}",
+            f"{WIDE_WINDOW} R2Ts outstanding at once ({today.pacing} pacing)",
+            _same,
+            lambda t: replace(
+                t,
+                params=replace(t.params, max_outstanding_r2t=WIDE_WINDOW),
+                target_r2t_window=WIDE_WINDOW,
+            ),
+        ),
+        Scenario(
+            f"queue depth {DEEP_QUEUE}",
+            f"{DEEP_QUEUE} writes in flight (throughput up to the first ceiling)",
+            _same,
+            lambda t: replace(t, queue_depth=DEEP_QUEUE),
+        ),
+    ]
+    for dev in others.values():
+        out.append(Scenario(dev.name, f"the device replaced: {dev.source.what}", _device(dev), _same))
+    del c
+    return out
+
+
+def _device(dev: Device) -> Callable[[forecast.Today], forecast.Today]:
+    """A change of today's device to ``dev`` (time and ceiling by size, with its source)."""
+    return lambda t: replace(t, device_ms=dev.ms_at, device_bytes_per_s=dev.rate_at, device_source=dev.source)
+
+
+def forecasts(today: forecast.Today, scenarios: list[Scenario]) -> pd.DataFrame:
+    """One row per scenario: latency with its interval, MiB/s, binding bound, change against today."""
+    rows = []
+    for s in scenarios:
+        t = s.change_today(today)
+        f = forecast.forecast(t, s.change_target(today.configuration))
+        rows.append(
+            {
+                "scenario": s.name,
+                "what": s.what,
+                "op_ms": f.op_ms,
+                "ci_low_ms": f.ci_low_ms,
+                "ci_high_ms": f.ci_high_ms,
+                "mib_per_s": f.mib_per_s,
+                "binding": f.binding,
+                "device_ms": f.terms_ms["device_ms"],
+                "device_ceiling_mib_per_s": f.ceilings_mib_per_s["device"],
+                "link_ceiling_mib_per_s": f.ceilings_mib_per_s["link"],
+            }
+        )
+    table = pd.DataFrame(rows)
+    base = float(table.loc[table["scenario"] == "today", "mib_per_s"].iloc[0])
+    table["gain_pct"] = 100 * (table["mib_per_s"] / base - 1)
+    return table
+
+
+def headline(table: pd.DataFrame) -> dict[str, Any]:
+    """Today's numbers and the scenario that buys the most throughput."""
+    today = table[table["scenario"] == "today"].iloc[0]
+    best = table.iloc[int(table["mib_per_s"].to_numpy().argmax())]
+    return {
+        "today_ms": float(today["op_ms"]),
+        "today_mib_per_s": float(today["mib_per_s"]),
+        "today_binding": str(today["binding"]),
+        "best": str(best["scenario"]),
+        "best_mib_per_s": float(best["mib_per_s"]),
+        "best_gain_pct": float(best["gain_pct"]),
+        "best_binding": str(best["binding"]),
+    }
+
+
+def choose(options: Mapping[str, Any], given: str, what: str, dataset: str) -> str:
+    """The named option, or the only one; a clear error listing the choices otherwise."""
+    if given:
+        if given not in options:
+            raise ReportError(f"dataset {dataset}: no {what} {given!r} (has: {', '.join(options) or 'none'})")
+        return given
+    if not options:
+        raise MissingDataError(f"dataset {dataset}: no {what} with the measurements a forecast needs")
+    return next(iter(options))
+
+
+def inputs_table(today: forecast.Today) -> pd.DataFrame:
+    """Today's numeric inputs with their standard errors, kinds and sources (for the page)."""
+    rows = [
+        {
+            "input": name,
+            "value": v.value,
+            "standard error": v.se,
+            "kind": v.source.kind,
+            "source": v.source.what,
+        }
+        for name, v in today.inputs().items()
+    ]
+    rows.append(
+        {
+            "input": "device",
+            "value": math.nan,
+            "standard error": math.nan,
+            "kind": today.device_source.kind,
+            "source": today.device_source.what,
+        }
+    )
+    return pd.DataFrame(rows)
+
+
+def scenario_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The scenario forecasts with human headers, in the order the chart shows them."""
+    return table.rename(
+        columns={
+            "scenario": "scenario",
+            "what": "what changes",
+            "op_ms": "time per write (ms)",
+            "ci_low_ms": "95 % low (ms)",
+            "ci_high_ms": "95 % high (ms)",
+            "mib_per_s": "MiB/s",
+            "gain_pct": "change (%)",
+            "binding": "binding bound",
+            "device_ms": "device time (ms)",
+            "device_ceiling_mib_per_s": "device ceiling (MiB/s)",
+            "link_ceiling_mib_per_s": "link ceiling (MiB/s)",
+        }
+    )

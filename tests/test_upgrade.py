@@ -1,0 +1,86 @@
+"""The upgrade chapter's forecasts: today's measured system, one change at a time, never past a ceiling."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from iscsi_report.analyses import upgrade
+from iscsi_report.analyses.projections import MissingDataError
+from iscsi_report.core import model
+from iscsi_report.core.forecast import Source, Value
+from iscsi_report.core.measurements import open_dataset
+
+RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
+MIB = 2**20
+
+
+def _net(one_way_ms: float = 0.1, mbps: float = 940.0, nominal_mbps: float = 1000.0) -> upgrade.Network:
+    m = Source("measured", "test")
+    return upgrade.Network(
+        "lan", Value(one_way_ms, m, 0.001), Value(mbps * 1e6, m), nominal_mbps * 1e6, 0.002
+    )
+
+
+def _disk(mib_per_s: float = 363.4) -> upgrade.Device:
+    """A disk measured at 256 KiB to 2 MiB whose local throughput is ``mib_per_s`` at every size."""
+    sizes = (256 * 1024, MIB, 2 * MIB)
+    rate = mib_per_s * MIB
+    return upgrade.Device(
+        "disk", sizes, tuple(b / rate * 1e3 for b in sizes), (rate,) * 3, Source("measured", "fio")
+    )
+
+
+def _table(dev: upgrade.Device, bs: int = MIB) -> tuple[upgrade.forecast.Today, object]:
+    today = upgrade.today_of(_net(), dev, model.IscsiParams(), bs, "sliding")
+    return today, upgrade.forecasts(today, upgrade.default_scenarios(today, {}))
+
+
+def test_no_scenario_forecasts_more_than_the_disk_wrote_on_its_own() -> None:
+    """The fault a user hit: 579.7 MiB/s forecast at 1 MiB where local fio measured 363.4 MiB/s."""
+    _, table = _table(_disk(363.4))
+    assert (table["mib_per_s"] <= 363.4 + 1e-6).all()
+    ten = table.set_index("scenario").loc["10 GbE wire rate"]
+    assert ten["binding"] in ("device", "latency") and ten["mib_per_s"] < 363.4
+    deep = table.set_index("scenario").loc[f"queue depth {upgrade.DEEP_QUEUE}"]
+    assert deep["binding"] == "link"  # 940 Mbit/s is below the disk's 363.4 MiB/s
+    fast_link = replace(_net(), link=Value(10e9, Source("measured", "t")), nominal_bps=10e9)
+    t = upgrade.today_of(fast_link, _disk(363.4), model.IscsiParams(), MIB, "sliding")
+    deep_fast = upgrade.forecasts(t, upgrade.default_scenarios(t, {})).set_index("scenario")
+    assert deep_fast.loc[f"queue depth {upgrade.DEEP_QUEUE}", "binding"] == "device"
+    assert deep_fast.loc[f"queue depth {upgrade.DEEP_QUEUE}", "mib_per_s"] == pytest.approx(363.4)
+
+
+def test_a_block_size_outside_the_measured_sizes_is_refused_not_extrapolated() -> None:
+    with pytest.raises(MissingDataError, match="not extrapolated"):
+        upgrade.today_of(_net(), _disk(), model.IscsiParams(), 4 * MIB, "sliding")
+    assert _disk().ms_at(int(1.5 * MIB)) == pytest.approx((_disk().ms_at(MIB) + _disk().ms_at(2 * MIB)) / 2)
+
+
+def test_a_faster_link_and_a_wider_window_never_slow_a_write() -> None:
+    _, table = _table(_disk(2000.0))
+    by = table.set_index("scenario")["op_ms"]
+    assert by["1 GbE wire rate"] == pytest.approx(by["today"])  # today's nominal rate is 1 Gbit/s
+    assert by["10 GbE wire rate"] < 0.5 * by["today"]
+    assert by[f"MaxOutstandingR2T {upgrade.WIDE_WINDOW}"] <= by["today"] + 1e-9
+
+
+def test_the_sata_ssd_is_its_interface_limit() -> None:
+    ssd = upgrade.sata_ssd(_disk())
+    assert ssd.rate_at(MIB) == pytest.approx(600e6)
+    assert ssd.ms_at(MIB) == pytest.approx(MIB / 600e6 * 1e3)
+    assert ssd.source.kind == "nominal"
+
+
+@pytest.mark.skipif(not (RAW / "lab-veth-2026").is_dir(), reason="bundled dataset absent")
+def test_the_bundled_machine_is_read_from_its_files() -> None:
+    ds = open_dataset(RAW / "lab-veth-2026")
+    nets = upgrade.measured_networks(ds, 0.002)
+    devs = upgrade.measured_devices(ds)
+    assert list(nets) == ["veth"] and nets["veth"].ping_interval_s == 0.002
+    assert nets["veth"].nominal_bps == 800e6  # the iperf3 file's link_limit_mbps label
+    assert set(devs) == {"virtio-ssd"} and len(devs["virtio-ssd"].sizes_bytes) == 6
+    params, why = upgrade.params_of(ds)
+    assert params == model.IscsiParams() and "RFC 7143" in why
