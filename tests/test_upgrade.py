@@ -10,6 +10,7 @@ import pytest
 from iscsi_report.analyses import upgrade
 from iscsi_report.analyses.projections import MissingDataError
 from iscsi_report.core import model
+from iscsi_report.core.errors import ReportError
 from iscsi_report.core.forecast import Source, Value
 from iscsi_report.core.measurements import open_dataset
 
@@ -84,3 +85,32 @@ def test_the_bundled_machine_is_read_from_its_files() -> None:
     assert set(devs) == {"virtio-ssd"} and len(devs["virtio-ssd"].sizes_bytes) == 6
     params, why = upgrade.params_of(ds)
     assert params == model.IscsiParams() and "RFC 7143" in why
+
+
+def test_declared_scenarios_change_what_they_say_and_bad_keys_are_named(tmp_path: Path) -> None:
+    today, _ = _table(_disk(363.4))
+    items = [
+        {"name": "WAN", "one_way_ms": 5.0},
+        {"name": "NVMe", "device_mib_s": 2000.0, "device_access_ms": 0.02},
+        {"name": "wide and deep", "max_outstanding_r2t": 16, "queue_depth": 4},
+    ]
+    scenarios = upgrade.declared(items, tmp_path, today, "params/x.yaml: scenarios")
+    table = upgrade.forecasts(today, [upgrade.default_scenarios(today, {})[0], *scenarios]).set_index(
+        "scenario"
+    )
+    assert table.loc["WAN", "op_ms"] > table.loc["today", "op_ms"] + 2 * 4.9  # four one-way trips at least
+    assert table.loc["NVMe", "device_ms"] == pytest.approx(0.02 + MIB / (2000 * MIB) * 1e3)
+    assert "declared" in table.loc["NVMe", "what"]
+    assert table.loc["wide and deep", "mib_per_s"] > table.loc["today", "mib_per_s"]
+    for bad, key in (
+        ({"name": "x", "link_mbps": -1}, "link_mbps"),
+        ({"name": "x", "one_way_ms": float("nan")}, "one_way_ms"),
+        ({"name": "x", "queue_depth": 10**30}, "queue_depth"),
+        ({"name": "x", "colour": "red"}, "colour"),
+    ):
+        with pytest.raises(ReportError, match=rf"scenarios\[0\]\.{key}"):
+            upgrade.declared([bad], tmp_path, today, "params/x.yaml: scenarios")
+    with pytest.raises(ReportError, match="changes nothing"):
+        upgrade.declared([{"name": "idle"}], tmp_path, today, "w")
+    with pytest.raises(ReportError, match="no dataset 'elsewhere'"):
+        upgrade.declared([{"name": "x", "network_dataset": "elsewhere"}], tmp_path, today, "w")

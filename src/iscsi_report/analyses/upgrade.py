@@ -20,10 +20,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from iscsi_report.analyses import network as network_analysis
 from iscsi_report.analyses import r2t, storage
@@ -42,6 +44,13 @@ SATA3_BYTES_PER_S = SATA3_LINE_BPS * SATA_8B10B / 8  # 600 MB/s: the interface's
 WIDE_WINDOW = 16  # MaxOutstandingR2T a tuned initiator and target negotiate
 DEEP_QUEUE = 8  # operations in flight for the queue-depth scenario
 NOMINAL_LABELS = ("link_mbps", "link_limit_mbps")  # iperf3 labels naming the network's nominal rate
+DEFAULT_PING_INTERVAL_S = r2t.DEFAULT_PING_INTERVAL_S
+# Bounds of a declared scenario: beyond them a value is a typo, not a network or a disk.
+MAX_ONE_WAY_MS = 10_000.0  # 10 s one way: a satellite hop is 300 ms
+MAX_LINK_MBPS = 10_000_000.0  # 10 Tbit/s
+MAX_DEVICE_MIB_S = 1_000_000.0  # about 1 TB/s
+MAX_OUTSTANDING_R2T = 65_535  # RFC 7143: 1 to 65535
+MAX_QUEUE_DEPTH = 65_536
 
 
 @dataclass(frozen=True)
@@ -273,7 +282,7 @@ def forecasts(today: forecast.Today, scenarios: list[Scenario]) -> pd.DataFrame:
             }
         )
     table = pd.DataFrame(rows)
-    base = float(table.loc[table["scenario"] == "today", "mib_per_s"].iloc[0])
+    base = forecast.forecast(today, today.configuration).mib_per_s
     table["gain_pct"] = 100 * (table["mib_per_s"] / base - 1)
     return table
 
@@ -345,3 +354,148 @@ def scenario_table(table: pd.DataFrame) -> pd.DataFrame:
             "link_ceiling_mib_per_s": "link ceiling (MiB/s)",
         }
     )
+
+
+# ---- scenarios declared in a params file ------------------------------------------------------
+
+
+class Declared(BaseModel):
+    """One scenario as a params file declares it (``scenarios:`` of the upgrade notebook).
+
+    Each key changes one thing; absent keys keep today's value. A network comes from nominal values
+    (``one_way_ms``, ``link_mbps``) or another dataset's measurements (``network_dataset`` and
+    optionally ``network``); a device from another dataset's local fio (``device_dataset``, optionally
+    ``device``) or a spec sheet (``device_mib_s`` with ``device_access_ms``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: StrictStr = Field(min_length=1, max_length=80)
+    one_way_ms: float | None = Field(default=None, ge=0, le=MAX_ONE_WAY_MS, allow_inf_nan=False)
+    link_mbps: float | None = Field(default=None, gt=0, le=MAX_LINK_MBPS, allow_inf_nan=False)
+    network_dataset: StrictStr | None = None
+    network: StrictStr | None = None
+    device_dataset: StrictStr | None = None
+    device: StrictStr | None = None
+    device_mib_s: float | None = Field(default=None, gt=0, le=MAX_DEVICE_MIB_S, allow_inf_nan=False)
+    device_access_ms: float = Field(default=0.0, ge=0, le=MAX_ONE_WAY_MS, allow_inf_nan=False)
+    max_outstanding_r2t: StrictInt | None = Field(default=None, ge=1, le=MAX_OUTSTANDING_R2T)
+    queue_depth: StrictInt | None = Field(default=None, ge=1, le=MAX_QUEUE_DEPTH)
+
+
+def declared(items: list[Any], raw_root: Path, today: forecast.Today, where: str) -> list[Scenario]:
+    """The scenarios of a params file, each validated (errors name ``where`` and the item's key)."""
+    out = []
+    for i, item in enumerate(items):
+        try:
+            spec = Declared.model_validate(item)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            key = ".".join(str(p) for p in first["loc"]) or "(the item)"
+            raise ReportError(f"{where}[{i}].{key}: {first['msg']} (got {first.get('input')!r})") from None
+        out.append(_scenario(spec, raw_root, today, f"{where}[{i}]"))
+    return out
+
+
+def _scenario(spec: Declared, raw_root: Path, today: forecast.Today, where: str) -> Scenario:
+    """One validated declaration as a scenario (what changes, said in words with its sources)."""
+    words: list[str] = []
+    target = _target_change(spec, raw_root, today, where, words)
+    device = _device_change(spec, raw_root, today, where, words)
+    if not words:
+        raise ReportError(f"{where}: scenario {spec.name!r} changes nothing")
+    return Scenario(spec.name, "; ".join(words), device, target)
+
+
+def _target_change(
+    spec: Declared, raw_root: Path, today: forecast.Today, where: str, words: list[str]
+) -> Callable[[forecast.Configuration], forecast.Configuration]:
+    """The change to the configuration: network, window, queue depth."""
+    changes: dict[str, Any] = {}
+    if spec.network_dataset is not None:
+        other = _open(raw_root, spec.network_dataset, where)
+        nets = measured_networks(other, today_interval(today))
+        net = nets[choose(nets, spec.network or "", "network", other.name)]
+        efficiency = today.link_bps.value / today.configuration.link_bps
+        extra = today.one_way_ms.value - today.configuration.one_way_ms
+        changes |= {"one_way_ms": net.one_way.value - extra, "link_bps": net.link.value / efficiency}
+        words.append(
+            f"the network of {other.name} ({net.name}: {net.one_way.source.what}; {net.link.source.what})"
+        )
+    if spec.one_way_ms is not None:
+        changes["one_way_ms"] = spec.one_way_ms
+        words.append(f"one-way delay {spec.one_way_ms:g} ms")
+    if spec.link_mbps is not None:
+        changes["link_bps"] = spec.link_mbps * BITS_PER_MBIT
+        words.append(f"link {spec.link_mbps:g} Mbit/s nominal")
+    if spec.queue_depth is not None:
+        changes["queue_depth"] = spec.queue_depth
+        words.append(f"queue depth {spec.queue_depth}")
+    window = spec.max_outstanding_r2t
+
+    def change(c: forecast.Configuration) -> forecast.Configuration:
+        c = replace(c, **changes)
+        if window is not None:
+            c = replace(c, params=replace(c.params, max_outstanding_r2t=window), target_r2t_window=window)
+        return c
+
+    if window is not None:
+        words.append(f"MaxOutstandingR2T {window}")
+    return change
+
+
+def _device_change(
+    spec: Declared, raw_root: Path, today: forecast.Today, where: str, words: list[str]
+) -> Callable[[forecast.Today], forecast.Today]:
+    """The change to today's device: another dataset's measured one, or a spec sheet's."""
+    if spec.device_dataset is not None and spec.device_mib_s is not None:
+        raise ReportError(f"{where}: give device_dataset or device_mib_s, not both")
+    if spec.device_dataset is not None:
+        other = _open(raw_root, spec.device_dataset, where)
+        devs = measured_devices(other)
+        dev = devs[choose(devs, spec.device or "", "device", other.name)]
+        words.append(f"the device {dev.name} of {_named(other)} ({dev.source.what})")
+        return _device(dev)
+    if spec.device_mib_s is not None:
+        rate = spec.device_mib_s * BYTES_PER_MIB
+        access = spec.device_access_ms
+        source = Source(
+            "nominal", f"declared: {spec.device_mib_s:g} MiB/s, {access:g} ms access time per request"
+        )
+        words.append(f"a device of {spec.device_mib_s:g} MiB/s and {access:g} ms per request (declared)")
+        return lambda t: replace(
+            t,
+            device_ms=lambda b: access + b / rate * MS_PER_S,
+            device_bytes_per_s=lambda b: b / (access / MS_PER_S + b / rate),
+            device_source=source,
+        )
+    return _same
+
+
+def today_interval(today: forecast.Today) -> float:
+    """The ping spacing today's one-way time was read at (from its source), for another dataset."""
+    return DEFAULT_PING_INTERVAL_S if today.one_way_ms.source.kind != "measured" else _interval_of(today)
+
+
+def _interval_of(today: forecast.Today) -> float:
+    """The spacing in seconds named in today's ping source ('at 2 ms spacing')."""
+    words = today.one_way_ms.source.what.split(" ms spacing")[0].rsplit(" ", 1)[-1]
+    try:
+        return float(words) / MS_PER_S
+    except ValueError:
+        return DEFAULT_PING_INTERVAL_S
+
+
+def _named(ds: Measurements) -> str:
+    """A dataset's name, with "reconstructed" when its files are not measurements."""
+    return f"{ds.name} (reconstructed, not measured)" if ds.dataset.reconstructed else ds.name
+
+
+def _open(raw_root: Path, name: str, where: str) -> Measurements:
+    """Another dataset of the project, by name; a clear error when it is not there."""
+    from iscsi_report.core.measurements import open_dataset
+
+    folder = raw_root / name
+    if "/" in name or name.startswith(".") or not (folder / "manifest.yaml").is_file():
+        raise ReportError(f"{where}: no dataset {name!r} under {raw_root}")
+    return open_dataset(folder)
