@@ -21,6 +21,7 @@ import errno
 import fcntl
 import json
 import os
+import random
 import select
 import signal
 import struct
@@ -37,9 +38,82 @@ READ_BYTES = 65536 + 64
 SPIN_NS = 40_000  # below this, poll instead of sleeping (timer wake-ups are coarser)
 
 
+JITTER_SHAPES = ("fixed", "gamma", "lognormal", "mixture", "trace")
+
+
+@dataclass
+class Jitter:
+    """Per-packet extra one-way delay (ms) on top of the fixed delay, drawn from a distribution.
+
+    ``shape`` is one of :data:`JITTER_SHAPES`: ``fixed`` (no extra), ``gamma`` (``k``, ``theta_ms``),
+    ``lognormal`` (``mu``, ``sigma`` of the log of the extra in ms), ``mixture`` (``weights`` and,
+    per component, ``extra_ms`` plus an optional lognormal spread ``sigma``), or ``trace`` (the
+    extras of a measured trace replayed in order, cycling). With ``correlation`` r a packet keeps
+    the previous packet's extra with probability r, so a spike hits consecutive packets.
+    """
+
+    shape: str = "fixed"
+    k: float = 1.0
+    theta_ms: float = 0.0
+    mu: float = 0.0
+    sigma: float = 0.0
+    weights: tuple[float, ...] = ()
+    extra_ms: tuple[float, ...] = ()
+    sigmas: tuple[float, ...] = ()
+    trace_ms: tuple[float, ...] = ()
+    correlation: float = 0.0
+    seed: int = 0
+    _rng: random.Random = field(default_factory=random.Random, repr=False)
+    _last_ms: float = 0.0
+    _at: int = 0
+
+    def __post_init__(self) -> None:
+        if self.shape not in JITTER_SHAPES:
+            raise ValueError(f"jitter shape {self.shape!r}: expected one of {JITTER_SHAPES}")
+        if not 0.0 <= self.correlation < 1.0:
+            raise ValueError(f"jitter correlation {self.correlation!r}: expected 0 <= r < 1")
+        self._rng.seed(self.seed)
+
+    def draw_ms(self) -> float:
+        """The next packet's extra delay in ms (>= 0)."""
+        if self.shape == "fixed":
+            return 0.0
+        if self.correlation and self._at and self._rng.random() < self.correlation:
+            return self._last_ms
+        self._last_ms = max(self._fresh_ms(), 0.0)
+        self._at += 1
+        return self._last_ms
+
+    def _fresh_ms(self) -> float:
+        """An independent draw of the extra delay."""
+        rng = self._rng
+        if self.shape == "gamma":
+            return rng.gammavariate(self.k, self.theta_ms) if self.theta_ms > 0 else 0.0
+        if self.shape == "lognormal":
+            return rng.lognormvariate(self.mu, self.sigma)
+        if self.shape == "mixture":
+            i = rng.choices(range(len(self.weights)), weights=self.weights)[0]
+            spread = self.sigmas[i] if i < len(self.sigmas) else 0.0
+            return self.extra_ms[i] * (rng.lognormvariate(-(spread**2) / 2, spread) if spread else 1.0)
+        value = self.trace_ms[self._at % len(self.trace_ms)]  # trace
+        return value
+
+    @classmethod
+    def from_doc(cls, doc: dict | None) -> Jitter:
+        """A jitter from the params JSON's ``jitter`` object (absent: fixed)."""
+        if not doc:
+            return cls()
+        keys = {k: tuple(v) if isinstance(v, list) else v for k, v in doc.items()}
+        return cls(**keys)
+
+
 @dataclass
 class Serialiser:
-    """One direction of the link: FIFO serialisation at a rate, then a fixed propagation delay."""
+    """One direction of the link: FIFO serialisation at a rate, then the one-way delay.
+
+    The delay is fixed plus an optional per-packet extra (:class:`Jitter`); delivery stays first in,
+    first out: a packet never leaves before the one ahead of it (no reordering).
+    """
 
     link_mbps: float
     one_way_delay_ms: float
@@ -49,6 +123,8 @@ class Serialiser:
     forwarded: int = 0
     queued_bytes: int = 0
     queue: collections.deque = field(default_factory=collections.deque)
+    jitter: Jitter = field(default_factory=Jitter)
+    last_due_ns: int = 0
 
     def tx_ns(self, size_bytes: int) -> int:
         """Serialisation time of ``size_bytes`` at the link rate (0 when unlimited)."""
@@ -63,7 +139,9 @@ class Serialiser:
             return None
         start_ns = max(arrival_ns, self.free_at_ns)
         self.free_at_ns = start_ns + self.tx_ns(size_bytes)
-        return self.free_at_ns + int(self.one_way_delay_ms * 1_000_000)
+        delay_ms = self.one_way_delay_ms + self.jitter.draw_ms()
+        self.last_due_ns = max(self.free_at_ns + int(delay_ms * 1_000_000), self.last_due_ns)
+        return self.last_due_ns
 
     def push(self, arrival_ns: int, packet: bytes) -> None:
         """Queue a packet for delivery (or drop it)."""
@@ -110,7 +188,7 @@ def enter_netns(name: str) -> None:
         os.close(nsfd)
 
 
-def _read_params(path: str | None, args: argparse.Namespace) -> tuple[float, float, int]:
+def _read_params(path: str | None, args: argparse.Namespace) -> tuple[float, float, int, dict | None]:
     if path and os.path.exists(path):
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
@@ -118,15 +196,24 @@ def _read_params(path: str | None, args: argparse.Namespace) -> tuple[float, flo
             float(doc.get("one_way_delay_ms", args.one_way_delay_ms)),
             float(doc.get("link_mbps", args.link_mbps)),
             int(doc.get("queue_bytes", args.queue_bytes)),
+            doc.get("jitter"),
         )
-    return args.one_way_delay_ms, args.link_mbps, args.queue_bytes
+    return args.one_way_delay_ms, args.link_mbps, args.queue_bytes, None
+
+
+def _jitters(doc: dict | None) -> tuple[Jitter, Jitter]:
+    """One jitter per direction, with their own seeds (the two directions draw independently)."""
+    a = Jitter.from_doc(doc)
+    b = Jitter.from_doc({**(doc or {}), "seed": int((doc or {}).get("seed", 0)) + 1}) if doc else Jitter()
+    return a, b
 
 
 def serve(fd_a: int, fd_b: int, args: argparse.Namespace) -> dict[str, int]:
     """Forward until SIGTERM/SIGINT; return packet counters."""
-    delay, rate, qbytes = _read_params(args.params, args)
-    a_to_b = Serialiser(rate, delay, qbytes)
-    b_to_a = Serialiser(rate, delay, qbytes)
+    delay, rate, qbytes, jitter = _read_params(args.params, args)
+    ja, jb = _jitters(jitter)
+    a_to_b = Serialiser(rate, delay, qbytes, jitter=ja)
+    b_to_a = Serialiser(rate, delay, qbytes, jitter=jb)
     state = {"stop": False, "reload": False}
 
     def _stop(*_: object) -> None:
@@ -149,10 +236,14 @@ def serve(fd_a: int, fd_b: int, args: argparse.Namespace) -> dict[str, int]:
     while not state["stop"]:
         if state["reload"]:
             state["reload"] = False
-            delay, rate, qbytes = _read_params(args.params, args)
-            for s in (a_to_b, b_to_a):
-                s.one_way_delay_ms, s.link_mbps, s.queue_bytes = delay, rate, qbytes
-            print(f"delayline: one_way_delay_ms={delay} link_mbps={rate} queue_bytes={qbytes}", flush=True)
+            delay, rate, qbytes, jitter = _read_params(args.params, args)
+            for s, j in zip((a_to_b, b_to_a), _jitters(jitter), strict=True):
+                s.one_way_delay_ms, s.link_mbps, s.queue_bytes, s.jitter = delay, rate, qbytes, j
+            shape = (jitter or {}).get("shape", "fixed")
+            print(
+                f"delayline: one_way_delay_ms={delay} link_mbps={rate} queue_bytes={qbytes} jitter={shape}",
+                flush=True,
+            )
         now = clock()
         for _, s, out_fd in pairs:
             for packet in s.pop_due(now):
