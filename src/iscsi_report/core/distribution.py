@@ -56,7 +56,8 @@ def block_sums(rtt_ms: np.ndarray, n: int, draws: int, rng: np.random.Generator)
         raise ValueError("no ping sample: a latency distribution needs the network's round trips")
     starts = rng.integers(0, rtt.size, size=draws)
     idx = (starts[:, None] + np.arange(n)[None, :]) % rtt.size
-    return rtt[idx].sum(axis=1)
+    sums: np.ndarray = rtt[idx].sum(axis=1)
+    return sums
 
 
 def forecast(
