@@ -182,3 +182,18 @@ def test_serial_sliding_and_lockstep_are_told_apart() -> None:
     few = _detect([1, 2, 2, 2], writes=pacing.MIN_WRITES - 1)
     assert few.pacing is None and "not detected" in few.reason()
     assert _detect([1, 2], window=2).writes == 0, "no more R2Ts than the window: nothing to read"
+
+
+def test_percentiles_come_with_the_forecast(capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _doc(capsys, "--dataset", SWEEP, "--bs", "1m", "--one-way-ms", "2")
+    assert doc["p50_ms"] < doc["p99_ms"] <= doc["p99_9_ms"]
+    assert doc["p99_ci_ms"][0] <= doc["p99_ms"] <= doc["p99_ci_ms"][1]
+    assert abs(doc["p50_ms"] - doc["op_ms"]) < 0.05 * doc["op_ms"]
+    ping = RAW / SWEEP / "ping" / "d2ms-l1000.txt"
+    manual = ["--bs", "1m", "--one-way-ms", "2", "--link-mbps", "1000", "--device-mib-s", "5000"]
+    plain = _doc(capsys, *manual)
+    spread = _doc(capsys, *manual, "--ping", str(ping))
+    assert "p99_ms" not in plain and spread["p50_ms"] < spread["p99_ms"]
+    assert spread["op_ms"] == plain["op_ms"], "the ping log changes the spread, never the mean"
+    deep = _doc(capsys, *manual, "--ping", str(ping), "--queue-depth", "4")
+    assert deep["p99_ms"] is None and "queue depth 1" in deep["percentiles_note"]

@@ -29,7 +29,7 @@ import pandas as pd
 
 from iscsi_report.analyses import forecast_matrix, lab, pacing
 from iscsi_report.core import dataset as datasets
-from iscsi_report.core import forecast, model
+from iscsi_report.core import distribution, forecast, model
 from iscsi_report.core.dataset import RawFile
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.forecast import Source, Value
@@ -366,6 +366,7 @@ class EngineInputs:
     evidence: pacing.PacingEvidence
     pacing_note: str
     left_out: tuple[str, ...]
+    ping_file: str  # today's ping log: the round trips of the latency distribution
 
 
 def prepare(
@@ -390,7 +391,9 @@ def prepare(
         cpu_cores=int(combo.get("cpu_cores", t.cpu_cores)),
         pdu_header_bytes=int(combo.get("pdu_header_bytes", t.pdu_header_bytes)),
     )
-    return EngineInputs(t, group, because, target, evidence, note, tuple(left_out))
+    return EngineInputs(
+        t, group, because, target, evidence, note, tuple(left_out), str(rows["ping_file"].iloc[0])
+    )
 
 
 def _pacing_choice(evidence: pacing.PacingEvidence, given: model.Pacing | None) -> tuple[model.Pacing, str]:
@@ -403,11 +406,40 @@ def _pacing_choice(evidence: pacing.PacingEvidence, given: model.Pacing | None) 
     return default, f"default {default} (the pacing was {evidence.reason()}; give --r2t-pacing)"
 
 
+def percentiles(
+    f: forecast.Forecast, today: forecast.Today, rtt_ms: np.ndarray, source: str
+) -> dict[str, Any]:
+    """p50, p90, p99 and p99.9 of the forecast's per-operation latency from today's ping sample.
+
+    The mean comes from the engine; today's ping sample gives only the spread of the round trips,
+    carried to the target unchanged. At a queue depth above 1 the distribution is not forecast.
+    """
+    if f.target.queue_depth != 1:
+        return {"p50_ms": None, "p99_ms": None, "percentiles_note": "forecast at queue depth 1 only"}
+    net = forecast.network_for(today, f.target)
+    b = forecast.breakdown(today, f.target, net)
+    d = distribution.forecast(f.unloaded_ms, b.one_way_trips, np.asarray(rtt_ms, float))
+    out: dict[str, Any] = {f"p{_pct(p)}_ms": v for p, v in d.quantiles.items()}
+    out |= {f"p{_pct(p)}_ci_ms": [d.low[p], d.high[p]] for p in d.quantiles}
+    out["percentiles_note"] = (
+        f"{d.round_trips} round trips per operation drawn as consecutive samples of {source} (its "
+        "spread about its mean; the mean is the engine's); intervals from a block bootstrap of it"
+    )
+    return out
+
+
+def _pct(p: float) -> str:
+    """0.5 -> '50', 0.999 -> '99_9' (as JSON keys name percentiles)."""
+    return f"{p * 100:g}".replace(".", "_")
+
+
 def document(ds: Measurements, e: EngineInputs) -> dict[str, Any]:
     """One engine forecast as a JSON-ready document: the answer, its terms, bounds and every input."""
     f = forecast.forecast(e.today, e.target)
     c = e.target
-    return {
+    ping = next(p for p in ds.select("ping") if p.rel == e.ping_file)
+    spread = percentiles(f, e.today, ds.ping(ping).rtt_ms, e.ping_file)
+    return spread | {
         "dataset": ds.name,
         "method": "forecast engine (iscsi_report.core.forecast)",
         "direction": c.direction,

@@ -56,6 +56,7 @@ class ProjectionRequest:
     queue_depth: tuple[int, ...] | None = None
     rw: model.Direction = "write"
     r2t_pacing: model.Pacing | None = None  # None: detected from a dataset's captures, else the default
+    ping_file: Path | None = None  # --ping: a ping log whose spread gives the latency percentiles
     today: str = ""  # --today: the settings group of a dataset of iSCSI runs that is today's system
     dataset: str | None = None
     raw_dir: Path = Path("data", "raw")
@@ -270,6 +271,7 @@ def projection(c: Configuration) -> dict[str, Any]:
         "iops": t.iops,
         "mib_per_s": t.mib_per_s,
         "loaded_latency_ms": t.loaded_latency_ms,
+        "one_way_trips": b.one_way_trips,
     }
 
 
@@ -408,7 +410,27 @@ def single(request: ProjectionRequest, ctx: Context, combo: dict[str, Any]) -> d
     """One configuration: the projection, the dataset and every input with its source."""
     inputs = resolve(ctx, combo)
     result = projection(Configuration.of(inputs, request))
+    result |= ping_percentiles(request.ping_file, result)
     return {"dataset": ctx.dataset, "inputs": {n: _input_entry(inputs, n) for n in inputs.values}, **result}
+
+
+def ping_percentiles(path: Path | None, result: dict[str, Any]) -> dict[str, Any]:
+    """p50/p90/p99/p99.9 of one operation at queue depth 1 from a ping log's spread (--ping), else {}."""
+    if path is None:
+        return {}
+    from iscsi_report.core import distribution
+    from iscsi_report.core.ingest import ping
+
+    if result["queue_depth"] != 1:
+        return {"p50_ms": None, "p99_ms": None, "percentiles_note": "forecast at queue depth 1 only"}
+    rtt = ping.parse(path).rtt_ms
+    d = distribution.forecast(result["op_ms"], result["one_way_trips"], rtt)
+    out: dict[str, Any] = {f"p{f'{p * 100:g}'.replace('.', '_')}_ms": v for p, v in d.quantiles.items()}
+    out["percentiles_note"] = (
+        f"{d.round_trips} round trips per operation drawn as consecutive samples of {path} "
+        "(its spread about its mean; the mean is the model's)"
+    )
+    return out
 
 
 def _row(swept: list[str], inputs: Inputs, result: dict[str, Any]) -> dict[str, Any]:
@@ -490,7 +512,17 @@ def _engine_dataset(request: ProjectionRequest) -> Any:
     return ds if dataset_forecast.has_iscsi_runs(ds) else None
 
 
-ENGINE_ROW = ("op_ms", "ci_low_ms", "ci_high_ms", "iops", "mib_per_s", "binding", "r2t_pacing")
+ENGINE_ROW = (
+    "op_ms",
+    "ci_low_ms",
+    "ci_high_ms",
+    "p50_ms",
+    "p99_ms",
+    "iops",
+    "mib_per_s",
+    "binding",
+    "r2t_pacing",
+)
 
 
 def engine_answer(request: ProjectionRequest) -> dict[str, Any]:
