@@ -314,3 +314,18 @@ def test_visit_order_rotates_delays_per_replicate() -> None:
     assert len({tuple(o) for o in orders}) == 3
     assert [o[0] for o in orders] != [orders[0][0]] * 3
     assert sweep.visit_order([], 1) == []
+
+
+def test_the_jitter_sweep_has_long_runs_with_bins_under_four_shapes() -> None:
+    from iscsi_report.lab import jitter_sweep
+
+    runs = jitter_sweep.design()
+    plain = [r for r in runs if not r.captured]
+    assert {r.jitter for r in runs} == {"fixed", "gamma", "lognormal", "bimodal"}
+    assert {r.n_ios for r in plain} == {jitter_sweep.WRITES} and jitter_sweep.WRITES >= 1000
+    assert all(r.bins for r in runs) and len({r.stem() for r in runs}) == len(runs)
+    per_shape = {(r.bs_bytes, r.r2t_window) for r in plain if r.jitter == "gamma"}
+    assert len(per_shape) == 5 and {w for _, w in per_shape} == {1, 8}
+    assert all(r.labels()["jitter"] == r.jitter for r in runs)
+    cmd = sweep.fio_cmd(Path("fio"), plain[0], Path("out.json"))
+    assert "--output-format=json+" in cmd

@@ -137,6 +137,8 @@ class FioRun:
     n_ios: int
 
     confirm: bool = False
+    jitter: str = "fixed"  # the delay line's jitter shape (lab.jitter_sweep); "fixed": none
+    bins: bool = False  # fio json+ (latency bins): the jitter sweep's distributions
 
     @property
     def design_role(self) -> str:
@@ -174,7 +176,15 @@ class FioRun:
             "numjobs": 1,
             "scenario": "iscsi-libiscsi-lab",
             "device": "tgt-rdwr-dev-shm",
-        }
+        } | (
+            {"jitter": self.jitter, "design_role": "jitter", "validation": True}
+            if self.jitter != "fixed" or self.bins
+            else {}
+        )
+
+    def _jitter_part(self) -> str:
+        """``-j<shape>`` for a run of the jitter sweep, else nothing (earlier file names unchanged)."""
+        return f"-j{self.jitter}" if self.jitter != "fixed" or self.bins else ""
 
     def stem(self) -> str:
         """File name stem, unique per run."""
@@ -184,7 +194,7 @@ class FioRun:
             f"{self.rw}-qd{self.iodepth}-bs{self.bs_bytes // BYTES_PER_KIB}k-w{self.r2t_window}"
             f"-imm{self.immediate_data_bytes // BYTES_PER_KIB}k"
             f"-seg{self.max_recv_data_segment_bytes // BYTES_PER_KIB}k"
-            f"-d{d}ms-l{self.link_mbps:g}{cap}"
+            f"-d{d}ms-l{self.link_mbps:g}{self._jitter_part()}{cap}"
         )
 
 
@@ -322,7 +332,7 @@ def fio_cmd(fio: Path, run: FioRun, out: Path, verify: bool = False) -> list[str
         f"--io_size={run.n_ios * run.bs_bytes}",
         f"--iodepth={run.iodepth}",
         "--direct=1",
-        "--output-format=json",
+        "--output-format=json+" if run.bins else "--output-format=json",
         f"--output={out}",
     ]
     if verify:
@@ -405,24 +415,26 @@ class Runner:
             paths.append(path)
         return paths
 
-    def network(self, one_way_delay_ms: float, link_mbps: float) -> None:
-        """ping (2 ms interval) and iperf3 -J across the delay line at this point."""
+    def network(
+        self, one_way_delay_ms: float, link_mbps: float, jitter: str = "", ping_count: int = PING_COUNT
+    ) -> None:
+        """ping (2 ms interval) and iperf3 -J across the delay line at this point (and jitter shape)."""
         lab = self.lab
         lab.set_link(one_way_delay_ms, link_mbps)
-        d = f"{one_way_delay_ms:g}".replace(".", "p")
+        d = f"{one_way_delay_ms:g}".replace(".", "p") + (f"-j{jitter}" if jitter else "")
         labels: dict[str, Any] = {
             "one_way_delay_ms": one_way_delay_ms,
             "network": network_name(one_way_delay_ms, link_mbps),
             "path_mtu_bytes": PATH_MTU_BYTES,
-        }
+        } | ({"jitter": jitter} if jitter else {})
         if link_mbps > 0:  # 0 = no rate limit in the delay line (its own ceiling)
             labels["link_mbps"] = link_mbps
         ping = self.out / "ping" / f"d{d}ms-l{link_mbps:g}.txt"
         ping.parent.mkdir(parents=True, exist_ok=True)
         lab.run(
             NS_INI,
-            ["ping", "-n", "-D", "-i", str(PING_INTERVAL_S), "-c", str(PING_COUNT), ADDR_TGT],
-            60,
+            ["ping", "-n", "-D", "-i", str(PING_INTERVAL_S), "-c", str(ping_count), ADDR_TGT],
+            60 + ping_count * PING_INTERVAL_S * 2,
             "ping",
             stdout_path=ping,
         )
@@ -544,8 +556,14 @@ def write_manifest(
     verify: dict[str, Any],
     confirm: int = 0,
     loads: dict[str, list[float]] | None = None,
+    flags: str | None = None,
+    extra_lab: dict[str, Any] | None = None,
 ) -> Path:
-    """manifest.yaml with every raw file's tool, side, labels, sha256 and size."""
+    """manifest.yaml with every raw file's tool, side, labels, sha256 and size.
+
+    ``flags`` replaces the generator's flags (a sweep other than the designs above); ``extra_lab``
+    adds to the manifest's record of how the lab ran.
+    """
     tools = runner.lab.tools
     files = []
     for e in sorted(runner.entries, key=lambda e: e["path"]):
@@ -567,7 +585,7 @@ def write_manifest(
         "reconstructed": False,
         "generator": f"iscsi-report lab run --out {out.name}"
         + (" --quick" if quick else "")
-        + ({0: "", 1: " --confirm"}.get(confirm, f" --confirm {confirm}")),
+        + (flags if flags is not None else {0: "", 1: " --confirm"}.get(confirm, f" --confirm {confirm}")),
         "description": (
             "Real iSCSI traffic captured on the project's 2-core build machine: fio "
             f"(Debian source {tools.fio_source_version}, ioengine=libiscsi) writes and reads a "
@@ -609,7 +627,8 @@ def write_manifest(
             "host_load_average_1_5_15_min": loads or {},
             "libiscsi_verify_at_window_8": verify,
             "failures": runner.failures,
-        },
+        }
+        | (extra_lab or {}),
         "files": files,
     }
     path = out / "manifest.yaml"

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from iscsi_report.core.atomic import write_atomic
 from iscsi_report.lab import state as st
@@ -139,6 +140,7 @@ class Lab:
         self.params_file = st.STATE_DIR / "delayline.json"
         self.one_way_delay_ms = 0.0
         self.link_mbps = 1000.0
+        self.jitter: dict[str, Any] | None = None  # the delay line's jitter object (None: fixed delay)
         self.target: TargetParams | None = None
         self._stack = contextlib.ExitStack()
 
@@ -318,9 +320,16 @@ class Lab:
 
     # -- delay line ------------------------------------------------------------------------
     def _write_params(self, one_way_delay_ms: float, link_mbps: float) -> None:
-        params = {"one_way_delay_ms": one_way_delay_ms, "link_mbps": link_mbps}
+        params: dict[str, Any] = {"one_way_delay_ms": one_way_delay_ms, "link_mbps": link_mbps}
+        if self.jitter:
+            params["jitter"] = self.jitter
         write_atomic(self.params_file, json.dumps(params))  # the delay line re-reads it on SIGHUP
         self.one_way_delay_ms, self.link_mbps = one_way_delay_ms, link_mbps
+
+    def set_jitter(self, jitter: dict[str, Any] | None) -> None:
+        """Per-packet jitter of the delay line (see lab.jitter), kept across later set_link calls."""
+        self.jitter = jitter
+        self.set_link(self.one_way_delay_ms, self.link_mbps)
 
     def set_link(self, one_way_delay_ms: float, link_mbps: float) -> None:
         """Change the delay line's one-way delay and rate (SIGHUP; takes effect at once)."""

@@ -1,0 +1,94 @@
+"""``lab run --jitter``: writes long enough for tails across a delay line that jitters.
+
+Design: one-way delay 1 ms at 1000 Mbit/s with 64 KiB immediate data, under four shapes of extra
+per-packet delay (:mod:`iscsi_report.lab.jitter`): none (fixed, the reference), a gamma and a
+lognormal (each with a mean extra of 0.5 ms, p99 2.5 and 3 ms) and a bimodal mixture (90 % of
+packets about 0.3 ms late, 10 % about 4 ms: a Wi-Fi-like second mode). Per shape: 3,000 pings at
+2 ms spacing (what the line realised) and iperf3; writes at queue depth 1 of 64 KiB (window 1),
+512 KiB and 2 MiB (windows 1 and 8), :data:`WRITES` each in one fio run with json+ latency bins;
+and one captured run of :data:`CAPTURED_WRITES` 2 MiB writes at window 1 (per-trip times).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from iscsi_report.core.units import BYTES_PER_KIB, BYTES_PER_MIB
+from iscsi_report.lab import jitter
+from iscsi_report.lab import sweep as sw
+from iscsi_report.lab.topology import Lab, target_params
+
+ONE_WAY_DELAY_MS = 1.0
+LINK_MBPS = 1000.0
+WRITES = 1000
+CAPTURED_WRITES = 50
+PING_COUNT = 3000
+SIZES: tuple[tuple[int, tuple[int, ...]], ...] = (
+    (64 * BYTES_PER_KIB, (1,)),
+    (512 * BYTES_PER_KIB, (1, 8)),
+    (2 * BYTES_PER_MIB, (1, 8)),
+)
+SEED = 2026
+
+
+def shapes() -> dict[str, jitter.Shape | None]:
+    """The jitter shapes by label (None: the fixed reference)."""
+    return {
+        "fixed": None,
+        "gamma": jitter.gamma(0.5, 2.5, seed=SEED),
+        "lognormal": jitter.lognormal(0.5, 3.0, seed=SEED + 10),
+        "bimodal": jitter.mixture((0.9, 0.1), (0.3, 4.0), (0.5, 0.3), seed=SEED + 20),
+    }
+
+
+def design() -> list[sw.FioRun]:
+    """Every fio run of the jitter sweep, captured ones included, shape by shape."""
+    imm, seg = sw.IMMEDIATE[0]
+    d, link = ONE_WAY_DELAY_MS, LINK_MBPS
+    runs = []
+    for name in shapes():
+        for bs, windows in SIZES:
+            for w in windows:
+                runs.append(
+                    sw.FioRun(w, link, d, imm, seg, False, 1, "write", 1, bs, WRITES, False, name, True)
+                )
+        capture = sw.FioRun(1, link, d, imm, seg, True, 0, "write", 1, 2 * BYTES_PER_MIB, CAPTURED_WRITES)
+        runs.append(sw.FioRun(**{**capture.__dict__, "jitter": name, "bins": True}))
+    return runs
+
+
+def execute(lab: Lab, out: Path, say: Any = print) -> dict[str, Any]:
+    """Run the jitter sweep into ``out`` and write its manifest."""
+    out.mkdir(parents=True, exist_ok=True)
+    runner = sw.Runner(lab, out, say)
+    loads = {"at_start": sw.load_average()}
+    t0 = time.monotonic()
+    lab.start_target(target_params(1, *sw.IMMEDIATE[0]))
+    runs = design()
+    realised: dict[str, Any] = {}
+    for name, shape in shapes().items():
+        lab.set_jitter(shape.doc if shape else None)
+        realised[name] = shape.doc if shape else {"shape": "fixed"}
+        say(f"jitter {name}: ping and iperf3 ({time.monotonic() - t0:.0f} s)")
+        runner.network(ONE_WAY_DELAY_MS, LINK_MBPS, jitter=name, ping_count=PING_COUNT)
+        mine = [r for r in runs if r.jitter == name]
+        for run in (r for r in mine if not r.captured):
+            runner.fio(run)
+        runner.configure(next(r for r in mine if r.captured))
+        runner.captured([r for r in mine if r.captured])
+    lab.set_jitter(None)
+    loads["at_end"] = sw.load_average()
+    sweep_s = time.monotonic() - t0
+    extra = {"jitter_shapes": realised, "writes_per_run": WRITES}
+    manifest = sw.write_manifest(
+        out, runner, False, sweep_s, {}, 0, loads, flags=" --jitter", extra_lab=extra
+    )
+    return {
+        "runs": len(runs),
+        "files": len(runner.entries),
+        "sweep_s": round(sweep_s, 1),
+        "failures": runner.failures,
+        "manifest": str(manifest),
+    }
