@@ -256,7 +256,7 @@ def per_target(pairs: pd.DataFrame) -> pd.DataFrame:
     return med.unstack("method")
 
 
-def _boot_median_ci(diff: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
+def boot_median_ci(diff: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
     """Percentile bootstrap interval of the median of ``diff`` (resampling targets)."""
     if len(diff) < 2:
         return (math.nan, math.nan)
@@ -279,7 +279,7 @@ def summary(m: Matrix, seed: int = 0) -> pd.DataFrame:
             row[method] = float(w[method].median())
         for base in (BLOG, BLOG_SCALED):
             diff = (w[ENGINE] - w[base]).to_numpy(float)
-            lo, hi = _boot_median_ci(diff, rng)
+            lo, hi = boot_median_ci(diff, rng)
             name = "blog" if base == BLOG else "scaled"
             row[f"diff_vs_{name}"] = float(np.median(diff))
             row[f"diff_vs_{name}_low"], row[f"diff_vs_{name}_high"] = lo, hi

@@ -1,0 +1,196 @@
+"""Tails of iSCSI write latency on a jittered network: forecast from ping, scored with proper scores.
+
+The jitter sweep (``lab run --jitter``) writes 1,000 times per configuration under four delay
+shapes. *Today's system* is the fixed-delay network: its ping, iperf3 and its measured writes (the
+settings group of the target's window). Each configuration under a jittered shape is forecast
+from today plus that network's ping alone (the user's "what if I move to this link, whose ping I
+measured"): the mean by the engine (the target's one-way delay is today's plus the extra mean
+delay the new ping shows), the distribution by :mod:`iscsi_report.core.distribution`.
+
+Two baselines, as the issue names them: the engine's mean shifted by the ping's own spread (one
+round trip's quantile less its mean), and today's measured distribution of the same
+configuration rescaled to the engine's mean. Scores: absolute error of p50 and p99 (per cent),
+pinball loss at p50, p90 and p99 and CRPS (ms) against the measured writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from iscsi_report.analyses import forecast_matrix as fm
+from iscsi_report.core import distribution, forecast
+from iscsi_report.core.ingest import iperf3
+from iscsi_report.core.measurements import Measurements, open_dataset
+from iscsi_report.core.units import NS_PER_MS
+
+REFERENCE = "fixed"
+ENGINE = "engine + ping distribution"
+SHIFTED = "mean shifted by ping's spread"
+RESCALED = "today's distribution rescaled"
+METHODS = (ENGINE, SHIFTED, RESCALED)
+LEVELS = (0.5, 0.9, 0.99)
+MAX_SCORED = 1000  # measured writes per configuration used for CRPS (evenly spaced in rank)
+
+
+def measured_sample(ds: Measurements, f: Any) -> np.ndarray:
+    """Per-write latency (ms) of a json+ run: its completion-latency bins, plus fio's mean submission."""
+    res = ds.fio(f)
+    h = res.histogram[res.histogram["direction"] == "write"]
+    if h.empty:
+        raise ValueError(f"{f.rel}: no json+ latency bins (run with --output-format=json+)")
+    j = res.jobs.iloc[0]
+    slat = float(j["lat_mean_ms"] - j["clat_mean_ms"])
+    values = np.repeat(h["lat_ns"].to_numpy(float) / NS_PER_MS, h["count"].to_numpy(int))
+    return np.sort(values + slat)
+
+
+def runs(ds: Measurements) -> pd.DataFrame:
+    """One row per (non-captured) run of the jitter sweep: shape, size, window, file, writes, mean."""
+    rows = []
+    for f in ds.select("fio"):
+        if "jitter" not in f.labels or f.labels.get("captured"):
+            continue
+        sample = measured_sample(ds, f)
+        rows.append(
+            {
+                "jitter": f.labels["jitter"],
+                "bs_bytes": int(f.labels["bs_bytes"]),
+                "r2t_window": int(f.labels["r2t_window"]),
+                "file": f.rel,
+                "writes": sample.size,
+                "mean_ms": float(sample.mean()),
+                **{f"p{int(p * 100)}_ms": float(np.quantile(sample, p)) for p in LEVELS},
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def ping_rtt(ds: Measurements, shape: str) -> tuple[np.ndarray, str]:
+    """The RTT sample at 2 ms spacing under ``shape``, and its file."""
+    f = next(p for p in ds.select("ping") if p.labels.get("jitter") == shape)
+    rtt = ds.ping(f).rtt_ms
+    return rtt[np.isfinite(rtt)], f.rel
+
+
+def _today(ds: Measurements, table: pd.DataFrame, window: int) -> forecast.Today:
+    """Today's system: the fixed network, its ping and iperf3, and its writes at ``window``."""
+    mine = table[(table["jitter"] == REFERENCE) & (table["r2t_window"] == window)]
+    first = next(f for f in ds.select("fio") if f.rel == mine["file"].iloc[0])
+    ping = next(p for p in ds.select("ping") if p.labels.get("jitter") == REFERENCE)
+    perf = next(p for p in ds.select("iperf3") if p.labels.get("jitter") == REFERENCE)
+    rows = pd.DataFrame(
+        {
+            **{k: first.labels[k] for k in ("rw", "iodepth", "iscsi_parameters", "r2t_window")},
+            **{k: first.labels[k] for k in ("immediate_data_bytes", "max_recv_data_segment_bytes")},
+            **{k: first.labels[k] for k in ("one_way_delay_ms", "link_mbps")},
+            "bs_bytes": mine["bs_bytes"].to_numpy(),
+            "measured_ms": mine["mean_ms"].to_numpy(),
+            "se_ms": 0.0,
+            "runs": 1,
+        }
+    )
+    rows["key"] = [fm.configuration_of(ds, r).key() for _, r in rows.iterrows()]
+    point = fm.ping_point(ds, ping)
+    for name, value in point.items():
+        if name not in ("one_way_delay_ms", "link_mbps"):
+            rows[name] = value
+    rows["iperf3_bps"] = iperf3.summary(ds.iperf3(perf))["received_bps"]
+    rows["iperf3_file"] = perf.rel
+    return fm.today(ds, rows)
+
+
+def score(ds: Measurements) -> pd.DataFrame:
+    """One row per (jittered target, method): p50/p99 forecast and errors, pinball losses, CRPS."""
+    table = runs(ds)
+    ref_rtt, _ = ping_rtt(ds, REFERENCE)
+    out = []
+    for _, t in table[table["jitter"] != REFERENCE].iterrows():
+        today = _today(ds, table, int(t["r2t_window"]))
+        rtt, _ = ping_rtt(ds, str(t["jitter"]))
+        extra_one_way = (float(rtt.mean()) - float(ref_rtt.mean())) / 2
+        c = today.configuration
+        target = replace(c, bs_bytes=int(t["bs_bytes"]), one_way_ms=c.one_way_ms + extra_one_way)
+        f = forecast.forecast(today, target)
+        trips = forecast.breakdown(today, target, forecast.network_for(today, target)).one_way_trips
+        measured = measured_sample(ds, next(x for x in ds.select("fio") if x.rel == t["file"]))
+        base = {"jitter": t["jitter"], "bs_bytes": t["bs_bytes"], "r2t_window": t["r2t_window"]}
+        base |= {"writes": t["writes"], "measured_p50_ms": t["p50_ms"], "measured_p99_ms": t["p99_ms"]}
+        today_sample = _today_sample(ds, table, t)
+        for method, draws in _methods(f.op_ms, trips, rtt, today_sample).items():
+            out.append(base | {"method": method} | _scores(draws, measured))
+    return pd.DataFrame(out)
+
+
+def _today_sample(ds: Measurements, table: pd.DataFrame, t: pd.Series) -> np.ndarray:
+    """Today's measured writes of the target's size and window (the fixed network)."""
+    ref = table[
+        (table["jitter"] == REFERENCE)
+        & (table["bs_bytes"] == t["bs_bytes"])
+        & (table["r2t_window"] == t["r2t_window"])
+    ]
+    f = next(x for x in ds.select("fio") if x.rel == ref["file"].iloc[0])
+    return measured_sample(ds, f)
+
+
+def _methods(mean_ms: float, trips: float, rtt: np.ndarray, today: np.ndarray) -> dict[str, np.ndarray]:
+    """Each method's forecast as draws of the latency (ms)."""
+    engine = distribution.forecast(mean_ms, trips, rtt, boot=1).draws_ms
+    shifted = mean_ms + (rtt - rtt.mean())
+    rescaled = today * (mean_ms / today.mean())
+    return {ENGINE: engine, SHIFTED: shifted, RESCALED: rescaled}
+
+
+def _scores(draws: np.ndarray, measured: np.ndarray) -> dict[str, float]:
+    """p50/p99 and their errors, pinball at each level, CRPS, against the measured writes."""
+    out: dict[str, float] = {}
+    for p in LEVELS:
+        q = float(np.quantile(draws, p))
+        out[f"p{int(p * 100)}_ms"] = q
+        out[f"pinball_p{int(p * 100)}_ms"] = distribution.pinball(measured, q, p)
+    for p in (0.5, 0.99):
+        m = float(np.quantile(measured, p))
+        out[f"p{int(p * 100)}_error_pct"] = 100 * (out[f"p{int(p * 100)}_ms"] - m) / m
+    ranks = np.linspace(0, measured.size - 1, min(measured.size, MAX_SCORED)).astype(int)
+    out["crps_ms"] = distribution.crps(measured[ranks], draws)
+    return out
+
+
+def summary(scored: pd.DataFrame) -> pd.DataFrame:
+    """Per method: median |p50| and |p99| error (%), mean pinball losses and CRPS over targets."""
+    g = scored.assign(abs_p50=scored["p50_error_pct"].abs(), abs_p99=scored["p99_error_pct"].abs()).groupby(
+        "method", sort=False
+    )
+    return (
+        g.agg(
+            targets=("abs_p50", "size"),
+            p50_error_pct=("abs_p50", "median"),
+            p99_error_pct=("abs_p99", "median"),
+            pinball_p50_ms=("pinball_p50_ms", "mean"),
+            pinball_p90_ms=("pinball_p90_ms", "mean"),
+            pinball_p99_ms=("pinball_p99_ms", "mean"),
+            crps_ms=("crps_ms", "mean"),
+        )
+        .reindex(list(METHODS))
+        .reset_index()
+    )
+
+
+def paired(scored: pd.DataFrame, column: str, seed: int = 0) -> dict[str, tuple[float, float, float]]:
+    """Engine minus each baseline on ``column`` over targets: median and 95 % bootstrap interval."""
+    wide = scored.pivot_table(index=["jitter", "bs_bytes", "r2t_window"], columns="method", values=column)
+    rng = np.random.default_rng(seed)
+    out = {}
+    for base in (SHIFTED, RESCALED):
+        diff = (wide[ENGINE] - wide[base]).to_numpy(float)
+        lo, hi = fm.boot_median_ci(diff, rng)
+        out[base] = (float(np.median(diff)), lo, hi)
+    return out
+
+
+def load(raw_dir: Any) -> Measurements:
+    """The jitter sweep through the measurements layer (every file checked against its sha256)."""
+    return open_dataset(raw_dir)
