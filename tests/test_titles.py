@@ -76,3 +76,10 @@ def test_shared_chapters_title_their_run_and_link_siblings_only_through_glue(cha
     assert not re.search(rf"\{{doc\}}`[^`]*<({siblings})>`", text)  # a run may leave the sibling out
     for name in re.findall(r"\{glue:md\}`(\w+):myst`", text):
         assert f'"{name}": (' in text  # each pasted link is glued by about.glue_page
+
+
+def test_every_sidebar_title_is_distinct() -> None:
+    """Three lab chapters once all read "Real iSCSI — real iSCSI lab" in the sidebar."""
+    doc = yaml.safe_load((ROOT / "book" / "_toc.yml").read_text(encoding="utf-8"))
+    titles = [c["title"] for part in doc["parts"] for c in part["chapters"] if "title" in c]
+    assert len(titles) == len(set(titles)), sorted(t for t in titles if titles.count(t) > 1)
