@@ -194,3 +194,102 @@ def paired(scored: pd.DataFrame, column: str, seed: int = 0) -> dict[str, tuple[
 def load(raw_dir: Any) -> Measurements:
     """The jitter sweep through the measurements layer (every file checked against its sha256)."""
     return open_dataset(raw_dir)
+
+
+RULE_ERROR_PCT = 10.0  # the issue's rule: p50 and p99 within 10 % median absolute error
+
+
+def verdict(scored: pd.DataFrame) -> dict[str, Any]:
+    """The pre-registered rule in numbers and one sentence: errors within 10 %, pinball below both."""
+    s = summary(scored).set_index("method")
+    errors = [float(s.loc[ENGINE, c]) for c in ("p50_error_pct", "p99_error_pct")]  # type: ignore[arg-type]
+    within = max(errors) <= RULE_ERROR_PCT
+    lower = {}
+    for level in ("p50", "p90", "p99"):
+        diffs = paired(scored, f"pinball_{level}_ms")
+        lower[level] = all(hi < 0 for _, (_, _, hi) in diffs.items())
+    passed = within and all(lower.values())
+    failing = [lvl for lvl, ok in lower.items() if not ok]
+    words = (
+        "By the rule fixed before the sweep (both errors within 10 %, pinball loss below both "
+        "baselines with intervals excluding zero) the forecast "
+        + ("passes." if passed else "fails: ")
+        + (
+            ""
+            if passed
+            else "; ".join(
+                ([] if within else ["an error above 10 %"])
+                + ([f"pinball not shown lower at {', '.join(failing)}"] if failing else [])
+            )
+            + "."
+        )
+    )
+    return {"rule_passed": passed, "verdict_words": words}
+
+
+def runs_table(table: pd.DataFrame) -> pd.DataFrame:
+    """Measured runs for people."""
+    return table.rename(
+        columns={
+            "jitter": "Jitter shape",
+            "bs_bytes": "Block size (bytes)",
+            "r2t_window": "R2T window",
+            "file": "fio file",
+            "writes": "Writes",
+            "mean_ms": "Mean (ms)",
+            "p50_ms": "p50 (ms)",
+            "p90_ms": "p90 (ms)",
+            "p99_ms": "p99 (ms)",
+        }
+    )
+
+
+def summary_table(s: pd.DataFrame) -> pd.DataFrame:
+    """The summary for people."""
+    return s.rename(
+        columns={
+            "method": "Method",
+            "targets": "Configurations",
+            "p50_error_pct": "p50: median |error| (%)",
+            "p99_error_pct": "p99: median |error| (%)",
+            "pinball_p50_ms": "Pinball p50 (ms)",
+            "pinball_p90_ms": "Pinball p90 (ms)",
+            "pinball_p99_ms": "Pinball p99 (ms)",
+            "crps_ms": "CRPS (ms)",
+        }
+    )
+
+
+def paired_table(scored: pd.DataFrame) -> pd.DataFrame:
+    """Engine less each baseline for each score, with its bootstrap interval, and whether lower."""
+    rows = []
+    for column in ("pinball_p50_ms", "pinball_p90_ms", "pinball_p99_ms", "crps_ms"):
+        for base, (med, lo, hi) in paired(scored, column).items():
+            rows.append(
+                {
+                    "Score": column.replace("_ms", "").replace("_", " "),
+                    "Baseline": base,
+                    "Engine less baseline (ms)": med,
+                    "95 % interval": f"[{lo:+.3f}, {hi:+.3f}]",
+                    "Engine lower": "yes" if hi < 0 else "no",
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def misses_table(scored: pd.DataFrame) -> pd.DataFrame:
+    """Per configuration: measured p99 and each method's forecast p99 and its error."""
+    wide = scored.pivot_table(
+        index=["jitter", "bs_bytes", "r2t_window", "measured_p99_ms"],
+        columns="method",
+        values="p99_error_pct",
+    ).reset_index()
+    return wide.rename(
+        columns={
+            "jitter": "Jitter shape",
+            "bs_bytes": "Block size (bytes)",
+            "r2t_window": "R2T window",
+            "measured_p99_ms": "Measured p99 (ms)",
+            **{m: f"{m}: p99 error (%)" for m in METHODS},
+        }
+    )
