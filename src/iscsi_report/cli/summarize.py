@@ -38,6 +38,8 @@ def summarize_path(path: str | Path, tool: str = "auto") -> dict[str, Any]:
     text = None
     if tool == "auto":
         text = read_text(path)
+        if not text.strip():
+            raise IngestError(path, "empty file: no tool output to summarize")
         found = detect_tool(text)
         claimant = sole_claimant(text) if found is None else None
         if found is None and claimant is None:

@@ -25,6 +25,12 @@ FORMAT_TEXT = "iostat-text"
 FORMAT_JSON = "iostat-json"
 # sysstat's units: kB = 1024 bytes, MB = 1024 kB; a sector is 512 bytes.
 KB_PER_SECTOR = 0.5
+# A device percentage (%util, %rrqm, ...) is at most 100; old sysstat could print a few tenths
+# above it from tick skew between two /proc/diskstats reads, so the bound allows 1 point more.
+MAX_DEVICE_PCT = 101.0
+# The avg-cpu shares add up to 100 % (each is rounded to 0.01, so six of them stray by 0.03).
+CPU_TOTAL_PCT = 100.0
+CPU_SUM_TOLERANCE_PCT = 1.0
 
 # header name (text or JSON key) -> (column name with unit, factor to that unit)
 DEVICE_COLUMNS: dict[str, tuple[str, float]] = {
@@ -267,7 +273,8 @@ def _parse_text(path: str | Path, text: str) -> IostatResult:
         else:
             unparsed.append((lineno, line))
     if st.report < 0:
-        raise IngestError(path, "no iostat report found (expected 'avg-cpu:' or 'Device' blocks)")
+        empty = "" if text.strip() else "empty file: "
+        raise IngestError(path, empty + "no iostat report found (expected 'avg-cpu:' or 'Device' blocks)")
     warnings = _resolve_timestamps(path, st.devices + st.cpu)
     if unparsed:
         warnings.append(f"{len(unparsed)} line(s) not understood, kept as unparsed")
@@ -320,8 +327,38 @@ def _read_cpu(st: _TextState, lines: list[str], i: int, lineno: int) -> int:
     row: dict[str, Any] = {"report": st.report, "timestamp": st.timestamp}
     for name, raw in zip(names, values, strict=True):
         row[f"{CPU_HEADER[name]}_pct"] = _number(st, raw, i + 1)
+    _check_cpu_total(st.path, row, line=i + 1)
     st.cpu.append(row)
     return i + 1
+
+
+def _check_cpu_total(
+    path: str | Path, row: dict[str, Any], line: int | None = None, jp: str | None = None
+) -> None:
+    """IngestError unless the avg-cpu shares add up to 100 % (within rounding)."""
+    total = sum(v for k, v in row.items() if k.endswith("_pct"))
+    if abs(total - CPU_TOTAL_PCT) > CPU_SUM_TOLERANCE_PCT:
+        raise IngestError(
+            path,
+            f"avg-cpu shares add up to {total:.2f} %, expected {CPU_TOTAL_PCT:g} % "
+            f"(within {CPU_SUM_TOLERANCE_PCT:g})",
+            line=line,
+            json_path=jp,
+        )
+
+
+def _check_device_pct(
+    path: str | Path, row: dict[str, Any], line: int | None = None, jp: str | None = None
+) -> None:
+    """IngestError for a device percentage (%util, %rrqm, ...) above MAX_DEVICE_PCT."""
+    for col, value in row.items():
+        if col.endswith("_pct") and value > MAX_DEVICE_PCT:
+            raise IngestError(
+                path,
+                f"{row['device']}: {col} is {value:g} %, beyond 100 %: a device is busy at most all the time",
+                line=line,
+                json_path=jp,
+            )
 
 
 def _read_devices(st: _TextState, lines: list[str], i: int, lineno: int) -> int:
@@ -341,6 +378,8 @@ def _read_devices(st: _TextState, lines: list[str], i: int, lineno: int) -> int:
     if st.has_dev or st.report < 0:
         st.new_report()
     st.has_dev = True
+    if i >= len(lines) or not lines[i].strip():
+        raise IngestError(st.path, "a Device header with no device rows under it", line=lineno)
     while i < len(lines) and lines[i].strip():
         fields = lines[i].split()
         if len(fields) != len(columns) + 1:
@@ -352,6 +391,7 @@ def _read_devices(st: _TextState, lines: list[str], i: int, lineno: int) -> int:
         row: dict[str, Any] = {"report": st.report, "timestamp": st.timestamp, "device": fields[0]}
         for (col, factor), raw in zip(columns, fields[1:], strict=True):
             row[col] = _number(st, raw, i + 1) * factor
+        _check_device_pct(st.path, row, line=i + 1)
         st.devices.append(row)
         i += 1
     return i
@@ -448,6 +488,10 @@ def _parse_json(path: str | Path, text: str) -> IostatResult:
     cpu: list[dict[str, Any]] = []
     for idx, report in enumerate(stats):
         _json_report(path, report, idx, devices, cpu)
+    if not stats and warnings:
+        raise IngestError(
+            path, "iostat JSON truncated before its first complete report", json_path="statistics"
+        )
     if not stats:
         raise IngestError(path, "no iostat report in the JSON", json_path="statistics")
     warnings += _resolve_timestamps(path, devices + cpu)
@@ -490,6 +534,8 @@ def _recover_unclosed(
 ) -> tuple[dict[str, Any], list[Any]]:
     """Decode the host header and every complete report before the point where the JSON breaks."""
     m = re.search(r'"statistics"\s*:\s*\[', text)
+    if m is None and exc.pos >= len(text.rstrip()):
+        raise IngestError(path, "iostat JSON truncated: the file ends mid-document", line=exc.lineno) from exc
     if m is None:
         raise IngestError(path, f"malformed iostat JSON: {exc.msg}", line=exc.lineno) from exc
     try:
@@ -530,6 +576,7 @@ def _json_report(
         row: dict[str, Any] = {"report": idx, "timestamp": stamp}
         for col in CPU_COLUMNS:
             row[f"{col}_pct"] = _json_number(path, values, col, f"{jp}.avg-cpu")
+        _check_cpu_total(path, row, jp=f"{jp}.avg-cpu")
         cpu.append(row)
     disks = report.get("disk", [])
     if not isinstance(disks, list):
@@ -546,6 +593,7 @@ def _json_report(
                 raise IngestError(path, f"unknown iostat field {key!r}", json_path=f"{dp}.{key}")
             col, factor = DEVICE_COLUMNS[key]
             row[col] = _json_number(path, disk, key, dp) * factor
+        _check_device_pct(path, row, jp=dp)
         devices.append(row)
 
 
