@@ -9,6 +9,8 @@ one exists, and say what was expected) or a correct result (:class:`Ok`: a check
 
 from __future__ import annotations
 
+import bz2
+import codecs
 import contextlib
 import copy
 import errno
@@ -19,6 +21,7 @@ import json
 import lzma
 import os
 import signal
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -1711,3 +1714,435 @@ for _id, _labels in (
     ("network-missing", [{"interval_s": 1.0}, {"network": "a", "interval_s": 1.0}]),
 ):
     _add("network", _id, _network(_labels), Ok(lambda r: _assert(r == (2 * _N, 2 * _N), r)))
+
+
+# ------------------------------------------------------------------ round three (issue #24): parsers
+# Families: every parser x each encoding or container malformation, then each parser's own
+# absurd or contradictory values.
+
+
+def _signature(module: Any, result: Any) -> Any:
+    """What a parse must reproduce whatever the encoding: the rows it read."""
+    if module is ping:
+        return result.rtt_ms.tolist()
+    if module is iperf3:
+        return iperf3.summary(result)["sent_bps"]
+    if module is fio:
+        return result.jobs.to_dict("records")
+    return len(result.devices), len(result.cpu)
+
+
+def _same_as(module: Any, text: str) -> Callable[[Any], None]:
+    """Check: the result reads what the plain UTF-8 text reads (a non-empty signature)."""
+
+    def check(result: Any) -> None:
+        expected = _signature(module, module.parse_text(text, "plain"))
+        got = _signature(module, result)
+        _assert(got == expected and got, (got, expected))
+
+    return check
+
+
+def _zip(text: str) -> bytes:
+    """text as the one member of a zip archive."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("out.txt", text)
+    return buf.getvalue()
+
+
+_PARSERS = (
+    ("ping", ping, "p.txt", PING),
+    ("iperf3", iperf3, "i.json", IPERF_TEXT),
+    ("fio", fio, "f.json", FIO_TEXT),
+    ("iostat", iostat, "io.txt", IOSTAT_X),
+    ("iostat-json", iostat, "io.json", IOSTAT_JSON),
+)
+for _tag, _mod, _name, _text in _PARSERS:
+    _group = "iostat" if _tag.startswith("iostat") else _tag
+    for _enc_id, _bytes in (
+        ("utf16-le-bom", _text.encode("utf-16")),
+        ("utf16-be-bom", codecs.BOM_UTF16_BE + _text.encode("utf-16-be")),
+        ("utf16-le-no-bom", _text.encode("utf-16-le")),
+        ("utf8-bom", codecs.BOM_UTF8 + _text.encode()),
+        ("cr-only", _text.replace("\n", "\r").encode()),
+        ("gzip-utf16", gzip.compress(_text.encode("utf-16"))),
+    ):
+        _add(_group, f"{_tag}-{_enc_id}", _parse(_mod, _name, _bytes), Ok(_same_as(_mod, _text)))
+    for _bad_id, _bytes, _needs in (
+        ("empty-file", b"", ("empty file",)),
+        ("blank-lines-only", b"\n  \n\t\n", ("empty file",)),
+        ("gzip-in-gzip", gzip.compress(gzip.compress(_text.encode())), ("gzip data inside gzip",)),
+        ("xz-in-gzip", gzip.compress(lzma.compress(_text.encode())), ("xz data inside gzip",)),
+        ("bzip2", bz2.compress(_text.encode()), ("bzip2-compressed", "recompress with gzip")),
+        ("zstd-magic", b"\x28\xb5\x2f\xfd" + b"\x00" * 32, ("zstd-compressed",)),
+        ("zip", _zip(_text), ("zip-compressed",)),
+        ("utf16-odd-byte", codecs.BOM_UTF16_LE + b"P\x00I\x00N", ("not valid UTF-16-LE",)),
+    ):
+        _add(_group, f"{_tag}-{_bad_id}", _parse(_mod, _name, _bytes), Err(_needs))
+
+# duplicate JSON keys: refused with their JSON path in every JSON input (equal repeats, which
+# fio and iperf3 3.6 write themselves, lose nothing and are read)
+
+
+def _dup(text: str, key: str) -> str:
+    """text with the placeholder key __dup__ renamed to key: that key is now written twice."""
+    return text.replace('"__dup__"', json.dumps(key))
+
+
+_add(
+    "fio",
+    "duplicate-iops",
+    _parse(fio, "f.json", _dup(_fio_with(_set([*_W, "__dup__"], 1.0)), "iops")),
+    Err(("duplicate key 'iops'", "two different values"), json_path="jobs[0].write.iops"),
+)
+_add(
+    "fio",
+    "duplicate-iops-same-value-ok",
+    _parse(
+        fio, "f.json", _dup(_fio_with(_set([*_W, "__dup__"], FIO_DOC["jobs"][0]["write"]["iops"])), "iops")
+    ),
+    Ok(_fio_row("iops", float(FIO_DOC["jobs"][0]["write"]["iops"]))),
+)
+_add(
+    "fio",
+    "duplicate-jobs",
+    _parse(fio, "f.json", _dup(_fio_with(_set(["__dup__"], [])), "jobs")),
+    Err(("duplicate key 'jobs'",), json_path="jobs"),
+)
+_add(
+    "iperf3",
+    "duplicate-end",
+    _parse(iperf3, "i.json", _dup(_iperf_with(_set(["__dup__"], {"sum_sent": None})), "end")),
+    Err(("duplicate key 'end'",), json_path="end"),
+)
+_add(
+    "iperf3",
+    "duplicate-bits-per-second",
+    _parse(iperf3, "i.json", _dup(_iperf_with(_set(["end", "sum_sent", "__dup__"], 1.0)), "bits_per_second")),
+    Err(("duplicate key 'bits_per_second'",), json_path="end.sum_sent.bits_per_second"),
+)
+_j = json.loads(IOSTAT_JSON)
+_j["sysstat"]["hosts"][0]["statistics"][0]["disk"][0]["__dup__"] = 1.0
+_add(
+    "iostat",
+    "json-duplicate-disk-key",
+    _parse(iostat, "io.json", _dup(json.dumps(_j), "r/s")),
+    Err(("duplicate key 'r/s'",), json_path="sysstat.hosts[0].statistics[0].disk[0].r/s"),
+)
+_j = json.loads(IOSTAT_JSON)
+_j["sysstat"]["hosts"][0]["statistics"][0]["__dup__"] = []
+_add(
+    "iostat",
+    "json-duplicate-disk-list",
+    _parse(iostat, "io.json", _dup(json.dumps(_j), "disk")),
+    Err(("duplicate key 'disk'",), json_path="sysstat.hosts[0].statistics[0].disk"),
+)
+
+# fio: values fio never writes, and options that contradict the figures
+
+_add(
+    "fio",
+    "bs-1P",
+    _parse(fio, "f.json", _fio_with(_set(["jobs", 0, "job options", "bs"], "1P"))),
+    Err(("bs=1P", "beyond"), json_path="jobs[0].job options.bs"),
+)
+_add(
+    "fio",
+    "bs-4G",
+    _parse(fio, "f.json", _fio_with(_set(["jobs", 0, "job options", "bs"], "4g"))),
+    Err(("beyond",), json_path="jobs[0].job options.bs"),
+)
+_add(
+    "fio",
+    "bs-1M-ok",
+    _parse(fio, "f.json", _fio_with(_set(["jobs", 0, "job options", "bs"], "1M"))),
+    Ok(_fio_row("bs_bytes", 1048576.0)),
+)
+for _key in ("nan", "inf", "-inf", "-5.0", "100.5"):
+    _add(
+        "fio",
+        f"percentile-key-{_key}",
+        _parse(fio, "f.json", _fio_with(_set([*_W, "clat_ns", "percentile"], {_key: 1000}))),
+        Err(("percentile key", "between 0 and 100"), json_path="jobs[0].write.clat_ns.percentile"),
+    )
+_add(
+    "fio",
+    "p99-1e308-ns",
+    _parse(fio, "f.json", _fio_with(_set([*_W, "clat_ns", "percentile", "99.000000"], 1e308))),
+    Err(("beyond a 64-bit counter",), json_path="jobs[0].write.clat_ns.percentile.99.000000"),
+)
+_add(
+    "fio",
+    "p99-negative",
+    _parse(fio, "f.json", _fio_with(_set([*_W, "clat_ns", "percentile", "99.000000"], -1))),
+    Err(("negative",), json_path="jobs[0].write.clat_ns.percentile.99.000000"),
+)
+
+
+def _no_io(doc: dict) -> None:
+    doc["jobs"][0]["write"].update(io_bytes=0, total_ios=0)
+
+
+_add(
+    "fio",
+    "write-job-no-io",
+    _parse(fio, "f.json", _fio_with(_no_io)),
+    Err(("did no I/O", "rw=write"), json_path="jobs[0]"),
+)
+for _rw in ("trim", "randtrim", "read", "randread"):
+    _add(
+        "fio",
+        f"rw-{_rw}-reports-writes",
+        _parse(fio, "f.json", _fio_with(_set(["jobs", 0, "job options", "rw"], _rw))),
+        Err((f"rw={_rw}", "write I/O", "disagree"), json_path="jobs[0].write.io_bytes"),
+    )
+for _rw in ("randwrite", "write:4", "randrw", "trimwrite"):
+    _add(
+        "fio",
+        f"rw-{_rw}-writes-ok",
+        _parse(fio, "f.json", _fio_with(_set(["jobs", 0, "job options", "rw"], _rw))),
+        Ok(lambda r, rw=_rw: _assert(r.jobs["rw"].tolist() == [rw], r.jobs["rw"])),
+    )
+_TERSE = "3;fio-3.33;job;0;0;0;0;0;0;0;0;0.000000;0.000000;0;0\n"
+_add(
+    "fio",
+    "terse",
+    _parse(fio, "f.txt", _TERSE),
+    Err(("fio terse output", "--output-format=json")),
+)
+_add("fio", "json-array", _parse(fio, "f.json", "[1, 2]\n"), Err(("no fio JSON output found",)))
+
+# iperf3
+
+for _where, _jp in (
+    (["end", "sum_sent", "bits_per_second"], "end.sum_sent.bits_per_second"),
+    (["end", "sum_received", "bits_per_second"], "end.sum_received.bits_per_second"),
+    (["intervals", 0, "sum", "bits_per_second"], "intervals[0].sum.bits_per_second"),
+    (["intervals", 1, "streams", 0, "bits_per_second"], "intervals[1].streams[0].bits_per_second"),
+):
+    for _v in (1e300, 1e308, 2e13):
+        _add(
+            "iperf3",
+            f"rate-{_v:g}-{_jp}",
+            _parse(iperf3, "i.json", _iperf_with(_set(_where, _v))),
+            Err(("beyond", "10 Tbit/s"), json_path=_jp),
+        )
+_add(
+    "iperf3",
+    "rate-400G-ok",
+    _parse(iperf3, "i.json", _iperf_with(_set(["end", "sum_sent", "bits_per_second"], 4e11))),
+    Ok(lambda r: _assert(iperf3.summary(r)["sent_bps"] == 4e11, iperf3.summary(r))),
+)
+for _side in ("sum_sent", "sum_received"):
+    _add(
+        "iperf3",
+        f"end-bytes-string-{_side}",
+        _parse(iperf3, "i.json", _iperf_with(_set(["end", _side, "bytes"], "48982896"))),
+        Err(("expected a number",), json_path=f"end.{_side}.bytes"),
+    )
+    _add(
+        "iperf3",
+        f"end-seconds-0-{_side}",
+        _parse(iperf3, "i.json", _iperf_with(_set(["end", _side, "seconds"], 0))),
+        Err(("0 seconds", "duration > 0"), json_path=f"end.{_side}.seconds"),
+    )
+_add(
+    "iperf3",
+    "end-bytes-fraction",
+    _parse(iperf3, "i.json", _iperf_with(_set(["end", "sum_sent", "bytes"], 1.5))),
+    Err(("expected a byte count",), json_path="end.sum_sent.bytes"),
+)
+_add(
+    "iperf3",
+    "interval-seconds-0",
+    _parse(iperf3, "i.json", _iperf_with(_set(["intervals", 0, "sum", "seconds"], 0))),
+    Err(("0 seconds",), json_path="intervals[0].sum.seconds"),
+)
+_add(
+    "iperf3",
+    "interval-seconds-negative",
+    _parse(iperf3, "i.json", _iperf_with(_set(["intervals", 0, "streams", 0, "seconds"], -1))),
+    Err(("duration",), json_path="intervals[0].streams[0].seconds"),
+)
+_add("iperf3", "empty-object", _parse(iperf3, "i.json", "{}\n"), Err(("empty JSON object",)))
+_add("iperf3", "json-array-named", _parse(iperf3, "i.json", "[1, 2]\n"), Err(("JSON array",)))
+
+# iostat
+
+
+def _iostat_x(edit: Callable[[str], str]) -> str:
+    return edit(IOSTAT_X)
+
+
+_IOSTAT_X_LINES = IOSTAT_X.splitlines()
+_add(
+    "iostat",
+    "util-250",
+    _parse(iostat, "io.txt", IOSTAT_X.replace("  12.34\n", " 250.00\n")),
+    Err(("util_pct is 250", "beyond 100"), line=7),
+)
+_add(
+    "iostat",
+    "rrqm-pct-300",
+    _parse(iostat, "io.txt", IOSTAT_X.replace("   1.29 ", " 300.00 ", 1)),
+    Err(("rrqm_pct is 300",), line=7),
+)
+_add(
+    "iostat",
+    "cpu-sum-430",
+    _parse(iostat, "io.txt", IOSTAT_X.replace("88.88", "88.88", 1).replace("  5.91", "335.91", 1)),
+    Err(("avg-cpu shares add up to 430", "expected 100"), line=4),
+)
+_add(
+    "iostat",
+    "cpu-sum-50",
+    _parse(iostat, "io.txt", IOSTAT_X.replace("88.88", "38.88", 1)),
+    Err(("add up to 50",), line=4),
+)
+_add(
+    "iostat",
+    "device-header-no-rows",
+    _parse(iostat, "io.txt", IOSTAT_X.replace(IOSTAT_X.splitlines()[6] + "\n", "")),
+    Err(("Device header with no device rows",), line=6),
+)
+_j = json.loads(IOSTAT_JSON)
+_j["sysstat"]["hosts"][0]["statistics"][0]["disk"][0]["util"] = 250.0
+_add(
+    "iostat",
+    "json-util-250",
+    _parse(iostat, "io.json", json.dumps(_j)),
+    Err(("util_pct is 250",), json_path="statistics[0].disk[0]"),
+)
+_j = json.loads(IOSTAT_JSON)
+_j["sysstat"]["hosts"][0]["statistics"][0]["avg-cpu"]["user"] = 335.89
+_add(
+    "iostat",
+    "json-cpu-sum-430",
+    _parse(iostat, "io.json", json.dumps(_j)),
+    Err(("add up to 430",), json_path="statistics[0].avg-cpu"),
+)
+_add(
+    "iostat",
+    "json-truncated-in-header",
+    _parse(iostat, "io.json", IOSTAT_JSON[: IOSTAT_JSON.index('"statistics"') - 20]),
+    Err(("truncated",)),
+)
+_add(
+    "iostat",
+    "json-truncated-in-first-report",
+    _parse(iostat, "io.json", IOSTAT_JSON[: IOSTAT_JSON.index('"disk_device"') + 30]),
+    Err(("truncated before its first complete report",)),
+)
+
+# ping
+
+
+def _ping_d(stamps: list[str]) -> str:
+    body = "".join(f"[{t}] " + _reply(i + 1) for i, t in enumerate(stamps))
+    n = len(stamps)
+    return PING_HEAD + body + FOOT.format(tx=n, rx=n, loss=0)
+
+
+_add(
+    "ping",
+    "rtt-309-digits",
+    _parse(ping, "p.txt", _ping_log(["0.5", "9" * 309])),
+    Err(("round-trip time inf ms", "beyond"), line=3),
+)
+_add(
+    "ping",
+    "rtt-two-days",
+    _parse(ping, "p.txt", _ping_log(["0.5", "172800000.0"])),
+    Err(("round-trip time 1.728e+08 ms",), line=3),
+)
+_add(
+    "ping",
+    "D-timestamps-backwards",
+    _parse(ping, "p.txt", _ping_d(["1700000000.100000", "1700000000.300000", "1699990000.500000"])),
+    Err(("timestamps go backwards",), line=4),
+)
+_add(
+    "ping",
+    "D-timestamps-small-step-back-ok",
+    _parse(ping, "p.txt", _ping_d(["1700000000.100000", "1700000000.300000", "1700000000.200000"])),
+    Ok(_samples(3)),
+)
+_add(
+    "ping",
+    "reply-from-other-host",
+    _parse(ping, "p.txt", _ping_log(["0.5"], extra=_reply(2).replace("10.0.0.2", "10.0.0.9"))),
+    Err(("reply from '10.0.0.9'", "pings 10.0.0.2"), line=3),
+)
+_add(
+    "ping",
+    "reply-from-reverse-name-ok",
+    _parse(
+        ping,
+        "p.txt",
+        "PING example.test (10.0.0.2) 56(84) bytes of data.\n"
+        "64 bytes from host-2.example.test (10.0.0.2): icmp_seq=1 ttl=64 time=0.5 ms\n",
+    ),
+    Ok(_samples(1, [0.5])),
+)
+_add(
+    "ping",
+    "reply-from-other-host-named",
+    _parse(
+        ping,
+        "p.txt",
+        "PING example.test (10.0.0.2) 56(84) bytes of data.\n"
+        "64 bytes from host-2.example.test (10.0.0.3): icmp_seq=1 ttl=64 time=0.5 ms\n",
+    ),
+    Err(("replies from another host",), line=2),
+)
+_add(
+    "ping",
+    "mixed-variants",
+    _parse(ping, "p.txt", _ping_log(["0.5"], extra="64 bytes from 10.0.0.2: seq=2 ttl=64 time=0.600 ms\n")),
+    Err(("mixes ping variants", "'seq='"), line=3),
+)
+_WINDOWS_PING = (
+    "\nPinging 10.0.0.2 with 32 bytes of data:\n"
+    "Reply from 10.0.0.2: bytes=32 time<1ms TTL=128\n"
+    "Reply from 10.0.0.2: bytes=32 time=1ms TTL=128\n\n"
+    "Ping statistics for 10.0.0.2:\n"
+    "    Packets: Sent = 2, Received = 2, Lost = 0 (0% loss),\n"
+)
+_add("ping", "windows", _parse(ping, "p.txt", _WINDOWS_PING), Err(("Windows ping output", "iputils"), line=2))
+_add(
+    "ping",
+    "windows-utf16",
+    _parse(ping, "p.txt", _WINDOWS_PING.replace("\n", "\r\n").encode("utf-16")),
+    Err(("Windows ping output",), line=2),
+)
+_add(
+    "ping",
+    "mixed-windows-and-linux",
+    _parse(ping, "p.txt", _ping_log(["0.5"], extra=_WINDOWS_PING)),
+    Err(("mixes Windows ping output",)),
+)
+
+# summarize: the same inputs through the CLI (one clear stderr line, exit 2)
+
+for _id, _name, _data, _needs in (
+    ("empty", "e.txt", "", ("e.txt:", "empty file")),
+    ("json-array", "a.json", "[1, 2]\n", ("a.json:", "JSON array")),
+    ("iperf3-empty-object", "o.json", "{}\n", ("o.json:", "empty JSON object")),
+    ("fio-terse", "t.txt", _TERSE, ("t.txt:", "--output-format=json")),
+    ("windows-ping", "w.txt", _WINDOWS_PING, ("w.txt:2:", "Windows ping")),
+    ("ping-309-digit-rtt", "r.txt", _ping_log(["9" * 309]), ("r.txt:2:", "round-trip time")),
+    ("bzip2", "b.txt", bz2.compress(PING.encode()), ("b.txt:", "bzip2")),
+):
+    _add("summarize", _id, _summarize(_name, _data, "--json"), Ok(_err_out(*_needs), counts_as="clear_error"))
+for _id, _data in (
+    ("utf16-ping", PING.encode("utf-16")),
+    ("bom-fio", codecs.BOM_UTF8 + FIO_TEXT.encode()),
+    ("cr-only-ping", PING.replace("\n", "\r").encode()),
+):
+    _add(
+        "summarize",
+        f"{_id}-read",
+        _summarize("x.txt", _data, "--json"),
+        Ok(_json_out(lambda s: _assert(s["tool"] in ("ping", "fio") and s["format"], s))),
+    )

@@ -529,12 +529,17 @@ def _json_host(path: str | Path, doc: Any) -> dict[str, Any]:
     return hosts[0]
 
 
+def _ends_mid_document(text: str, exc: json.JSONDecodeError) -> bool:
+    """True when the JSON breaks only because the file ends (a string or a value left open)."""
+    return exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+
+
 def _recover_unclosed(
     path: str | Path, text: str, exc: json.JSONDecodeError
 ) -> tuple[dict[str, Any], list[Any]]:
     """Decode the host header and every complete report before the point where the JSON breaks."""
     m = re.search(r'"statistics"\s*:\s*\[', text)
-    if m is None and exc.pos >= len(text.rstrip()):
+    if m is None and _ends_mid_document(text, exc):
         raise IngestError(path, "iostat JSON truncated: the file ends mid-document", line=exc.lineno) from exc
     if m is None:
         raise IngestError(path, f"malformed iostat JSON: {exc.msg}", line=exc.lineno) from exc
