@@ -21,6 +21,7 @@ import json
 import lzma
 import os
 import signal
+import time
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -2146,3 +2147,136 @@ for _id, _data in (
         _summarize("x.txt", _data, "--json"),
         Ok(_json_out(lambda s: _assert(s["tool"] in ("ping", "fio") and s["format"], s))),
     )
+
+# ------------------------------------------------------------------ round three: --root and --scheduler
+
+
+def _main(argv: list[str]) -> tuple[int, str, str]:
+    """``iscsi-report ARGV`` in process: (exit status, stdout, stderr); argparse's exit caught."""
+    from iscsi_report import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = cli.main(argv)
+        except SystemExit as exc:
+            status = int(exc.code or 0)
+    return status, out.getvalue(), err.getvalue()
+
+
+def _project_dir(tmp: Path) -> Path:
+    """A folder that is a project root (it has params/)."""
+    (tmp / "proj" / "params").mkdir(parents=True, exist_ok=True)
+    return tmp / "proj"
+
+
+def _root_case(
+    root: Callable[[Path], str], command: str = "run", created: Callable[[Path], Path] | None = None
+) -> Callable[[Path], Trial]:
+    """A builder: ``iscsi-report --root ROOT COMMAND``; the call also reports whether the path
+    ``created`` names exists afterwards (nothing may be created)."""
+
+    def build(tmp: Path) -> Trial:
+        given = root(tmp)
+
+        def call() -> tuple[int, str, str]:
+            status, out, err = _main(["--root", given, command])
+            if created is not None and created(tmp).exists():
+                err += f"created {created(tmp)}\n"
+            return status, out, err
+
+        return Trial(call, None)
+
+    return build
+
+
+def _read_only_root(tmp: Path) -> Callable[[], Any]:
+    """os.access refusing writes, as on a read-only folder (root ignores mode bits)."""
+    return mock.patch("iscsi_report.core.paths.os.access", return_value=False)
+
+
+def _ro_case(command: str) -> Callable[[Path], Trial]:
+    def build(tmp: Path) -> Trial:
+        given = str(_project_dir(tmp))
+
+        def call() -> tuple[int, str, str]:
+            with _read_only_root(tmp):
+                return _main(["--root", given, command])
+
+        return Trial(call, None)
+
+    return build
+
+
+for _cmd in ("run", "build", "book"):
+    for _id, _root, _needs in (
+        ("dev-null", lambda t: "/dev/null", ("--root /dev/null", "character device")),
+        ("regular-file", lambda t: str(_write(t, "f.txt", "x")), ("--root", "a regular file")),
+        ("5000-chars", lambda t: "/tmp/" + "a" * 4995, ("--root", "5000 bytes", "4096")),
+        ("long-name", lambda t: str(t / ("n" * 300)), ("--root", "longer than 255")),
+        ("proc", lambda t: "/proc", ("--root /proc", "pseudo-filesystem")),
+        ("proc-self", lambda t: "/proc/self", ("--root /proc/self", "pseudo-filesystem")),
+        ("nul-byte", lambda t: str(t) + "\x00x", ("--root", "NUL byte")),
+        ("not-a-project", lambda t: str(t), ("--root", "not a project folder")),
+        ("file-in-path", lambda t: str(_write(t, "f.txt", "x")) + "/sub", ("--root", "is a file")),
+    ):
+        _add("root", f"{_cmd}-{_id}", _root_case(_root, _cmd), Ok(_err_out(*_needs), counts_as="clear_error"))
+    _add(
+        "root",
+        f"{_cmd}-slash-creates-nothing",
+        _root_case(lambda t: "/", _cmd, created=lambda t: Path("/.cache/pipeline.lock")),
+        Ok(_err_out("--root /:", "filesystem root"), counts_as="clear_error"),
+    )
+    _add(
+        "root",
+        f"{_cmd}-missing-parent-creates-nothing",
+        _root_case(lambda t: str(t / "missing" / "x"), _cmd, created=lambda t: t / "missing"),
+        Ok(_err_out("--root", "no such folder", "never created"), counts_as="clear_error"),
+    )
+    _add(
+        "root",
+        f"{_cmd}-read-only",
+        _ro_case(_cmd),
+        Ok(_err_out("--root", "read-only folder"), counts_as="clear_error"),
+    )
+_add(
+    "root",
+    "project-dev-null",
+    _root_case(lambda t: "/dev/null", "project"),
+    Ok(_err_out("--root /dev/null", "character device"), counts_as="clear_error"),
+)
+
+
+def _scheduler_case(address: str) -> Callable[[Path], Trial]:
+    """A builder: ``iscsi-report --root PROJECT run --scheduler ADDRESS``, timed."""
+
+    def build(tmp: Path) -> Trial:
+        root = str(_project_dir(tmp))
+
+        def call() -> tuple[int, str, str, float]:
+            started = time.monotonic()
+            status, out, err = _main(["--root", root, "run", f"--scheduler={address}"])
+            return status, out, err, time.monotonic() - started
+
+        return Trial(call, None)
+
+    return build
+
+
+def _refused_at_once(res: Any) -> None:
+    status, out, err, seconds = res
+    _assert(status == 2 and not out, (status, out))
+    _assert("argument --scheduler" in err and "not a Dask scheduler address" in err, err)
+    _assert(seconds < IMMEDIATE_S, seconds)
+
+
+IMMEDIATE_S = 2.0  # an address refused without a connection attempt (Dask's timeout is 10 s)
+for _id, _address in (
+    ("not-a-url", "not a url"),
+    ("port-too-big", "tcp://127.0.0.1:99999"),
+    ("port-zero", "tcp://127.0.0.1:0"),
+    ("http-scheme", "http://example.test:8786"),
+    ("empty", ""),
+    ("flag-like", "-x"),
+):
+    _add("scheduler", _id, _scheduler_case(_address), Ok(_refused_at_once, counts_as="clear_error"))

@@ -11,6 +11,10 @@ from collections.abc import Callable, Sequence
 from importlib import import_module
 from typing import Any
 
+# Subcommands that work in the project folder given by --root: (those that write there).
+ROOT_COMMANDS = ("run", "build", "book", "project")
+ROOT_WRITING_COMMANDS = ("run", "build", "book")
+EXIT_BAD_ROOT = 2
 # subcommand -> (module, help); each module provides configure(parser) and run(args) -> int
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("iscsi_report.cli.run", "execute the params files' notebooks with papermill"),
@@ -59,6 +63,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse arguments and dispatch; returns the process exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(_chosen(argv)).parse_args(argv)
+    if args.command in ROOT_COMMANDS:
+        from iscsi_report.core.errors import ReportError
+        from iscsi_report.core.paths import check_root
+
+        try:
+            check_root(args.root, writable=args.command in ROOT_WRITING_COMMANDS)
+        except ReportError as exc:
+            print(f"iscsi-report: error: {exc}", file=sys.stderr)
+            return EXIT_BAD_ROOT
     return int(args._run(args) or 0)
 
 
