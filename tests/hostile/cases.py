@@ -2180,14 +2180,27 @@ def _root_case(
         given = root(tmp)
 
         def call() -> tuple[int, str, str]:
+            target = created(tmp) if created is not None else None
+            before = (target.exists(), target.parent.exists()) if target is not None else (True, True)
             status, out, err = _main(["--root", given, command])
-            if created is not None and created(tmp).exists():
-                err += f"created {created(tmp)}\n"
+            if target is not None and target.exists() and not before[0]:
+                err += f"created {target}\n"
+                _undo_create(target, parent_too=not before[1])
             return status, out, err
 
         return Trial(call, None)
 
     return build
+
+
+def _undo_create(path: Path, parent_too: bool) -> None:
+    """Remove what a failing case created: the file (or empty folder), and its parent when the
+    case created that too and it is empty."""
+    with contextlib.suppress(OSError):
+        path.unlink() if path.is_file() else path.rmdir()
+    if parent_too:
+        with contextlib.suppress(OSError):
+            path.parent.rmdir()
 
 
 def _read_only_root(tmp: Path) -> Callable[[], Any]:
@@ -2280,3 +2293,191 @@ for _id, _address in (
     ("flag-like", "-x"),
 ):
     _add("scheduler", _id, _scheduler_case(_address), Ok(_refused_at_once, counts_as="clear_error"))
+
+# ------------------------------------------------------------------ round three: inside the batch
+# A params file's run is planned (params.load_run + jobs_for) before any notebook executes: its
+# dataset's manifest, listed files and notes, and every override, are checked there.
+
+_BATCH_CELL = (
+    "run_name = ''\ndataset = ''\nproject_root = ''\nresults_dir = ''\n"
+    "n_draws = 10000\nseed = 20231231\none_way_ms = [0.01, 0.02]\ndatasets = []\nbins = 20\n"
+)
+
+
+def _batch(
+    params: str,
+    manifest: str | bytes | None = None,
+    notes: str | None = None,
+    setup: Callable[[Path], None] | None = None,
+    names: str = "manifest",
+) -> Callable[[Path], Trial]:
+    """A builder: a project (notebook chap.md, dataset ds with ping/x.txt) and params/run.yaml;
+    the call plans the run. ``names`` is the file the error must name: the params file, the
+    manifest, the notes or the listed file."""
+
+    def build(tmp: Path) -> Trial:
+        import jupytext
+        import nbformat
+
+        from iscsi_report.core.paths import Project
+        from iscsi_report.pipeline.params import jobs_for, load_run
+
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell(_BATCH_CELL)
+        cell.metadata["tags"] = ["parameters"]
+        nb.cells = [nbformat.v4.new_markdown_cell("# t"), cell]
+        (tmp / "notebooks").mkdir(parents=True, exist_ok=True)
+        jupytext.write(nb, tmp / "notebooks" / "chap.md", fmt="md:myst")
+        ds = tmp / "data" / "raw" / "ds"
+        _write(ds, "ping/x.txt", PING_BYTES)
+        text = manifest if manifest is not None else yaml.safe_dump({"files": [_entry()]}, sort_keys=False)
+        files = {"manifest": _write(ds, "manifest.yaml", text), "listed": ds / "ping" / "x.txt"}
+        if notes is not None:
+            files["notes"] = _write(ds, "notes.yaml", notes)
+        if setup is not None:
+            setup(tmp)
+        files["params"] = path = _write(tmp, "params/run.yaml", params)
+        project = Project.at(tmp)
+        return Trial(lambda: jobs_for(project, load_run(path)), files[names])
+
+    return build
+
+
+def _bp(override: str = "") -> str:
+    """A params file for dataset ds running chap, with ``override`` as chap's parameters."""
+    chap = f"{{chap: {{{override}}}}}" if override else "chap"
+    return f"title: t\ndataset: ds\nnotebooks: [{chap}]\n"
+
+
+_one_job = Ok(lambda jobs: _assert(len(jobs) == 1, jobs))
+_add("batch", "valid", _batch(_bp()), _one_job)
+_add("batch", "valid-overrides", _batch(_bp("n_draws: 500, seed: 0, one_way_ms: [0.5]")), _one_job)
+_MANIFEST_TEXT = yaml.safe_dump({"title": "café", "files": [_entry()]}, sort_keys=False, allow_unicode=True)
+_add(
+    "batch",
+    "manifest-latin1",
+    _batch(_bp(), manifest=_MANIFEST_TEXT.encode("latin-1")),
+    Err(("not UTF-8", "key 'dataset'"), line=1, error=ParamsError),
+)
+_add("batch", "manifest-utf16-read", _batch(_bp(), manifest=_MANIFEST_TEXT.encode("utf-16")), _one_job)
+_add(
+    "batch",
+    "manifest-utf16-no-bom-read",
+    _batch(_bp(), manifest=_MANIFEST_TEXT.encode("utf-16-le")),
+    _one_job,
+)
+_add(
+    "batch",
+    "manifest-deep-flow",
+    _batch(_bp(), manifest="lab: " + "[" * 5000 + "]" * 5000 + "\nfiles: []\n"),
+    Err(("nested deeper than 32",), line=1, error=ParamsError),
+)
+_add(
+    "batch",
+    "manifest-deep-mapping",
+    _batch(_bp(), manifest="lab: " + "{a: " * 3000 + "1" + "}" * 3000 + "\nfiles: []\n"),
+    Err(("nested deeper than 32",), error=ParamsError),
+)
+_add(
+    "batch",
+    "notes-deep",
+    _batch(_bp(), notes="chapters: " + "[" * 5000 + "]" * 5000 + "\n", names="notes"),
+    Err(("nested deeper than 32",), error=ParamsError),
+)
+_add(
+    "batch",
+    "notes-duplicate-key",
+    _batch(_bp(), notes="chapters: {}\nchapters: {}\n", names="notes"),
+    Err(("duplicate key 'chapters'",), line=2, error=ParamsError),
+)
+_add(
+    "batch",
+    "manifest-nul-in-path",
+    _batch(
+        _bp(),
+        manifest='files:\n- path: "ping/x\\0.txt"\n  tool: ping\n  side: initiator\n'
+        f"  sha256: {_sha(PING_BYTES)}\n  labels: {{interval_s: 1}}\n",
+    ),
+    Err(("NUL byte",), line=2, json_path="files[0].path", error=ParamsError),
+)
+
+
+def _unreadable(build: Callable[[Path], Trial]) -> Callable[[Path], Trial]:
+    """The same trial with the listed file unreadable: chmod 000, and (root ignores mode bits)
+    the open refused with EACCES as the kernel would for another user."""
+
+    def wrapped(tmp: Path) -> Trial:
+        trial = build(tmp)
+        listed = tmp / "data" / "raw" / "ds" / "ping" / "x.txt"
+        listed.chmod(0)
+        real_open = os.open
+
+        def refusing(path: Any, *args: Any, **kw: Any) -> int:
+            if Path(path) == listed:
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+            return real_open(path, *args, **kw)
+
+        def call() -> Any:
+            with mock.patch("os.open", refusing):
+                return trial.call()
+
+        return Trial(call, trial.file)
+
+    return wrapped
+
+
+_add(
+    "batch",
+    "listed-file-unreadable",
+    _unreadable(_batch(_bp(), names="listed")),
+    Err(("cannot read file", "Permission denied"), error=ParamsError),
+)
+
+
+def _sha_unreadable(tmp: Path) -> Trial:
+    """dataset.verify (sha256 of the bytes) on a listed file whose open is refused."""
+    path = _write(tmp, "x.txt", PING_BYTES)
+    f = dataset.RawFile(path, "x.txt", "ping", "initiator", _sha(PING_BYTES), {})
+
+    def call() -> Any:
+        refused = PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        with mock.patch("builtins.open", side_effect=refused):
+            return dataset.verify(f)
+
+    return Trial(call, path)
+
+
+_add("batch", "verify-unreadable", _sha_unreadable, Err(("cannot read file", "Permission denied")))
+for _id, _override, _needs in (
+    ("n-draws-0", "n_draws: 0", ("n_draws", "from 1 to")),
+    ("n-draws-negative", "n_draws: -5", ("n_draws", "from 1 to")),
+    ("n-draws-huge", "n_draws: 10000000000", ("n_draws", "from 1 to")),
+    ("seed-negative", "seed: -1", ("seed", "from 0 to")),
+    ("seed-beyond-32-bits", "seed: 4294967296", ("seed", "from 0 to")),
+    ("list-empty", "one_way_ms: []", ("one_way_ms", "non-empty list")),
+    ("list-nan", "one_way_ms: [0.5, .nan]", ("one_way_ms[1]", "finite number")),
+    ("list-inf", "one_way_ms: [.inf]", ("one_way_ms[0]", "finite number")),
+    ("list-string-item", "one_way_ms: [0.5, fast]", ("one_way_ms[1]", "expected float")),
+    ("int-4000-digits", "bins: " + "9" * 4000, ("bins", "within 64 bits")),
+):
+    _add("batch", _id, _batch(_bp(_override), names="params"), Err(_needs, error=ParamsError))
+_add(
+    "batch",
+    "int-5000-digits",
+    _batch(_bp("bins: " + "9" * 5000), names="params"),
+    Err(("number out of range",), line=3, error=ParamsError),
+)
+_add("batch", "empty-list-default-ok", _batch(_bp("datasets: []")), _one_job)
+
+
+def _yml(tmp: Path) -> Trial:
+    """discover() over a params folder holding run.yml beside run.yaml."""
+    from iscsi_report.core.paths import Project
+    from iscsi_report.pipeline.params import discover
+
+    _write(tmp, "params/ok.yaml", "title: t\nnotebooks: [chap]\n")
+    path = _write(tmp, "params/run.yml", "title: t\nnotebooks: [chap]\n")
+    return Trial(lambda: discover(Project.at(tmp)), path)
+
+
+_add("batch", "params-yml-refused", _yml, Err(("end in .yaml", "rename it to run.yaml"), error=ParamsError))
