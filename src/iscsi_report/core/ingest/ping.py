@@ -100,6 +100,7 @@ _SEQ_LIKE_RE = re.compile(r"(?:icmp_)?(?:seq|req)=\S+| bytes from ", re.ASCII)
 _HEADER_ADDRESS_RE = re.compile(
     r"PING (?P<name>\S+?) ?\((?P<ip>[^)\s]+)\)|PING6\([^)]*\) \S+ --> (?P<ip6>\S+)"
 )
+_REPLY_HEAD_RE = re.compile(r"(?:\[[\d.]+\] )?\d+", re.ASCII)  # what precedes " bytes from "
 _WINDOWS_RE = re.compile(
     r"^(?:Pinging \S+ .*with \d+ bytes of data:|Reply from \S+: bytes=\d+ time[=<]\d+ms TTL=\d+|"
     r"Ping statistics for \S+:)\s*$",
@@ -868,18 +869,17 @@ def _check_sources(path: str, text: str, header: str | None) -> None:
     if pinged is None or "pinging broadcast address" in text[:65536]:
         return
     name, ip = (re.escape(x) for x in pinged)
-    other = re.compile(
-        rf"^(?:\[[\d.]+\] )?\d+ bytes from (?!(?:{ip}|{name})[:,%]|\S+ \({ip}\)[:,])(?P<src>[^\n]*?)[:,] ",
-        re.MULTILINE,
-    )
-    m = other.search(text)
-    if m is not None:
-        raise IngestError(
-            path,
-            f"reply from {m['src'][:60]!r} but the header pings {pinged[0]} ({pinged[1]}): "
-            "replies from another host",
-            line=_line_at(text, m.start()),
-        )
+    # a literal start lets re skip to each " bytes from "; the line's head is checked after
+    other = re.compile(rf" bytes from (?!(?:{ip}|{name})[:,%]|\S+ \({ip}\)[:,])(?P<src>[^\n]*?)[:,] ")
+    for m in other.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        if _REPLY_HEAD_RE.fullmatch(text, start, m.start()):
+            raise IngestError(
+                path,
+                f"reply from {m['src'][:60]!r} but the header pings {pinged[0]} ({pinged[1]}): "
+                "replies from another host",
+                line=_line_at(text, start),
+            )
 
 
 def _check_variants(path: str, text: str, short_seq_key: bool) -> None:
