@@ -34,7 +34,7 @@ import yaml
 from iscsi_report.cli import summarize
 from iscsi_report.core import atomic, dataset, yamlio
 from iscsi_report.core.errors import IngestError, ParamsError, ReportError
-from iscsi_report.core.ingest import fio, iostat, iperf3, ping, textio
+from iscsi_report.core.ingest import fio, iostat, iperf3, ping, textio, tshark
 from iscsi_report.core.measurements import Measurements
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -1730,6 +1730,8 @@ def _signature(module: Any, result: Any) -> Any:
         return iperf3.summary(result)["sent_bps"]
     if module is fio:
         return result.jobs.to_dict("records")
+    if module is tshark:
+        return result.pdus[["frame", "pdu"]].to_dict("records")
     return len(result.devices), len(result.cpu)
 
 
@@ -1752,12 +1754,18 @@ def _zip(text: str) -> bytes:
     return buf.getvalue()
 
 
+TSHARK_TEXT = (
+    "\t".join(tshark.REQUIRED_FIELDS)
+    + "\n"
+    + "".join(f"{n}\t1700000000.{n:06d}\t0\t0x21\t0x{n:x}\t0\n" for n in range(1, 4))
+)  # three SCSI responses, each frame one PDU
 _PARSERS = (
     ("ping", ping, "p.txt", PING),
     ("iperf3", iperf3, "i.json", IPERF_TEXT),
     ("fio", fio, "f.json", FIO_TEXT),
     ("iostat", iostat, "io.txt", IOSTAT_X),
     ("iostat-json", iostat, "io.json", IOSTAT_JSON),
+    ("tshark", tshark, "t.tsv", TSHARK_TEXT),
 )
 for _tag, _mod, _name, _text in _PARSERS:
     _group = "iostat" if _tag.startswith("iostat") else _tag
