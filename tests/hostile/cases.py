@@ -2489,3 +2489,28 @@ def _yml(tmp: Path) -> Trial:
 
 
 _add("batch", "params-yml-refused", _yml, Err(("end in .yaml", "rename it to run.yaml"), error=ParamsError))
+
+
+def _project_outside(tmp: Path) -> Trial:
+    """``iscsi-report project`` (pure model, no --run/--dataset) from a folder that is no project:
+    the default --root is not checked, so the model still answers."""
+    argv = ["project", "--bs", "2MiB", "--one-way-ms", "0.05", "--link-mbps", "10000", "--device-ms", "7.3"]
+    argv += ["--cpu-ms", "8", "--max-outstanding-r2t", "16", "--queue-depth", "32", "--device-mib-s", "136"]
+
+    def call() -> tuple[int, str, str]:
+        here = Path.cwd()
+        os.chdir(tmp)
+        try:
+            return _main([*argv, "--json"])
+        finally:
+            os.chdir(here)
+
+    return Trial(call, None)
+
+
+_add(
+    "root",
+    "project-default-root-outside-a-project-ok",
+    _project_outside,
+    Ok(lambda res: _assert(res[0] == 0 and json.loads(res[1])["dataset"] is None, res)),
+)

@@ -18,7 +18,7 @@ PATH_MAX_BYTES = 4096  # Linux PATH_MAX: the longest path a system call accepts
 NAME_MAX_BYTES = 255  # the longest name of one folder or file
 SHOWN_PATH_CHARS = 80  # a path quoted in an error message is cut to this length
 KERNEL_FILESYSTEMS = (Path("/proc"), Path("/sys"), Path("/dev"))  # never a project folder
-PROJECT_MARKERS = ("params", "notebooks", "book")  # a project root holds at least one of them
+PROJECT_MARKERS = ("params", "notebooks", "book", "data")  # a project root holds at least one
 
 
 @dataclass(frozen=True)
