@@ -2514,3 +2514,29 @@ _add(
     _project_outside,
     Ok(lambda res: _assert(res[0] == 0 and json.loads(res[1])["dataset"] is None, res)),
 )
+
+# a JSON array where a tool writes one object, for every JSON-reading parser
+for _tag, _mod, _name, _needs in (
+    ("iperf3", iperf3, "i.json", ("JSON array",)),
+    ("fio", fio, "f.json", ("JSON array", "one object")),
+    ("iostat", iostat, "io.json", ("JSON array",)),
+):
+    _add(_tag, f"{_tag}-json-array-of-objects", _parse(_mod, _name, '[{"a": 1}]\n'), Err(_needs))
+
+# a device listed twice in one iostat report
+_dev_line = IOSTAT_X.splitlines()[6]
+_add(
+    "iostat",
+    "device-listed-twice",
+    _parse(iostat, "io.txt", IOSTAT_X.replace(_dev_line, _dev_line + "\n" + _dev_line)),
+    Err(("device 'vda' listed twice",), line=8),
+)
+_j = json.loads(IOSTAT_JSON)
+_disks = _j["sysstat"]["hosts"][0]["statistics"][0]["disk"]
+_disks.append(copy.deepcopy(_disks[0]))
+_add(
+    "iostat",
+    "json-device-listed-twice",
+    _parse(iostat, "io.json", json.dumps(_j)),
+    Err(("listed twice",), json_path=f"statistics[0].disk[{len(_disks) - 1}].disk_device"),
+)

@@ -326,6 +326,10 @@ def _extract_json(path: str | Path, text: str) -> tuple[Any, int, int]:
         )
     if m is None and not text.strip():
         raise IngestError(path, "empty file: no fio JSON output found")
+    if m is None and text.lstrip().startswith("["):
+        raise IngestError(
+            path, "no fio JSON output found: the file holds a JSON array, fio writes one object"
+        )
     if m is None:
         said = "; ".join(ln.strip() for ln in text.splitlines() if ln.strip())[:300]
         raise IngestError(path, f"no fio JSON output found (the file says: {said or 'nothing'})")

@@ -274,6 +274,7 @@ def _parse_text(path: str | Path, text: str) -> IostatResult:
             unparsed.append((lineno, line))
     if st.report < 0:
         empty = "" if text.strip() else "empty file: "
+        empty = "a JSON array, not iostat -o JSON's object: " if text.lstrip().startswith("[") else empty
         raise IngestError(path, empty + "no iostat report found (expected 'avg-cpu:' or 'Device' blocks)")
     warnings = _resolve_timestamps(path, st.devices + st.cpu)
     if unparsed:
@@ -347,6 +348,15 @@ def _check_cpu_total(
         )
 
 
+def _refuse_repeated_device(
+    path: str | Path, seen: set[str], device: str, line: int | None = None, jp: str | None = None
+) -> None:
+    """IngestError for a device listed twice in one report (which row is the device is unknown)."""
+    if device in seen:
+        raise IngestError(path, f"device {device!r} listed twice in one report", line=line, json_path=jp)
+    seen.add(device)
+
+
 def _check_device_pct(
     path: str | Path, row: dict[str, Any], line: int | None = None, jp: str | None = None
 ) -> None:
@@ -380,8 +390,10 @@ def _read_devices(st: _TextState, lines: list[str], i: int, lineno: int) -> int:
     st.has_dev = True
     if i >= len(lines) or not lines[i].strip():
         raise IngestError(st.path, "a Device header with no device rows under it", line=lineno)
+    seen: set[str] = set()
     while i < len(lines) and lines[i].strip():
         fields = lines[i].split()
+        _refuse_repeated_device(st.path, seen, fields[0], line=i + 1)
         if len(fields) != len(columns) + 1:
             raise IngestError(
                 st.path,
@@ -586,10 +598,12 @@ def _json_report(
     disks = report.get("disk", [])
     if not isinstance(disks, list):
         raise IngestError(path, "expected a list of disks", json_path=f"{jp}.disk")
+    seen: set[str] = set()
     for k, disk in enumerate(disks):
         dp = f"{jp}.disk[{k}]"
         if not isinstance(disk, dict) or not isinstance(disk.get("disk_device"), str):
             raise IngestError(path, "expected a disk object with disk_device", json_path=dp)
+        _refuse_repeated_device(path, seen, disk["disk_device"], jp=f"{dp}.disk_device")
         row = {"report": idx, "timestamp": stamp, "device": disk["disk_device"]}
         for key in disk:
             if key == "disk_device":
