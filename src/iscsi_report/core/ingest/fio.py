@@ -38,7 +38,7 @@ US_PER_MS = 1_000
 # The most one read()/write() call moves on Linux (MAX_RW_COUNT, 2 GiB less a page): a larger bs
 # is no single I/O, so a bs beyond it (bs=1P) is not a block size fio ran with.
 MAX_FIO_BS_BYTES = 2**31 - 4096
-MAX_PERCENTILE = 100.0  # percentile keys are levels in (0, 100]
+MAX_PERCENTILE = 100.0  # percentile keys are levels in [0, 100] (fio 2.x pads the map with 0.00)
 # Directions each rw mode may report I/O in (a write job reads back when it verifies).
 RW_DIRECTIONS = {
     "read": {"read"},

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 FORMAT = "iperf3-json"
 TEXT_FORMAT = "iperf3-text"  # recognised only to be refused with a clear message
 BYTES_AGREEMENT_TOLERANCE = 0.01  # intervals vs end totals: relative difference warned beyond
-# Above any link iperf3 can measure (the fastest Ethernet is 1.6 Tbit/s): a larger rate is corrupt.
+# Above any link iperf3 can measure (Ethernet standards top out at 1.6 Tbit/s): a larger rate is corrupt.
 MAX_RATE_BITS_PER_S = 10e12
 END_SUM_KEYS = ("sum_sent", "sum_received", "sum", "sum_sent_bidir_reverse", "sum_received_bidir_reverse")
 

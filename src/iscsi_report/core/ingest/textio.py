@@ -5,6 +5,10 @@ which raw files a notebook read (for the content-keyed cache and the provenance 
 Reads are bounded: only regular files are opened (a FIFO, a device such as ``/dev/zero`` or a
 directory is refused before opening, without blocking), and the bytes, the decompressed bytes,
 the number of lines and the longest line are capped, each with an error naming the limit.
+Text is UTF-8; UTF-16 (with or without a byte-order mark, as Windows tools write it) and a UTF-8
+BOM are decoded, CR-only line endings read as lines; other compressions (bzip2, zstd, zip) and a
+second gzip/xz layer are named, not called binary. JSON objects that repeat a key with two
+different values are refused with the key's JSON path (JSON itself keeps the last silently).
 """
 
 from __future__ import annotations
@@ -188,7 +192,7 @@ def read_text(
     max_lines: int = MAX_RAW_LINES,
     max_line_bytes: int = MAX_LINE_BYTES,
 ) -> str:
-    """Return the text of a raw file, decompressed, decoded as UTF-8 (Latin-1 refused clearly)."""
+    """Return the text of a raw file, decompressed, decoded (UTF-8 or UTF-16; Latin-1 refused clearly)."""
     raw, _ = read_checked(path, max_bytes)
     return decode_text(path, raw, max_lines, max_line_bytes, max_bytes)
 
@@ -208,7 +212,8 @@ def decode_text(
     max_line_bytes: int = MAX_LINE_BYTES,
     max_bytes: int = MAX_RAW_BYTES,
 ) -> str:
-    """Stored bytes of a raw file as text: decompressed, line limits checked, decoded as UTF-8."""
+    """Stored bytes of a raw file as text: decompressed, UTF-16 or a BOM decoded, CR-only lines
+    split, line limits checked, decoded as UTF-8."""
     data = _as_utf8(path, _decompress(Path(path), raw, max_bytes))
     if b"\x00" in data[:4096]:
         raise IngestError(path, "binary data (NUL bytes); expected the text or JSON output of a tool")
