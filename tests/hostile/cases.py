@@ -9,6 +9,8 @@ one exists, and say what was expected) or a correct result (:class:`Ok`: a check
 
 from __future__ import annotations
 
+import bz2
+import codecs
 import contextlib
 import copy
 import errno
@@ -19,6 +21,8 @@ import json
 import lzma
 import os
 import signal
+import time
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +34,7 @@ import yaml
 from iscsi_report.cli import summarize
 from iscsi_report.core import atomic, dataset, yamlio
 from iscsi_report.core.errors import IngestError, ParamsError, ReportError
-from iscsi_report.core.ingest import fio, iostat, iperf3, ping, textio
+from iscsi_report.core.ingest import fio, iostat, iperf3, ping, textio, tshark
 from iscsi_report.core.measurements import Measurements
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -1711,3 +1715,828 @@ for _id, _labels in (
     ("network-missing", [{"interval_s": 1.0}, {"network": "a", "interval_s": 1.0}]),
 ):
     _add("network", _id, _network(_labels), Ok(lambda r: _assert(r == (2 * _N, 2 * _N), r)))
+
+
+# ------------------------------------------------------------------ round three (issue #24): parsers
+# Families: every parser x each encoding or container malformation, then each parser's own
+# absurd or contradictory values.
+
+
+def _signature(module: Any, result: Any) -> Any:
+    """What a parse must reproduce whatever the encoding: the rows it read."""
+    if module is ping:
+        return result.rtt_ms.tolist()
+    if module is iperf3:
+        return iperf3.summary(result)["sent_bps"]
+    if module is fio:
+        return result.jobs.to_dict("records")
+    if module is tshark:
+        return result.pdus[["frame", "pdu"]].to_dict("records")
+    return len(result.devices), len(result.cpu)
+
+
+def _same_as(module: Any, text: str) -> Callable[[Any], None]:
+    """Check: the result reads what the plain UTF-8 text reads (a non-empty signature)."""
+
+    def check(result: Any) -> None:
+        expected = _signature(module, module.parse_text(text, "plain"))
+        got = _signature(module, result)
+        _assert(got == expected and got, (got, expected))
+
+    return check
+
+
+def _zip(text: str) -> bytes:
+    """text as the one member of a zip archive."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("out.txt", text)
+    return buf.getvalue()
+
+
+TSHARK_TEXT = (
+    "\t".join(tshark.REQUIRED_FIELDS)
+    + "\n"
+    + "".join(f"{n}\t1700000000.{n:06d}\t0\t0x21\t0x{n:x}\t0\n" for n in range(1, 4))
+)  # three SCSI responses, each frame one PDU
+_PARSERS = (
+    ("ping", ping, "p.txt", PING),
+    ("iperf3", iperf3, "i.json", IPERF_TEXT),
+    ("fio", fio, "f.json", FIO_TEXT),
+    ("iostat", iostat, "io.txt", IOSTAT_X),
+    ("iostat-json", iostat, "io.json", IOSTAT_JSON),
+    ("tshark", tshark, "t.tsv", TSHARK_TEXT),
+)
+for _tag, _mod, _name, _text in _PARSERS:
+    _group = "iostat" if _tag.startswith("iostat") else _tag
+    for _enc_id, _bytes in (
+        ("utf16-le-bom", _text.encode("utf-16")),
+        ("utf16-be-bom", codecs.BOM_UTF16_BE + _text.encode("utf-16-be")),
+        ("utf16-le-no-bom", _text.encode("utf-16-le")),
+        ("utf8-bom", codecs.BOM_UTF8 + _text.encode()),
+        ("cr-only", _text.replace("\n", "\r").encode()),
+        ("gzip-utf16", gzip.compress(_text.encode("utf-16"))),
+    ):
+        _add(_group, f"{_tag}-{_enc_id}", _parse(_mod, _name, _bytes), Ok(_same_as(_mod, _text)))
+    for _bad_id, _bytes, _needs in (
+        ("empty-file", b"", ("empty file",)),
+        ("blank-lines-only", b"\n  \n\t\n", ("empty file",)),
+        ("gzip-in-gzip", gzip.compress(gzip.compress(_text.encode())), ("gzip data inside gzip",)),
+        ("xz-in-gzip", gzip.compress(lzma.compress(_text.encode())), ("xz data inside gzip",)),
+        ("bzip2", bz2.compress(_text.encode()), ("bzip2-compressed", "recompress with gzip")),
+        ("zstd-magic", b"\x28\xb5\x2f\xfd" + b"\x00" * 32, ("zstd-compressed",)),
+        ("zip", _zip(_text), ("zip-compressed",)),
+        ("utf16-odd-byte", codecs.BOM_UTF16_LE + b"P\x00I\x00N", ("not valid UTF-16-LE",)),
+    ):
+        _add(_group, f"{_tag}-{_bad_id}", _parse(_mod, _name, _bytes), Err(_needs))
+
+# duplicate JSON keys: refused with their JSON path in every JSON input (equal repeats, which
+# fio and iperf3 3.6 write themselves, lose nothing and are read)
+
+
+def _dup(text: str, key: str) -> str:
+    """text with the placeholder key __dup__ renamed to key: that key is now written twice."""
+    return text.replace('"__dup__"', json.dumps(key))
+
+
+_add(
+    "fio",
+    "duplicate-iops",
+    _parse(fio, "f.json", _dup(_fio_with(_set([*_W, "__dup__"], 1.0)), "iops")),
+    Err(("duplicate key 'iops'", "two different values"), json_path="jobs[0].write.iops"),
+)
+_add(
+    "fio",
+    "duplicate-iops-same-value-ok",
+    _parse(
+        fio, "f.json", _dup(_fio_with(_set([*_W, "__dup__"], FIO_DOC["jobs"][0]["write"]["iops"])), "iops")
+    ),
+    Ok(_fio_row("iops", float(FIO_DOC["jobs"][0]["write"]["iops"]))),
+)
+_add(
+    "fio",
+    "duplicate-jobs",
+    _parse(fio, "f.json", _dup(_fio_with(_set(["__dup__"], [])), "jobs")),
+    Err(("duplicate key 'jobs'",), json_path="jobs"),
+)
+_add(
+    "iperf3",
+    "duplicate-end",
+    _parse(iperf3, "i.json", _dup(_iperf_with(_set(["__dup__"], {"sum_sent": None})), "end")),
+    Err(("duplicate key 'end'",), json_path="end"),
+)
+_add(
+    "iperf3",
+    "duplicate-bits-per-second",
+    _parse(iperf3, "i.json", _dup(_iperf_with(_set(["end", "sum_sent", "__dup__"], 1.0)), "bits_per_second")),
+    Err(("duplicate key 'bits_per_second'",), json_path="end.sum_sent.bits_per_second"),
+)
+_j = json.loads(IOSTAT_JSON)
+_j["sysstat"]["hosts"][0]["statistics"][0]["disk"][0]["__dup__"] = 1.0
+_add(
+    "iostat",
+    "json-duplicate-disk-key",
+    _parse(iostat, "io.json", _dup(json.dumps(_j), "r/s")),
+    Err(("duplicate key 'r/s'",), json_path="sysstat.hosts[0].statistics[0].disk[0].r/s"),
+)
+_j = json.loads(IOSTAT_JSON)
+_j["sysstat"]["hosts"][0]["statistics"][0]["__dup__"] = []
+_add(
+    "iostat",
+    "json-duplicate-disk-list",
+    _parse(iostat, "io.json", _dup(json.dumps(_j), "disk")),
+    Err(("duplicate key 'disk'",), json_path="sysstat.hosts[0].statistics[0].disk"),
+)
+
+# fio: values fio never writes, and options that contradict the figures
+
+_add(
+    "fio",
+    "bs-1P",
+    _parse(fio, "f.json", _fio_with(_set(["jobs", 0, "job options", "bs"], "1P"))),
+    Err(("bs=1P", "beyond"), json_path="jobs[0].job options.bs"),
+)
+_add(
+    "fio",
+    "bs-4G",
+    _parse(fio, "f.json", _fio_with(_set(["jobs", 0, "job options", "bs"], "4g"))),
+    Err(("beyond",), json_path="jobs[0].job options.bs"),
+)
+_add(
+    "fio",
+    "bs-1M-ok",
+    _parse(fio, "f.json", _fio_with(_set(["jobs", 0, "job options", "bs"], "1M"))),
+    Ok(_fio_row("bs_bytes", 1048576.0)),
+)
+for _key in ("nan", "inf", "-inf", "-5.0", "100.5"):
+    _add(
+        "fio",
+        f"percentile-key-{_key}",
+        _parse(fio, "f.json", _fio_with(_set([*_W, "clat_ns", "percentile"], {_key: 1000}))),
+        Err(("percentile key", "between 0 and 100"), json_path="jobs[0].write.clat_ns.percentile"),
+    )
+_add(
+    "fio",
+    "p99-1e308-ns",
+    _parse(fio, "f.json", _fio_with(_set([*_W, "clat_ns", "percentile", "99.000000"], 1e308))),
+    Err(("beyond a 64-bit counter",), json_path="jobs[0].write.clat_ns.percentile.99.000000"),
+)
+_add(
+    "fio",
+    "p99-negative",
+    _parse(fio, "f.json", _fio_with(_set([*_W, "clat_ns", "percentile", "99.000000"], -1))),
+    Err(("negative",), json_path="jobs[0].write.clat_ns.percentile.99.000000"),
+)
+
+
+def _no_io(doc: dict) -> None:
+    doc["jobs"][0]["write"].update(io_bytes=0, total_ios=0)
+
+
+_add(
+    "fio",
+    "write-job-no-io",
+    _parse(fio, "f.json", _fio_with(_no_io)),
+    Err(("did no I/O", "rw=write"), json_path="jobs[0]"),
+)
+for _rw in ("trim", "randtrim", "read", "randread"):
+    _add(
+        "fio",
+        f"rw-{_rw}-reports-writes",
+        _parse(fio, "f.json", _fio_with(_set(["jobs", 0, "job options", "rw"], _rw))),
+        Err((f"rw={_rw}", "write I/O", "disagree"), json_path="jobs[0].write.io_bytes"),
+    )
+for _rw in ("randwrite", "write:4", "randrw", "trimwrite"):
+    _add(
+        "fio",
+        f"rw-{_rw}-writes-ok",
+        _parse(fio, "f.json", _fio_with(_set(["jobs", 0, "job options", "rw"], _rw))),
+        Ok(lambda r, rw=_rw: _assert(r.jobs["rw"].tolist() == [rw], r.jobs["rw"])),
+    )
+_TERSE = "3;fio-3.33;job;0;0;0;0;0;0;0;0;0.000000;0.000000;0;0\n"
+_add(
+    "fio",
+    "terse",
+    _parse(fio, "f.txt", _TERSE),
+    Err(("fio terse output", "--output-format=json")),
+)
+_add("fio", "json-array", _parse(fio, "f.json", "[1, 2]\n"), Err(("no fio JSON output found",)))
+
+# iperf3
+
+for _where, _jp in (
+    (["end", "sum_sent", "bits_per_second"], "end.sum_sent.bits_per_second"),
+    (["end", "sum_received", "bits_per_second"], "end.sum_received.bits_per_second"),
+    (["intervals", 0, "sum", "bits_per_second"], "intervals[0].sum.bits_per_second"),
+    (["intervals", 1, "streams", 0, "bits_per_second"], "intervals[1].streams[0].bits_per_second"),
+):
+    for _v in (1e300, 1e308, 2e13):
+        _add(
+            "iperf3",
+            f"rate-{_v:g}-{_jp}",
+            _parse(iperf3, "i.json", _iperf_with(_set(_where, _v))),
+            Err(("beyond", "10 Tbit/s"), json_path=_jp),
+        )
+_add(
+    "iperf3",
+    "rate-400G-ok",
+    _parse(iperf3, "i.json", _iperf_with(_set(["end", "sum_sent", "bits_per_second"], 4e11))),
+    Ok(lambda r: _assert(iperf3.summary(r)["sent_bps"] == 4e11, iperf3.summary(r))),
+)
+for _side in ("sum_sent", "sum_received"):
+    _add(
+        "iperf3",
+        f"end-bytes-string-{_side}",
+        _parse(iperf3, "i.json", _iperf_with(_set(["end", _side, "bytes"], "48982896"))),
+        Err(("expected a number",), json_path=f"end.{_side}.bytes"),
+    )
+    _add(
+        "iperf3",
+        f"end-seconds-0-{_side}",
+        _parse(iperf3, "i.json", _iperf_with(_set(["end", _side, "seconds"], 0))),
+        Err(("0 seconds", "duration > 0"), json_path=f"end.{_side}.seconds"),
+    )
+_add(
+    "iperf3",
+    "end-bytes-fraction",
+    _parse(iperf3, "i.json", _iperf_with(_set(["end", "sum_sent", "bytes"], 1.5))),
+    Err(("expected a byte count",), json_path="end.sum_sent.bytes"),
+)
+_add(
+    "iperf3",
+    "interval-seconds-0",
+    _parse(iperf3, "i.json", _iperf_with(_set(["intervals", 0, "sum", "seconds"], 0))),
+    Err(("0 seconds",), json_path="intervals[0].sum.seconds"),
+)
+_add(
+    "iperf3",
+    "interval-seconds-negative",
+    _parse(iperf3, "i.json", _iperf_with(_set(["intervals", 0, "streams", 0, "seconds"], -1))),
+    Err(("duration",), json_path="intervals[0].streams[0].seconds"),
+)
+_add("iperf3", "empty-object", _parse(iperf3, "i.json", "{}\n"), Err(("empty JSON object",)))
+_add("iperf3", "json-array-named", _parse(iperf3, "i.json", "[1, 2]\n"), Err(("JSON array",)))
+
+# iostat
+
+
+def _iostat_x(edit: Callable[[str], str]) -> str:
+    return edit(IOSTAT_X)
+
+
+_IOSTAT_X_LINES = IOSTAT_X.splitlines()
+_add(
+    "iostat",
+    "util-250",
+    _parse(iostat, "io.txt", IOSTAT_X.replace("  12.34\n", " 250.00\n")),
+    Err(("util_pct is 250", "beyond 100"), line=7),
+)
+_add(
+    "iostat",
+    "rrqm-pct-300",
+    _parse(iostat, "io.txt", IOSTAT_X.replace("   1.29 ", " 300.00 ", 1)),
+    Err(("rrqm_pct is 300",), line=7),
+)
+_add(
+    "iostat",
+    "cpu-sum-430",
+    _parse(iostat, "io.txt", IOSTAT_X.replace("88.88", "88.88", 1).replace("  5.91", "335.91", 1)),
+    Err(("avg-cpu shares add up to 430", "expected 100"), line=4),
+)
+_add(
+    "iostat",
+    "cpu-sum-50",
+    _parse(iostat, "io.txt", IOSTAT_X.replace("88.88", "38.88", 1)),
+    Err(("add up to 50",), line=4),
+)
+_add(
+    "iostat",
+    "device-header-no-rows",
+    _parse(iostat, "io.txt", IOSTAT_X.replace(IOSTAT_X.splitlines()[6] + "\n", "")),
+    Err(("Device header with no device rows",), line=6),
+)
+_j = json.loads(IOSTAT_JSON)
+_j["sysstat"]["hosts"][0]["statistics"][0]["disk"][0]["util"] = 250.0
+_add(
+    "iostat",
+    "json-util-250",
+    _parse(iostat, "io.json", json.dumps(_j)),
+    Err(("util_pct is 250",), json_path="statistics[0].disk[0]"),
+)
+_j = json.loads(IOSTAT_JSON)
+_j["sysstat"]["hosts"][0]["statistics"][0]["avg-cpu"]["user"] = 335.89
+_add(
+    "iostat",
+    "json-cpu-sum-430",
+    _parse(iostat, "io.json", json.dumps(_j)),
+    Err(("add up to 430",), json_path="statistics[0].avg-cpu"),
+)
+_add(
+    "iostat",
+    "json-truncated-in-header",
+    _parse(iostat, "io.json", IOSTAT_JSON[: IOSTAT_JSON.index('"statistics"') - 20]),
+    Err(("truncated",)),
+)
+_add(
+    "iostat",
+    "json-truncated-in-first-report",
+    _parse(iostat, "io.json", IOSTAT_JSON[: IOSTAT_JSON.index('"disk_device"') + 30]),
+    Err(("truncated before its first complete report",)),
+)
+
+# ping
+
+
+def _ping_d(stamps: list[str]) -> str:
+    body = "".join(f"[{t}] " + _reply(i + 1) for i, t in enumerate(stamps))
+    n = len(stamps)
+    return PING_HEAD + body + FOOT.format(tx=n, rx=n, loss=0)
+
+
+_add(
+    "ping",
+    "rtt-309-digits",
+    _parse(ping, "p.txt", _ping_log(["0.5", "9" * 309])),
+    Err(("round-trip time inf ms", "beyond"), line=3),
+)
+_add(
+    "ping",
+    "rtt-two-days",
+    _parse(ping, "p.txt", _ping_log(["0.5", "172800000.0"])),
+    Err(("round-trip time 1.728e+08 ms",), line=3),
+)
+_add(
+    "ping",
+    "D-timestamps-backwards",
+    _parse(ping, "p.txt", _ping_d(["1700000000.100000", "1700000000.300000", "1699990000.500000"])),
+    Err(("timestamps go backwards",), line=4),
+)
+_add(
+    "ping",
+    "D-timestamps-small-step-back-ok",
+    _parse(ping, "p.txt", _ping_d(["1700000000.100000", "1700000000.300000", "1700000000.200000"])),
+    Ok(_samples(3)),
+)
+_add(
+    "ping",
+    "reply-from-other-host",
+    _parse(ping, "p.txt", _ping_log(["0.5"], extra=_reply(2).replace("10.0.0.2", "10.0.0.9"))),
+    Err(("reply from '10.0.0.9'", "pings 10.0.0.2"), line=3),
+)
+_add(
+    "ping",
+    "reply-from-reverse-name-ok",
+    _parse(
+        ping,
+        "p.txt",
+        "PING example.test (10.0.0.2) 56(84) bytes of data.\n"
+        "64 bytes from host-2.example.test (10.0.0.2): icmp_seq=1 ttl=64 time=0.5 ms\n",
+    ),
+    Ok(_samples(1, [0.5])),
+)
+_add(
+    "ping",
+    "reply-from-other-host-named",
+    _parse(
+        ping,
+        "p.txt",
+        "PING example.test (10.0.0.2) 56(84) bytes of data.\n"
+        "64 bytes from host-2.example.test (10.0.0.3): icmp_seq=1 ttl=64 time=0.5 ms\n",
+    ),
+    Err(("replies from another host",), line=2),
+)
+_add(
+    "ping",
+    "mixed-variants",
+    _parse(ping, "p.txt", _ping_log(["0.5"], extra="64 bytes from 10.0.0.2: seq=2 ttl=64 time=0.600 ms\n")),
+    Err(("mixes ping variants", "'seq='"), line=3),
+)
+_WINDOWS_PING = (
+    "\nPinging 10.0.0.2 with 32 bytes of data:\n"
+    "Reply from 10.0.0.2: bytes=32 time<1ms TTL=128\n"
+    "Reply from 10.0.0.2: bytes=32 time=1ms TTL=128\n\n"
+    "Ping statistics for 10.0.0.2:\n"
+    "    Packets: Sent = 2, Received = 2, Lost = 0 (0% loss),\n"
+)
+_add("ping", "windows", _parse(ping, "p.txt", _WINDOWS_PING), Err(("Windows ping output", "iputils"), line=2))
+_add(
+    "ping",
+    "windows-utf16",
+    _parse(ping, "p.txt", _WINDOWS_PING.replace("\n", "\r\n").encode("utf-16")),
+    Err(("Windows ping output",), line=2),
+)
+_add(
+    "ping",
+    "mixed-windows-and-linux",
+    _parse(ping, "p.txt", _ping_log(["0.5"], extra=_WINDOWS_PING)),
+    Err(("mixes Windows ping output",)),
+)
+
+# summarize: the same inputs through the CLI (one clear stderr line, exit 2)
+
+for _id, _name, _data, _needs in (
+    ("empty", "e.txt", "", ("e.txt:", "empty file")),
+    ("json-array", "a.json", "[1, 2]\n", ("a.json:", "JSON array")),
+    ("iperf3-empty-object", "o.json", "{}\n", ("o.json:", "empty JSON object")),
+    ("fio-terse", "t.txt", _TERSE, ("t.txt:", "--output-format=json")),
+    ("windows-ping", "w.txt", _WINDOWS_PING, ("w.txt:2:", "Windows ping")),
+    ("ping-309-digit-rtt", "r.txt", _ping_log(["9" * 309]), ("r.txt:2:", "round-trip time")),
+    ("bzip2", "b.txt", bz2.compress(PING.encode()), ("b.txt:", "bzip2")),
+):
+    _add("summarize", _id, _summarize(_name, _data, "--json"), Ok(_err_out(*_needs), counts_as="clear_error"))
+for _id, _data in (
+    ("utf16-ping", PING.encode("utf-16")),
+    ("bom-fio", codecs.BOM_UTF8 + FIO_TEXT.encode()),
+    ("cr-only-ping", PING.replace("\n", "\r").encode()),
+):
+    _add(
+        "summarize",
+        f"{_id}-read",
+        _summarize("x.txt", _data, "--json"),
+        Ok(_json_out(lambda s: _assert(s["tool"] in ("ping", "fio") and s["format"], s))),
+    )
+
+# ------------------------------------------------------------------ round three: --root and --scheduler
+
+
+def _main(argv: list[str]) -> tuple[int, str, str]:
+    """``iscsi-report ARGV`` in process: (exit status, stdout, stderr); argparse's exit caught."""
+    from iscsi_report import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = cli.main(argv)
+        except SystemExit as exc:
+            status = int(exc.code or 0)
+    return status, out.getvalue(), err.getvalue()
+
+
+def _project_dir(tmp: Path) -> Path:
+    """A folder that is a project root (it has params/)."""
+    (tmp / "proj" / "params").mkdir(parents=True, exist_ok=True)
+    return tmp / "proj"
+
+
+def _root_case(
+    root: Callable[[Path], str], command: str = "run", created: Callable[[Path], Path] | None = None
+) -> Callable[[Path], Trial]:
+    """A builder: ``iscsi-report --root ROOT COMMAND``; the call also reports whether the path
+    ``created`` names exists afterwards (nothing may be created)."""
+
+    def build(tmp: Path) -> Trial:
+        given = root(tmp)
+
+        def call() -> tuple[int, str, str]:
+            target = created(tmp) if created is not None else None
+            before = (target.exists(), target.parent.exists()) if target is not None else (True, True)
+            status, out, err = _main(["--root", given, command])
+            if target is not None and target.exists() and not before[0]:
+                err += f"created {target}\n"
+                _undo_create(target, parent_too=not before[1])
+            return status, out, err
+
+        return Trial(call, None)
+
+    return build
+
+
+def _undo_create(path: Path, parent_too: bool) -> None:
+    """Remove what a failing case created: the file (or empty folder), and its parent when the
+    case created that too and it is empty."""
+    with contextlib.suppress(OSError):
+        path.unlink() if path.is_file() else path.rmdir()
+    if parent_too:
+        with contextlib.suppress(OSError):
+            path.parent.rmdir()
+
+
+def _read_only_root(tmp: Path) -> Callable[[], Any]:
+    """os.access refusing writes, as on a read-only folder (root ignores mode bits)."""
+    return mock.patch("iscsi_report.core.paths.os.access", return_value=False)
+
+
+def _ro_case(command: str) -> Callable[[Path], Trial]:
+    def build(tmp: Path) -> Trial:
+        given = str(_project_dir(tmp))
+
+        def call() -> tuple[int, str, str]:
+            with _read_only_root(tmp):
+                return _main(["--root", given, command])
+
+        return Trial(call, None)
+
+    return build
+
+
+for _cmd in ("run", "build", "book"):
+    for _id, _root, _needs in (
+        ("dev-null", lambda t: "/dev/null", ("--root /dev/null", "character device")),
+        ("regular-file", lambda t: str(_write(t, "f.txt", "x")), ("--root", "a regular file")),
+        ("5000-chars", lambda t: "/tmp/" + "a" * 4995, ("--root", "5000 bytes", "4096")),
+        ("long-name", lambda t: str(t / ("n" * 300)), ("--root", "longer than 255")),
+        ("proc", lambda t: "/proc", ("--root /proc", "pseudo-filesystem")),
+        ("proc-self", lambda t: "/proc/self", ("--root /proc/self", "pseudo-filesystem")),
+        ("nul-byte", lambda t: str(t) + "\x00x", ("--root", "NUL byte")),
+        ("not-a-project", lambda t: str(t), ("--root", "not a project folder")),
+        ("file-in-path", lambda t: str(_write(t, "f.txt", "x")) + "/sub", ("--root", "is a file")),
+    ):
+        _add("root", f"{_cmd}-{_id}", _root_case(_root, _cmd), Ok(_err_out(*_needs), counts_as="clear_error"))
+    _add(
+        "root",
+        f"{_cmd}-slash-creates-nothing",
+        _root_case(lambda t: "/", _cmd, created=lambda t: Path("/.cache/pipeline.lock")),
+        Ok(_err_out("--root /:", "filesystem root"), counts_as="clear_error"),
+    )
+    _add(
+        "root",
+        f"{_cmd}-missing-parent-creates-nothing",
+        _root_case(lambda t: str(t / "missing" / "x"), _cmd, created=lambda t: t / "missing"),
+        Ok(_err_out("--root", "no such folder", "never created"), counts_as="clear_error"),
+    )
+    _add(
+        "root",
+        f"{_cmd}-read-only",
+        _ro_case(_cmd),
+        Ok(_err_out("--root", "read-only folder"), counts_as="clear_error"),
+    )
+_add(
+    "root",
+    "project-dev-null",
+    _root_case(lambda t: "/dev/null", "project"),
+    Ok(_err_out("--root /dev/null", "character device"), counts_as="clear_error"),
+)
+
+
+def _scheduler_case(address: str) -> Callable[[Path], Trial]:
+    """A builder: ``iscsi-report --root PROJECT run --scheduler ADDRESS``, timed."""
+
+    def build(tmp: Path) -> Trial:
+        root = str(_project_dir(tmp))
+
+        def call() -> tuple[int, str, str, float]:
+            started = time.monotonic()
+            status, out, err = _main(["--root", root, "run", f"--scheduler={address}"])
+            return status, out, err, time.monotonic() - started
+
+        return Trial(call, None)
+
+    return build
+
+
+def _refused_at_once(res: Any) -> None:
+    status, out, err, seconds = res
+    _assert(status == 2 and not out, (status, out))
+    _assert("argument --scheduler" in err and "not a Dask scheduler address" in err, err)
+    _assert(seconds < IMMEDIATE_S, seconds)
+
+
+IMMEDIATE_S = 2.0  # an address refused without a connection attempt (Dask's timeout is 10 s)
+for _id, _address in (
+    ("not-a-url", "not a url"),
+    ("port-too-big", "tcp://127.0.0.1:99999"),
+    ("port-zero", "tcp://127.0.0.1:0"),
+    ("http-scheme", "http://example.test:8786"),
+    ("empty", ""),
+    ("flag-like", "-x"),
+):
+    _add("scheduler", _id, _scheduler_case(_address), Ok(_refused_at_once, counts_as="clear_error"))
+
+# ------------------------------------------------------------------ round three: inside the batch
+# A params file's run is planned (params.load_run + jobs_for) before any notebook executes: its
+# dataset's manifest, listed files and notes, and every override, are checked there.
+
+_BATCH_CELL = (
+    "run_name = ''\ndataset = ''\nproject_root = ''\nresults_dir = ''\n"
+    "n_draws = 10000\nseed = 20231231\none_way_ms = [0.01, 0.02]\ndatasets = []\nbins = 20\n"
+)
+
+
+def _batch(
+    params: str,
+    manifest: str | bytes | None = None,
+    notes: str | None = None,
+    setup: Callable[[Path], None] | None = None,
+    names: str = "manifest",
+) -> Callable[[Path], Trial]:
+    """A builder: a project (notebook chap.md, dataset ds with ping/x.txt) and params/run.yaml;
+    the call plans the run. ``names`` is the file the error must name: the params file, the
+    manifest, the notes or the listed file."""
+
+    def build(tmp: Path) -> Trial:
+        import jupytext
+        import nbformat
+
+        from iscsi_report.core.paths import Project
+        from iscsi_report.pipeline.params import jobs_for, load_run
+
+        nb = nbformat.v4.new_notebook()
+        cell = nbformat.v4.new_code_cell(_BATCH_CELL)
+        cell.metadata["tags"] = ["parameters"]
+        nb.cells = [nbformat.v4.new_markdown_cell("# t"), cell]
+        (tmp / "notebooks").mkdir(parents=True, exist_ok=True)
+        jupytext.write(nb, tmp / "notebooks" / "chap.md", fmt="md:myst")
+        ds = tmp / "data" / "raw" / "ds"
+        _write(ds, "ping/x.txt", PING_BYTES)
+        text = manifest if manifest is not None else yaml.safe_dump({"files": [_entry()]}, sort_keys=False)
+        files = {"manifest": _write(ds, "manifest.yaml", text), "listed": ds / "ping" / "x.txt"}
+        if notes is not None:
+            files["notes"] = _write(ds, "notes.yaml", notes)
+        if setup is not None:
+            setup(tmp)
+        files["params"] = path = _write(tmp, "params/run.yaml", params)
+        project = Project.at(tmp)
+        return Trial(lambda: jobs_for(project, load_run(path)), files[names])
+
+    return build
+
+
+def _bp(override: str = "") -> str:
+    """A params file for dataset ds running chap, with ``override`` as chap's parameters."""
+    chap = f"{{chap: {{{override}}}}}" if override else "chap"
+    return f"title: t\ndataset: ds\nnotebooks: [{chap}]\n"
+
+
+_one_job = Ok(lambda jobs: _assert(len(jobs) == 1, jobs))
+_add("batch", "valid", _batch(_bp()), _one_job)
+_add("batch", "valid-overrides", _batch(_bp("n_draws: 500, seed: 0, one_way_ms: [0.5]")), _one_job)
+_MANIFEST_TEXT = yaml.safe_dump({"title": "café", "files": [_entry()]}, sort_keys=False, allow_unicode=True)
+_add(
+    "batch",
+    "manifest-latin1",
+    _batch(_bp(), manifest=_MANIFEST_TEXT.encode("latin-1")),
+    Err(("not UTF-8", "key 'dataset'"), line=1, error=ParamsError),
+)
+_add("batch", "manifest-utf16-read", _batch(_bp(), manifest=_MANIFEST_TEXT.encode("utf-16")), _one_job)
+_add(
+    "batch",
+    "manifest-utf16-no-bom-read",
+    _batch(_bp(), manifest=_MANIFEST_TEXT.encode("utf-16-le")),
+    _one_job,
+)
+_add(
+    "batch",
+    "manifest-deep-flow",
+    _batch(_bp(), manifest="lab: " + "[" * 5000 + "]" * 5000 + "\nfiles: []\n"),
+    Err(("nested deeper than 32",), line=1, error=ParamsError),
+)
+_add(
+    "batch",
+    "manifest-deep-mapping",
+    _batch(_bp(), manifest="lab: " + "{a: " * 3000 + "1" + "}" * 3000 + "\nfiles: []\n"),
+    Err(("nested deeper than 32",), error=ParamsError),
+)
+_add(
+    "batch",
+    "notes-deep",
+    _batch(_bp(), notes="chapters: " + "[" * 5000 + "]" * 5000 + "\n", names="notes"),
+    Err(("nested deeper than 32",), error=ParamsError),
+)
+_add(
+    "batch",
+    "notes-duplicate-key",
+    _batch(_bp(), notes="chapters: {}\nchapters: {}\n", names="notes"),
+    Err(("duplicate key 'chapters'",), line=2, error=ParamsError),
+)
+_add(
+    "batch",
+    "manifest-nul-in-path",
+    _batch(
+        _bp(),
+        manifest='files:\n- path: "ping/x\\0.txt"\n  tool: ping\n  side: initiator\n'
+        f"  sha256: {_sha(PING_BYTES)}\n  labels: {{interval_s: 1}}\n",
+    ),
+    Err(("NUL byte",), line=2, json_path="files[0].path", error=ParamsError),
+)
+
+
+def _unreadable(build: Callable[[Path], Trial]) -> Callable[[Path], Trial]:
+    """The same trial with the listed file unreadable: chmod 000, and (root ignores mode bits)
+    the open refused with EACCES as the kernel would for another user."""
+
+    def wrapped(tmp: Path) -> Trial:
+        trial = build(tmp)
+        listed = tmp / "data" / "raw" / "ds" / "ping" / "x.txt"
+        listed.chmod(0)
+        real_open = os.open
+
+        def refusing(path: Any, *args: Any, **kw: Any) -> int:
+            if Path(path) == listed:
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+            return real_open(path, *args, **kw)
+
+        def call() -> Any:
+            with mock.patch("os.open", refusing):
+                return trial.call()
+
+        return Trial(call, trial.file)
+
+    return wrapped
+
+
+_add(
+    "batch",
+    "listed-file-unreadable",
+    _unreadable(_batch(_bp(), names="listed")),
+    Err(("cannot read file", "Permission denied"), error=ParamsError),
+)
+
+
+def _sha_unreadable(tmp: Path) -> Trial:
+    """dataset.verify (sha256 of the bytes) on a listed file whose open is refused."""
+    path = _write(tmp, "x.txt", PING_BYTES)
+    f = dataset.RawFile(path, "x.txt", "ping", "initiator", _sha(PING_BYTES), {})
+
+    def call() -> Any:
+        refused = PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        with mock.patch("builtins.open", side_effect=refused):
+            return dataset.verify(f)
+
+    return Trial(call, path)
+
+
+_add("batch", "verify-unreadable", _sha_unreadable, Err(("cannot read file", "Permission denied")))
+for _id, _override, _needs in (
+    ("n-draws-0", "n_draws: 0", ("n_draws", "from 1 to")),
+    ("n-draws-negative", "n_draws: -5", ("n_draws", "from 1 to")),
+    ("n-draws-huge", "n_draws: 10000000000", ("n_draws", "from 1 to")),
+    ("seed-negative", "seed: -1", ("seed", "from 0 to")),
+    ("seed-beyond-32-bits", "seed: 4294967296", ("seed", "from 0 to")),
+    ("list-empty", "one_way_ms: []", ("one_way_ms", "non-empty list")),
+    ("list-nan", "one_way_ms: [0.5, .nan]", ("one_way_ms[1]", "finite number")),
+    ("list-inf", "one_way_ms: [.inf]", ("one_way_ms[0]", "finite number")),
+    ("list-string-item", "one_way_ms: [0.5, fast]", ("one_way_ms[1]", "expected float")),
+    ("int-4000-digits", "bins: " + "9" * 4000, ("bins", "within 64 bits")),
+):
+    _add("batch", _id, _batch(_bp(_override), names="params"), Err(_needs, error=ParamsError))
+_add(
+    "batch",
+    "int-5000-digits",
+    _batch(_bp("bins: " + "9" * 5000), names="params"),
+    Err(("number out of range",), line=3, error=ParamsError),
+)
+_add("batch", "empty-list-default-ok", _batch(_bp("datasets: []")), _one_job)
+
+
+def _yml(tmp: Path) -> Trial:
+    """discover() over a params folder holding run.yml beside run.yaml."""
+    from iscsi_report.core.paths import Project
+    from iscsi_report.pipeline.params import discover
+
+    _write(tmp, "params/ok.yaml", "title: t\nnotebooks: [chap]\n")
+    path = _write(tmp, "params/run.yml", "title: t\nnotebooks: [chap]\n")
+    return Trial(lambda: discover(Project.at(tmp)), path)
+
+
+_add("batch", "params-yml-refused", _yml, Err(("end in .yaml", "rename it to run.yaml"), error=ParamsError))
+
+
+def _project_outside(tmp: Path) -> Trial:
+    """``iscsi-report project`` (pure model, no --run/--dataset) from a folder that is no project:
+    the default --root is not checked, so the model still answers."""
+    argv = ["project", "--bs", "2MiB", "--one-way-ms", "0.05", "--link-mbps", "10000", "--device-ms", "7.3"]
+    argv += ["--cpu-ms", "8", "--max-outstanding-r2t", "16", "--queue-depth", "32", "--device-mib-s", "136"]
+
+    def call() -> tuple[int, str, str]:
+        here = Path.cwd()
+        os.chdir(tmp)
+        try:
+            return _main([*argv, "--json"])
+        finally:
+            os.chdir(here)
+
+    return Trial(call, None)
+
+
+_add(
+    "root",
+    "project-default-root-outside-a-project-ok",
+    _project_outside,
+    Ok(lambda res: _assert(res[0] == 0 and json.loads(res[1])["dataset"] is None, res)),
+)
+
+# a JSON array where a tool writes one object, for every JSON-reading parser
+for _tag, _mod, _name, _needs in (
+    ("iperf3", iperf3, "i.json", ("JSON array",)),
+    ("fio", fio, "f.json", ("JSON array", "one object")),
+    ("iostat", iostat, "io.json", ("JSON array",)),
+):
+    _add(_tag, f"{_tag}-json-array-of-objects", _parse(_mod, _name, '[{"a": 1}]\n'), Err(_needs))
+
+# a device listed twice in one iostat report
+_dev_line = IOSTAT_X.splitlines()[6]
+_add(
+    "iostat",
+    "device-listed-twice",
+    _parse(iostat, "io.txt", IOSTAT_X.replace(_dev_line, _dev_line + "\n" + _dev_line)),
+    Err(("device 'vda' listed twice",), line=8),
+)
+_j = json.loads(IOSTAT_JSON)
+_disks = _j["sysstat"]["hosts"][0]["statistics"][0]["disk"]
+_disks.append(copy.deepcopy(_disks[0]))
+_add(
+    "iostat",
+    "json-device-listed-twice",
+    _parse(iostat, "io.json", json.dumps(_j)),
+    Err(("listed twice",), json_path=f"statistics[0].disk[{len(_disks) - 1}].disk_device"),
+)

@@ -11,16 +11,28 @@ from cases import CASES, run_case
 
 from iscsi_report.core.errors import IngestError
 
-MIN_CASES = 150
+MIN_CASES = 450
 
 
 def test_catalogue_is_large_and_ids_unique() -> None:
-    """At least 150 cases, each with its own id, across every group of reader."""
+    """At least 450 cases, each with its own id, across every group of reader and entry point."""
     ids = [c.id for c in CASES]
     assert len(ids) >= MIN_CASES
     assert len(set(ids)) == len(ids)
     groups = {c.group for c in CASES}
-    assert {"ping", "iperf3", "fio", "iostat", "files", "names", "yaml", "manifest", "params"} <= groups
+    assert {
+        "ping",
+        "iperf3",
+        "fio",
+        "iostat",
+        "tshark",
+        "files",
+        "names",
+        "yaml",
+        "manifest",
+        "params",
+    } <= groups
+    assert {"summarize", "root", "scheduler", "batch"} <= groups
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

@@ -11,6 +11,12 @@ from collections.abc import Callable, Sequence
 from importlib import import_module
 from typing import Any
 
+# Subcommands that work in the project folder given by --root (and those that write there);
+# ``project`` needs it only for --run/--dataset, so its default root (the current folder) is not checked.
+ROOT_COMMANDS = ("run", "build", "book", "project")
+ROOT_WRITING_COMMANDS = ("run", "build", "book")
+ROOT_DEFAULT = "."
+EXIT_BAD_ROOT = 2
 # subcommand -> (module, help); each module provides configure(parser) and run(args) -> int
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("iscsi_report.cli.run", "execute the params files' notebooks with papermill"),
@@ -32,7 +38,9 @@ def _loader(module: str, attr: str) -> Callable[..., Any]:
 def build_parser(chosen: str | None = None) -> argparse.ArgumentParser:
     """The top-level parser; only the chosen subcommand's module is imported (fast start-up)."""
     parser = argparse.ArgumentParser(prog="iscsi-report", description=__doc__.splitlines()[0])
-    parser.add_argument("--root", default=".", help="project root (folder with params/, notebooks/, book/)")
+    parser.add_argument(
+        "--root", default=ROOT_DEFAULT, help="project root (folder with params/, notebooks/, book/)"
+    )
     subs = parser.add_subparsers(dest="command", required=True)
     for name, (module, help_text) in SUBCOMMANDS.items():
         sub = subs.add_parser(name, help=help_text)
@@ -59,6 +67,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse arguments and dispatch; returns the process exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(_chosen(argv)).parse_args(argv)
+    if args.command in ROOT_WRITING_COMMANDS or (args.command in ROOT_COMMANDS and args.root != ROOT_DEFAULT):
+        from iscsi_report.core.errors import ReportError
+        from iscsi_report.core.paths import check_root
+
+        try:
+            check_root(args.root, writable=args.command in ROOT_WRITING_COMMANDS)
+        except ReportError as exc:
+            print(f"iscsi-report: error: {exc}", file=sys.stderr)
+            return EXIT_BAD_ROOT
     return int(args._run(args) or 0)
 
 

@@ -9,6 +9,7 @@ import sys
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.paths import Project
 from iscsi_report.pipeline.batch import run_batch
+from iscsi_report.pipeline.executors import check_address
 from iscsi_report.pipeline.interrupt import INTERRUPTED_STATUS, unless_interrupted, watch_sigint
 from iscsi_report.pipeline.locking import pipeline_lock
 
@@ -31,10 +32,19 @@ def add_scheduler_argument(parser: argparse.ArgumentParser) -> None:
     """``--scheduler``: run the notebooks on an existing Dask cluster instead of this machine."""
     parser.add_argument(
         "--scheduler",
+        type=scheduler_address,
         metavar="tcp://HOST:PORT",
         help="execute the notebooks on this Dask scheduler's workers (they must see the project at the "
         "same path and run the same environment: see pipeline/executors.py); --jobs is then ignored",
     )
+
+
+def scheduler_address(text: str) -> str:
+    """argparse type of --scheduler: a malformed address is refused before anything starts."""
+    try:
+        return check_address(text)
+    except ReportError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--scheduler ")) from exc
 
 
 def run(args: argparse.Namespace) -> int:

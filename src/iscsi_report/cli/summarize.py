@@ -38,10 +38,12 @@ def summarize_path(path: str | Path, tool: str = "auto") -> dict[str, Any]:
     text = None
     if tool == "auto":
         text = read_text(path)
+        if not text.strip():
+            raise IngestError(path, "empty file: no tool output to summarize")
         found = detect_tool(text)
         claimant = sole_claimant(text) if found is None else None
         if found is None and claimant is None:
-            raise IngestError(path, f"not recognised as the output of any of: {', '.join(TOOL_ORDER)}")
+            raise IngestError(path, _unrecognised(text))
         tool = found[0] if found is not None else str(claimant)  # the parser names the problem
     module = tool_module(tool)
     if module is None:
@@ -55,6 +57,19 @@ def summarize_path(path: str | Path, tool: str = "auto") -> dict[str, Any]:
     body.pop("tool", None)
     fmt = body.pop("format", getattr(result, "format", None))
     return {"path": path, "tool": tool, "format": fmt, **body}
+
+
+def _unrecognised(text: str) -> str:
+    """Why no parser took the text: a JSON shape no tool writes is named, else the tool list."""
+    body = text.strip()
+    if body.startswith("["):
+        return (
+            "a JSON array; each tool writes one JSON object "
+            "(fio --output-format=json, iperf3 -J, iostat -o JSON)"
+        )
+    if re.fullmatch(r"\{\s*\}", body):
+        return "an empty JSON object {}: no tool's output (iperf3 -J writes start, intervals and end)"
+    return f"not recognised as the output of any of: {', '.join(TOOL_ORDER)}"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -353,6 +353,8 @@ def _raw_file(manifest: Path, doc: yamlio.YamlDoc, i: int, entry: FileEntry) -> 
     """Resolve files[i]: inside the dataset folder, an existing regular file."""
     where = f"files[{i}].path"
     line = doc.line_of(("files", i, "path"))
+    if "\x00" in entry.path:
+        raise IngestError(manifest, f"path {entry.path!r} contains a NUL byte", line=line, json_path=where)
     path = (manifest.parent / entry.path).resolve()
     if manifest.parent.resolve() not in path.parents:
         raise IngestError(

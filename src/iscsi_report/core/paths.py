@@ -7,8 +7,18 @@ executed notebooks live.
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from iscsi_report.core.errors import ReportError
+
+PATH_MAX_BYTES = 4096  # Linux PATH_MAX: the longest path a system call accepts
+NAME_MAX_BYTES = 255  # the longest name of one folder or file
+SHOWN_PATH_CHARS = 80  # a path quoted in an error message is cut to this length
+KERNEL_FILESYSTEMS = (Path("/proc"), Path("/sys"), Path("/dev"))  # never a project folder
+PROJECT_MARKERS = ("params", "notebooks", "book", "data")  # a project root holds at least one
 
 
 @dataclass(frozen=True)
@@ -101,3 +111,64 @@ class Project:
 
     def executed(self, run: str, notebook: str) -> Path:
         return self.run_pages_dir(run) / f"{notebook}.ipynb"
+
+
+def _shown(root: str) -> str:
+    """root for an error message: one line, at most SHOWN_PATH_CHARS characters."""
+    text = root.encode("unicode_escape").decode("ascii")
+    return (
+        text
+        if len(text) <= SHOWN_PATH_CHARS
+        else f"{text[: SHOWN_PATH_CHARS - 3]}... ({len(root)} characters)"
+    )
+
+
+def _root_error(root: str, problem: str) -> ReportError:
+    """A one-line error naming the --root flag and the path the user gave."""
+    return ReportError(f"--root {_shown(root)}: {problem}")
+
+
+def _check_root_text(root: str) -> None:
+    """Refuse a root no system call can take: a NUL byte, a path or a name beyond the limits."""
+    if "\x00" in root:
+        raise _root_error(root, "the path contains a NUL byte")
+    size = len(os.fsencode(root))
+    if size > PATH_MAX_BYTES:
+        raise _root_error(root, f"the path is {size} bytes, beyond the system's limit of {PATH_MAX_BYTES}")
+    if any(len(os.fsencode(part)) > NAME_MAX_BYTES for part in root.split("/")):
+        raise _root_error(root, f"a folder name in the path is longer than {NAME_MAX_BYTES} bytes")
+
+
+def _root_stat(root: str) -> os.stat_result:
+    """os.stat of the root; a missing or unreachable root is an error (it is never created)."""
+    try:
+        return os.stat(root)
+    except FileNotFoundError as exc:
+        raise _root_error(root, "no such folder (the project root is never created: fix the path)") from exc
+    except NotADirectoryError as exc:
+        raise _root_error(root, "a part of the path is a file, not a folder") from exc
+    except OSError as exc:
+        raise _root_error(root, f"cannot open the folder: {exc.strerror or exc}") from exc
+
+
+def check_root(root: str, writable: bool) -> Project:
+    """The Project at ``root`` once it is an existing project folder (writable when the command
+    writes .cache/, results/ or _build/ there); a one-line ReportError naming --root otherwise."""
+    _check_root_text(root)
+    mode = _root_stat(root).st_mode
+    if not stat.S_ISDIR(mode):
+        kind = {stat.S_IFREG: "a regular file", stat.S_IFCHR: "a character device"}.get(
+            stat.S_IFMT(mode), "a special file"
+        )
+        raise _root_error(root, f"{kind}, not a folder")
+    resolved = Path(root).resolve()
+    if resolved == Path(resolved.anchor):
+        raise _root_error(root, "the filesystem root is not a project folder")
+    if any(resolved == fs or fs in resolved.parents for fs in KERNEL_FILESYSTEMS):
+        raise _root_error(root, "a kernel pseudo-filesystem, not a project folder")
+    if not any((resolved / marker).is_dir() for marker in PROJECT_MARKERS):
+        markers = ", ".join(f"{m}/" for m in PROJECT_MARKERS)
+        raise _root_error(root, f"not a project folder (none of {markers} in it)")
+    if writable and not os.access(resolved, os.W_OK):
+        raise _root_error(root, "read-only folder: this command writes .cache/ and its outputs there")
+    return Project(resolved)

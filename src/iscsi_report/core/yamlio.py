@@ -12,6 +12,8 @@ of every mapping key and sequence item, so a schema error can name its line.
 from __future__ import annotations
 
 import hashlib
+import re
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ MAX_YAML_BYTES = 2 * 1024 * 1024  # the largest manifest (blog-2023) is 25 KB
 MAX_YAML_DEPTH = 32  # manifests nest 4 levels deep
 MAX_YAML_NODES = 100_000  # nodes after alias expansion (blog-2023's manifest has about 2,500)
 MERGE_TAG = "tag:yaml.org,2002:merge"
+MAX_INT_DIGITS = sys.get_int_max_str_digits() or 4300  # Python refuses longer integer literals
 
 Loc = tuple[str | int, ...]
 
@@ -172,6 +175,10 @@ def load_text(text: str, path: str | Path = "<yaml>") -> YamlDoc:
         raise IngestError(path, f"invalid YAML: {exc}") from exc
     except RecursionError as exc:
         raise IngestError(path, f"invalid YAML: nested deeper than {MAX_YAML_DEPTH} levels") from exc
+    except ValueError as exc:  # an integer of more digits than Python converts
+        huge = re.search(rf"\d{{{MAX_INT_DIGITS},}}", text)
+        line = text.count("\n", 0, huge.start()) + 1 if huge else None
+        raise IngestError(path, f"invalid YAML: number out of range ({str(exc)[:80]})", line=line) from exc
     finally:
         loader.dispose()
     return YamlDoc(str(path), data, lines)

@@ -21,6 +21,7 @@ digest, so a result made from other code never enters the cache.
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 import time
@@ -34,6 +35,13 @@ LOCAL = "local"
 CONNECT_TIMEOUT_S = 10.0  # to reach the scheduler
 WORKERS_TIMEOUT_S = 60.0  # then to see at least one worker
 DASK_RETRIES = 1  # a job whose function raised is tried once more (a dead worker: Dask's allowed-failures)
+# A Dask scheduler address: [tcp|tls|ucx|ws|wss://]HOST[:PORT], HOST a name, IPv4 or [IPv6].
+_ADDRESS_RE = re.compile(
+    r"(?:(?:tcp|tls|ucx|ws|wss)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)"
+    r"(?::(?P<port>\d{1,5}))?",
+    re.ASCII,
+)
+MAX_PORT = 65535
 # Worker-side task states meaning "nobody wants this result any more" (cancelled by the client).
 _ABANDONED_STATES = ("cancelled", "released", "forgotten")
 _local_stop = threading.Event()  # set by LocalExecutor.cancel: running jobs stop their notebook
@@ -113,11 +121,23 @@ class LocalExecutor:
         return f"the job raised {type(exc).__name__}: {exc}"
 
 
+def check_address(address: str) -> str:
+    """The scheduler address unchanged if it has Dask's form; a ReportError naming --scheduler at once
+    otherwise (instead of a connection attempt that fails after the timeout)."""
+    m = _ADDRESS_RE.fullmatch(address)
+    if m is None or (m["port"] is not None and not 1 <= int(m["port"]) <= MAX_PORT):
+        raise ReportError(
+            f"--scheduler {address[:80]!r}: not a Dask scheduler address; expected tcp://HOST:PORT "
+            f"(a port from 1 to {MAX_PORT})"
+        )
+    return address
+
+
 class DaskExecutor:
     """Jobs submitted to an existing Dask scheduler (``tcp://HOST:PORT``); see the module docstring."""
 
     def __init__(self, address: str, retries: int = DASK_RETRIES, timeout_s: float = CONNECT_TIMEOUT_S):
-        self.address = address
+        self.address = check_address(address)
         self.retries = retries
         self.timeout_s = timeout_s
         self.workers_timeout_s = WORKERS_TIMEOUT_S

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import ast
 import math
+import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,7 +22,7 @@ import nbformat
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from iscsi_report.core import yamlio
-from iscsi_report.core.errors import IngestError, ParamsError
+from iscsi_report.core.errors import IngestError, ParamsError, ReportError
 from iscsi_report.core.paths import Project
 
 DEFAULT_TIMEOUT_S = 900
@@ -29,6 +32,12 @@ INJECTED = ("run_name", "dataset", "project_root", "results_dir")
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"  # a dataset or notebook name: never a path
 # Overrides whose meaning bounds them: (low, high), both excluded.
 OPEN_BOUNDS: dict[str, tuple[float, float]] = {"ci_level": (0.0, 1.0)}
+MAX_DRAWS = 1_000_000  # Monte Carlo draws: 100 times the chapters' 10,000, still seconds of work
+SEED_MAX = 2**32 - 1  # the widest seed every numpy generator takes
+# Integer overrides with a closed range: (lowest, highest) allowed.
+CLOSED_INT_BOUNDS: dict[str, tuple[int, int]] = {"n_draws": (1, MAX_DRAWS), "seed": (0, SEED_MAX)}
+INT64_MAX = 2**63 - 1  # no parameter counts beyond a 64-bit integer
+NOTES_FILE = "notes.yaml"  # a dataset's reader notes, loaded by the chapters
 # What each top-level key must hold, in the words of the error message.
 EXPECTED = {
     "title": "a string",
@@ -193,16 +202,86 @@ def _notebook_overrides(path: Path, entries: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _check_value(path: Path, where: str, key: str, value: Any) -> None:
-    """Numbers must be finite; bounded parameters (a confidence level) inside their bounds."""
+def _check_value(path: Path, where: str, key: str, value: Any, default: Any = None) -> None:
+    """Numbers finite and within 64 bits; bounded parameters (a confidence level, a draw count, a
+    seed) inside their bounds; a list as non-empty as its default, each item checked the same."""
+    if isinstance(value, list):
+        _check_list(path, where, key, value, default)
+        return
     if isinstance(value, float) and not math.isfinite(value):
         raise ParamsError(f"{path}: {where}: expected a finite number, got {value!r}")
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT64_MAX:
+        raise ParamsError(
+            f"{path}: {where}: expected an integer within 64 bits, got {len(str(value))} digits"
+        )
     if key in OPEN_BOUNDS and isinstance(value, int | float) and not isinstance(value, bool):
         low, high = OPEN_BOUNDS[key]
         if not low < value < high:
             raise ParamsError(
                 f"{path}: {where}: expected a number strictly between {low:g} and {high:g}, got {value!r}"
             )
+    if key in CLOSED_INT_BOUNDS and isinstance(value, int) and not isinstance(value, bool):
+        lowest, highest = CLOSED_INT_BOUNDS[key]
+        if not lowest <= value <= highest:
+            raise ParamsError(
+                f"{path}: {where}: expected an integer from {lowest} to {highest}, got {value!r}"
+            )
+
+
+def _check_list(path: Path, where: str, key: str, value: list[Any], default: Any) -> None:
+    """A list override: non-empty when its default is, items of the default items' type, each
+    item checked as a value."""
+    if isinstance(default, list) and default and not value:
+        raise ParamsError(
+            f"{path}: {where}: expected a non-empty list (the default has {len(default)} items)"
+        )
+    sample = default[0] if isinstance(default, list) and default else None
+    for i, item in enumerate(value):
+        if sample is not None and not _type_ok(sample, item):
+            raise ParamsError(
+                f"{path}: {where}[{i}]: expected {type(sample).__name__}, got {type(item).__name__} {item!r}"
+            )
+        _check_value(path, f"{where}[{i}]", key, item)
+
+
+def _check_dataset(project: Project, spec: RunSpec, raw: Path) -> None:
+    """The run's dataset loads (manifest, listed files readable, notes) before any notebook runs,
+    so a bad manifest is one error naming its file, not a traceback inside a chapter. The parses
+    are kept where the chapters' kernels look for them, so the check costs them nothing."""
+    from iscsi_report.core import dataset
+
+    try:
+        with _parse_cache(project):
+            ds = dataset.load(raw)
+            if (raw / NOTES_FILE).is_file():
+                yamlio.load_file(raw / NOTES_FILE)
+        for f in ds.files:
+            _check_readable(f.path)
+    except ReportError as exc:
+        raise ParamsError(f"{spec.path}: key 'dataset': {exc}") from exc
+
+
+@contextmanager
+def _parse_cache(project: Project) -> Iterator[None]:
+    """Keep parses in the project's parse cache (as the batch's kernels do) for the duration."""
+    from iscsi_report.core.keep import PARSE_CACHE_ENV
+
+    if os.environ.get(PARSE_CACHE_ENV):
+        yield
+        return
+    os.environ[PARSE_CACHE_ENV] = str(project.cache_dir / "parsed")
+    try:
+        yield
+    finally:
+        os.environ.pop(PARSE_CACHE_ENV, None)
+
+
+def _check_readable(path: Path) -> None:
+    """IngestError naming a listed file this process cannot open for reading."""
+    try:
+        os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+    except OSError as exc:
+        raise IngestError(path, f"cannot read file: {exc.strerror or exc}") from exc
 
 
 def jobs_for(project: Project, spec: RunSpec) -> list[NotebookJob]:
@@ -210,6 +289,8 @@ def jobs_for(project: Project, spec: RunSpec) -> list[NotebookJob]:
     raw = project.raw_dir / spec.dataset
     if spec.dataset and not (raw / "manifest.yaml").is_file():
         raise ParamsError(f"{spec.path}: key 'dataset': no manifest at {raw / 'manifest.yaml'}")
+    if spec.dataset:
+        _check_dataset(project, spec, raw)
     jobs = []
     for name, overrides in spec.notebooks.items():
         source = project.notebook(name)
@@ -229,7 +310,7 @@ def jobs_for(project: Project, spec: RunSpec) -> list[NotebookJob]:
                     f"{spec.path}: notebooks.{name}.{key}: expected "
                     f"{type(defaults[key]).__name__}, got {type(value).__name__} {value!r}"
                 )
-            _check_value(spec.path, f"notebooks.{name}.{key}", key, value)
+            _check_value(spec.path, f"notebooks.{name}.{key}", key, value, defaults[key])
         params = {
             **overrides,
             "run_name": spec.name,
@@ -248,6 +329,7 @@ def discover(project: Project, selected: list[str] | None = None) -> list[RunSpe
         ]
     else:
         paths = sorted(project.params_dir.glob("*.yaml"))
+        _refuse_yml(project)
     if not paths:
         raise ParamsError(f"{project.params_dir}: no params files")
     for p in paths:
@@ -255,3 +337,13 @@ def discover(project: Project, selected: list[str] | None = None) -> list[RunSpe
             raise ParamsError(f"{p}: no such params file")
     specs = [load_run(p.resolve()) for p in paths]
     return specs if selected else [s for s in specs if s.enabled]
+
+
+def _refuse_yml(project: Project) -> None:
+    """A ``params/*.yml`` file would be skipped without a word (runs are ``*.yaml``): refused."""
+    stray = sorted(project.params_dir.glob("*.yml"))
+    if stray:
+        raise ParamsError(
+            f"{stray[0]}: params files end in .yaml, so this one would never run: rename it to "
+            f"{stray[0].stem}.yaml (or move it out of {project.params_dir})"
+        )

@@ -25,6 +25,7 @@ from iscsi_report.core.units import BYTES_PER_KIB, MS_PER_S, NS_PER_MS
 
 FORMAT_JSON = "fio-json"
 FORMAT_JSON_PLUS = "fio-json+"
+FORMAT_TERSE = "fio-terse"
 DIRECTIONS = ("read", "write", "trim")
 # fio's documented defaults when a job does not set the option.
 FIO_DEFAULT_BS_BYTES = 4096
@@ -34,6 +35,25 @@ FIO_DEFAULT_NUMJOBS = 1
 FIO_DEFAULT_KB_BASE = 1024
 TEXT_SOURCE = "(from fio's text header)"  # marks options read from text: numjobs is not there
 US_PER_MS = 1_000
+# The most one read()/write() call moves on Linux (MAX_RW_COUNT, 2 GiB less a page): a larger bs
+# is no single I/O, so a bs beyond it (bs=1P) is not a block size fio ran with.
+MAX_FIO_BS_BYTES = 2**31 - 4096
+MAX_PERCENTILE = 100.0  # percentile keys are levels in [0, 100] (fio 2.x pads the map with 0.00)
+# Directions each rw mode may report I/O in (a write job reads back when it verifies).
+RW_DIRECTIONS = {
+    "read": {"read"},
+    "randread": {"read"},
+    "write": {"write"},
+    "randwrite": {"write"},
+    "trim": {"trim"},
+    "randtrim": {"trim"},
+    "rw": {"read", "write"},
+    "readwrite": {"read", "write"},
+    "randrw": {"read", "write"},
+    "trimwrite": {"trim", "write"},
+    "randtrimwrite": {"trim", "write"},
+}
+_TERSE_RE = re.compile(r"^\s*[2-5];fio-[^;\s]+;", re.ASCII)
 # Percentile keys as fio prints them ("99.000000"; fio 2.x sometimes "99.00").
 PERCENTILES = {"clat_p50_ms": 50.0, "clat_p99_ms": 99.0, "clat_p999_ms": 99.9}
 
@@ -108,6 +128,8 @@ def sniff(text: str) -> str | None:
     if '"fio version"' in text and '"jobs"' in text:
         return FORMAT_JSON_PLUS if re.search(r'"bins"\s*:\s*\{', text) else FORMAT_JSON
     first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    if _TERSE_RE.match(first):
+        return FORMAT_TERSE  # recognised only to be refused with what to run instead
     if first.startswith("fio: ") and "{" not in text:
         return FORMAT_JSON  # fio failed before writing JSON; parse() reports fio's message
     return None
@@ -150,7 +172,9 @@ def parse_text(text: str, path: str | Path = "<text>", allow_interrupted: bool =
                 warnings.append(f"{jp}: fio recorded no job options; rw, bs, iodepth, numjobs unknown")
             else:
                 warnings.append(f"{jp}: rw, bs, iodepth read from fio's text header line")
-        rows.extend(_job_rows(path, job, jp, opts, warnings))
+        job_rows = _job_rows(path, job, jp, opts, warnings)
+        _check_directions(path, job, jp, opts, job_rows)
+        rows.extend(job_rows)
         bins.extend(_job_bins(path, job, jp))
     if not rows and not doc["jobs"]:
         raise IngestError(path, "fio JSON has no jobs", json_path="jobs")
@@ -294,6 +318,18 @@ def _runtime_ms(raw: Any) -> float | None:
 def _extract_json(path: str | Path, text: str) -> tuple[Any, int, int]:
     """Find the JSON object in the text (fio lines may surround it); return it and its line span."""
     m = re.search(r"^\{", text, re.MULTILINE)
+    if m is None and sniff(text) == FORMAT_TERSE:
+        raise IngestError(
+            path,
+            "fio terse output (--minimal or --output-format=terse) is not read: "
+            "re-run fio with --output-format=json",
+        )
+    if m is None and not text.strip():
+        raise IngestError(path, "empty file: no fio JSON output found")
+    if m is None and text.lstrip().startswith("["):
+        raise IngestError(
+            path, "no fio JSON output found: the file holds a JSON array, fio writes one object"
+        )
     if m is None:
         said = "; ".join(ln.strip() for ln in text.splitlines() if ln.strip())[:300]
         raise IngestError(path, f"no fio JSON output found (the file says: {said or 'nothing'})")
@@ -379,6 +415,35 @@ def _job_rows(
     return rows
 
 
+def _check_directions(
+    path: str | Path, job: dict[str, Any], jp: str, opts: dict[str, str] | None, rows: list[dict[str, Any]]
+) -> None:
+    """A job that did no I/O at all, or I/O in a direction its rw mode never does, is refused:
+    the figures and the options contradict each other."""
+    rw = (opts or {}).get("rw", (opts or {}).get("readwrite", FIO_DEFAULT_RW if opts else None))
+    mode = rw.partition(":")[0].strip() if rw is not None else None
+    if not rows:
+        said = f" (rw={rw})" if rw is not None else ""
+        raise IngestError(
+            path,
+            f"fio job {job.get('jobname')!r}{said} did no I/O: "
+            "io_bytes and total_ios are 0 in every direction",
+            json_path=jp,
+        )
+    allowed = RW_DIRECTIONS.get(mode or "")
+    if allowed is None:
+        return
+    verifies = str((opts or {}).get("verify", "0")) not in ("0", "none")
+    for row in rows:
+        direction = row["direction"]
+        if direction not in allowed and not (direction == "read" and verifies):
+            raise IngestError(
+                path,
+                f"rw={rw} but fio reports {direction} I/O: the job's options and figures disagree",
+                json_path=f"{jp}.{direction}.io_bytes",
+            )
+
+
 def _job_settings(
     path: str | Path,
     opts: dict[str, str] | None,
@@ -423,6 +488,13 @@ def _bs_for(
         raise IngestError(path, str(exc), json_path=f"{jp}.job options.bs") from exc
     if math.isnan(value):
         warnings.append(f"job {name!r}: bs={bs} is a range, so bs_bytes is NaN")
+    elif value > MAX_FIO_BS_BYTES:
+        raise IngestError(
+            path,
+            f"bs={bs} is {value:.0f} bytes, beyond {MAX_FIO_BS_BYTES} (the most Linux moves in one "
+            "read or write call): not a block size fio ran with",
+            json_path=f"{jp}.job options.bs",
+        )
     return value
 
 
@@ -520,11 +592,16 @@ def _percentiles(path: str | Path, pct: dict[str, Any], div: float, jp: str) -> 
             if not key.isascii():
                 raise ValueError(key)
             level = float(key)
+            if not 0 <= level <= MAX_PERCENTILE:  # also NaN and inf
+                raise ValueError(key)
         except ValueError as exc:
-            msg = f"percentile key {key!r} is not a number"
+            msg = f"percentile key {key!r} is not a number between 0 and {MAX_PERCENTILE:g}"
             raise IngestError(path, msg, json_path=jp) from exc
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             msg = f"expected a finite number, got {value!r}"
+            raise IngestError(path, msg, json_path=f"{jp}.{key}")
+        if not 0 <= value <= INT64_MAX:
+            msg = f"latency {_short(value)} is negative or beyond a 64-bit counter (fio writes none)"
             raise IngestError(path, msg, json_path=f"{jp}.{key}")
         if level > 0:  # fio 2.x pads the map with duplicate "0.00": 0 entries
             by_value[level] = value / div

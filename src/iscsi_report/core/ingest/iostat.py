@@ -25,6 +25,12 @@ FORMAT_TEXT = "iostat-text"
 FORMAT_JSON = "iostat-json"
 # sysstat's units: kB = 1024 bytes, MB = 1024 kB; a sector is 512 bytes.
 KB_PER_SECTOR = 0.5
+# A device percentage (%util, %rrqm, ...) is at most 100; old sysstat could print a few tenths
+# above it from tick skew between two /proc/diskstats reads, so the bound allows 1 point more.
+MAX_DEVICE_PCT = 101.0
+# The avg-cpu shares add up to 100 % (each is rounded to 0.01, so six of them stray by 0.03).
+CPU_TOTAL_PCT = 100.0
+CPU_SUM_TOLERANCE_PCT = 1.0
 
 # header name (text or JSON key) -> (column name with unit, factor to that unit)
 DEVICE_COLUMNS: dict[str, tuple[str, float]] = {
@@ -267,7 +273,9 @@ def _parse_text(path: str | Path, text: str) -> IostatResult:
         else:
             unparsed.append((lineno, line))
     if st.report < 0:
-        raise IngestError(path, "no iostat report found (expected 'avg-cpu:' or 'Device' blocks)")
+        empty = "" if text.strip() else "empty file: "
+        empty = "a JSON array, not iostat -o JSON's object: " if text.lstrip().startswith("[") else empty
+        raise IngestError(path, empty + "no iostat report found (expected 'avg-cpu:' or 'Device' blocks)")
     warnings = _resolve_timestamps(path, st.devices + st.cpu)
     if unparsed:
         warnings.append(f"{len(unparsed)} line(s) not understood, kept as unparsed")
@@ -320,8 +328,47 @@ def _read_cpu(st: _TextState, lines: list[str], i: int, lineno: int) -> int:
     row: dict[str, Any] = {"report": st.report, "timestamp": st.timestamp}
     for name, raw in zip(names, values, strict=True):
         row[f"{CPU_HEADER[name]}_pct"] = _number(st, raw, i + 1)
+    _check_cpu_total(st.path, row, line=i + 1)
     st.cpu.append(row)
     return i + 1
+
+
+def _check_cpu_total(
+    path: str | Path, row: dict[str, Any], line: int | None = None, jp: str | None = None
+) -> None:
+    """IngestError unless the avg-cpu shares add up to 100 % (within rounding)."""
+    total = sum(v for k, v in row.items() if k.endswith("_pct"))
+    if abs(total - CPU_TOTAL_PCT) > CPU_SUM_TOLERANCE_PCT:
+        raise IngestError(
+            path,
+            f"avg-cpu shares add up to {total:.2f} %, expected {CPU_TOTAL_PCT:g} % "
+            f"(within {CPU_SUM_TOLERANCE_PCT:g})",
+            line=line,
+            json_path=jp,
+        )
+
+
+def _refuse_repeated_device(
+    path: str | Path, seen: set[str], device: str, line: int | None = None, jp: str | None = None
+) -> None:
+    """IngestError for a device listed twice in one report (which row is the device is unknown)."""
+    if device in seen:
+        raise IngestError(path, f"device {device!r} listed twice in one report", line=line, json_path=jp)
+    seen.add(device)
+
+
+def _check_device_pct(
+    path: str | Path, row: dict[str, Any], line: int | None = None, jp: str | None = None
+) -> None:
+    """IngestError for a device percentage (%util, %rrqm, ...) above MAX_DEVICE_PCT."""
+    for col, value in row.items():
+        if col.endswith("_pct") and value > MAX_DEVICE_PCT:
+            raise IngestError(
+                path,
+                f"{row['device']}: {col} is {value:g} %, beyond 100 %: a device is busy at most all the time",
+                line=line,
+                json_path=jp,
+            )
 
 
 def _read_devices(st: _TextState, lines: list[str], i: int, lineno: int) -> int:
@@ -341,8 +388,12 @@ def _read_devices(st: _TextState, lines: list[str], i: int, lineno: int) -> int:
     if st.has_dev or st.report < 0:
         st.new_report()
     st.has_dev = True
+    if i >= len(lines) or not lines[i].strip():
+        raise IngestError(st.path, "a Device header with no device rows under it", line=lineno)
+    seen: set[str] = set()
     while i < len(lines) and lines[i].strip():
         fields = lines[i].split()
+        _refuse_repeated_device(st.path, seen, fields[0], line=i + 1)
         if len(fields) != len(columns) + 1:
             raise IngestError(
                 st.path,
@@ -352,6 +403,7 @@ def _read_devices(st: _TextState, lines: list[str], i: int, lineno: int) -> int:
         row: dict[str, Any] = {"report": st.report, "timestamp": st.timestamp, "device": fields[0]}
         for (col, factor), raw in zip(columns, fields[1:], strict=True):
             row[col] = _number(st, raw, i + 1) * factor
+        _check_device_pct(st.path, row, line=i + 1)
         st.devices.append(row)
         i += 1
     return i
@@ -448,6 +500,10 @@ def _parse_json(path: str | Path, text: str) -> IostatResult:
     cpu: list[dict[str, Any]] = []
     for idx, report in enumerate(stats):
         _json_report(path, report, idx, devices, cpu)
+    if not stats and warnings:
+        raise IngestError(
+            path, "iostat JSON truncated before its first complete report", json_path="statistics"
+        )
     if not stats:
         raise IngestError(path, "no iostat report in the JSON", json_path="statistics")
     warnings += _resolve_timestamps(path, devices + cpu)
@@ -485,11 +541,18 @@ def _json_host(path: str | Path, doc: Any) -> dict[str, Any]:
     return hosts[0]
 
 
+def _ends_mid_document(text: str, exc: json.JSONDecodeError) -> bool:
+    """True when the JSON breaks only because the file ends (a string or a value left open)."""
+    return exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+
+
 def _recover_unclosed(
     path: str | Path, text: str, exc: json.JSONDecodeError
 ) -> tuple[dict[str, Any], list[Any]]:
     """Decode the host header and every complete report before the point where the JSON breaks."""
     m = re.search(r'"statistics"\s*:\s*\[', text)
+    if m is None and _ends_mid_document(text, exc):
+        raise IngestError(path, "iostat JSON truncated: the file ends mid-document", line=exc.lineno) from exc
     if m is None:
         raise IngestError(path, f"malformed iostat JSON: {exc.msg}", line=exc.lineno) from exc
     try:
@@ -530,14 +593,17 @@ def _json_report(
         row: dict[str, Any] = {"report": idx, "timestamp": stamp}
         for col in CPU_COLUMNS:
             row[f"{col}_pct"] = _json_number(path, values, col, f"{jp}.avg-cpu")
+        _check_cpu_total(path, row, jp=f"{jp}.avg-cpu")
         cpu.append(row)
     disks = report.get("disk", [])
     if not isinstance(disks, list):
         raise IngestError(path, "expected a list of disks", json_path=f"{jp}.disk")
+    seen: set[str] = set()
     for k, disk in enumerate(disks):
         dp = f"{jp}.disk[{k}]"
         if not isinstance(disk, dict) or not isinstance(disk.get("disk_device"), str):
             raise IngestError(path, "expected a disk object with disk_device", json_path=dp)
+        _refuse_repeated_device(path, seen, disk["disk_device"], jp=f"{dp}.disk_device")
         row = {"report": idx, "timestamp": stamp, "device": disk["disk_device"]}
         for key in disk:
             if key == "disk_device":
@@ -546,6 +612,7 @@ def _json_report(
                 raise IngestError(path, f"unknown iostat field {key!r}", json_path=f"{dp}.{key}")
             col, factor = DEVICE_COLUMNS[key]
             row[col] = _json_number(path, disk, key, dp) * factor
+        _check_device_pct(path, row, jp=dp)
         devices.append(row)
 
 

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 FORMAT = "iperf3-json"
 TEXT_FORMAT = "iperf3-text"  # recognised only to be refused with a clear message
 BYTES_AGREEMENT_TOLERANCE = 0.01  # intervals vs end totals: relative difference warned beyond
+# Above any link iperf3 can measure (Ethernet standards top out at 1.6 Tbit/s): a larger rate is corrupt.
+MAX_RATE_BITS_PER_S = 10e12
+END_SUM_KEYS = ("sum_sent", "sum_received", "sum", "sum_sent_bidir_reverse", "sum_received_bidir_reverse")
 
 _NAN_RE = re.compile(r'"(?:[^"\\]|\\.)*"|(-?\b(?:nan|inf)\b)')
 _TEXT_MARKERS = re.compile(
@@ -97,6 +100,12 @@ def _locate_json(text: str, path: str) -> tuple[int, int]:
     """Offset of the JSON object's opening brace and its 1-based line number."""
     m = re.search(r"^\s*\{", text, re.M)
     if m is None:
+        if not text.strip():
+            raise IngestError(path, "empty file: no JSON object found; expected iperf3 -J output")
+        if text.lstrip().startswith("["):
+            raise IngestError(
+                path, "no JSON object found: the file holds a JSON array; expected iperf3 -J output"
+            )
         if _TEXT_MARKERS.search(text):
             raise IngestError(path, "iperf3 plain-text output; expected JSON from iperf3 -J (re-run with -J)")
         raise IngestError(path, "no JSON object found; expected iperf3 -J output")
@@ -179,16 +188,43 @@ def _interval_row(
             raise IngestError(
                 path, f"expected a time in seconds >= 0, found {row[col]!r}", json_path=f"{where}.{key}"
             )
-    nbytes = _number(item.get("bytes"), path, f"{where}.bytes")
-    if not math.isfinite(nbytes) or nbytes < 0 or nbytes != int(nbytes):
-        raise IngestError(path, f"expected a byte count, found {nbytes!r}", json_path=f"{where}.bytes")
-    row["bytes"] = int(nbytes)
+    row["bytes"] = _byte_count(item, path, where)
+    _check_seconds(item, row["bytes"], path, where)
     bps = _rate(item, path, where)
     row["bits_per_s"] = 0.0 if bps is None else bps  # an empty interval moved nothing
     for key in ("retransmits", "jitter_ms", "lost_packets", "packets"):
         value = item.get(key)
         row[key] = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
     return row
+
+
+def _byte_count(item: dict[str, Any], path: str, where: str) -> int:
+    """The ``bytes`` of an interval or sum: a whole number >= 0 (a string or 1.5 is refused)."""
+    nbytes = _number(item.get("bytes"), path, f"{where}.bytes")
+    if not math.isfinite(nbytes) or nbytes < 0 or nbytes != int(nbytes):
+        raise IngestError(path, f"expected a byte count, found {nbytes!r}", json_path=f"{where}.bytes")
+    return int(nbytes)
+
+
+def _check_seconds(item: dict[str, Any], nbytes: int, path: str, where: str) -> None:
+    """``seconds`` (when written) is finite and >= 0, and > 0 wherever bytes moved."""
+    if "seconds" not in item:
+        return
+    seconds = _number(item["seconds"], path, f"{where}.seconds")
+    if not math.isfinite(seconds) or seconds < 0 or (nbytes > 0 and seconds == 0):
+        raise IngestError(
+            path,
+            f"{nbytes} bytes in {seconds!r} seconds: expected a duration > 0 where bytes moved",
+            json_path=f"{where}.seconds",
+        )
+
+
+def _check_end_sums(result: Iperf3Result) -> None:
+    """Every end sum's bytes is a byte count and its seconds a duration (not text, not 0)."""
+    for key in END_SUM_KEYS:
+        item = result.end.get(key)
+        if isinstance(item, dict) and "bytes" in item:
+            _check_seconds(item, _byte_count(item, result.path, f"end.{key}"), result.path, f"end.{key}")
 
 
 def _intervals(doc: dict[str, Any], path: str, reverse: bool, bidir: bool) -> list[dict[str, Any]]:
@@ -231,6 +267,8 @@ def parse_text(text: str, path: str | Path = "<text>") -> Iperf3Result:
     """Parse iperf3 -J output given as text (see :func:`parse`)."""
     path = str(path)
     doc, around = load_document(text, path)
+    if not doc:
+        raise IngestError(path, "empty JSON object {}: iperf3 -J output has start, intervals and end")
     if "error" in doc:
         raise IngestError(path, f"iperf3 reported an error: {doc['error']!r}", json_path="error")
     end = _get(doc, path, ["end"], dict)
@@ -264,6 +302,7 @@ def parse_text(text: str, path: str | Path = "<text>") -> Iperf3Result:
     if around:
         result.warnings.append(f"{len(around)} line(s) of text around the JSON object")
     _end_sum(result, "forward")  # validates the end sums early
+    _check_end_sums(result)
     summary(result)  # and their rates: a negative or NaN bandwidth fails here, not on a page
     _cross_check(result)
     return result
@@ -323,6 +362,13 @@ def _rate(item: dict[str, Any], path: str, where: str) -> float | None:
     """bits_per_second of an interval or sum: finite and >= 0; None (rate undefined) only where
     iperf3 prints nan for a stretch that moved no bytes; anything else is an IngestError."""
     bps = _number(item.get("bits_per_second"), path, f"{where}.bits_per_second")
+    if math.isfinite(bps) and bps > MAX_RATE_BITS_PER_S:
+        raise IngestError(
+            path,
+            f"bandwidth {bps:.3g} bits/s is beyond {MAX_RATE_BITS_PER_S:.0e} bits/s (10 Tbit/s): "
+            "no link measured it",
+            json_path=f"{where}.bits_per_second",
+        )
     if math.isfinite(bps) and bps >= 0:
         return bps
     if math.isnan(bps) and item.get("bytes") == 0:

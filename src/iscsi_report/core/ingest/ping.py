@@ -9,6 +9,7 @@ samples; disagreements become ``warnings``.
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import re
 from dataclasses import dataclass, field
@@ -52,6 +53,9 @@ _ALL_ONES = np.uint64(2**64 - 1)
 _PAIR_MUL, _QUAD_MUL, _OCTET_MUL = 10 * 2**8 + 1, 100 * 2**16 + 1, 10_000 * 2**32 + 1
 _PAIR_MASK, _QUAD_MASK = 0x00FF00FF00FF00FF, 0x0000FFFF0000FFFF
 _MAX_SEQ = 2**63 - 1  # a sequence number beyond int64 is not ping's (it prints 16 bits)
+MAX_RTT_MS = 86_400_000.0  # a reply a day late is no round trip ping waits for
+# -D timestamps come from the system clock, which NTP may step back a little; more is corrupt.
+TIMESTAMP_BACKSTEP_TOLERANCE_S = 1.0
 _MS_SUFFIX = b" ms"
 _DUP_SUFFIX = b" (DUP!)"
 _BYTES_FROM = b" bytes from "
@@ -91,6 +95,22 @@ _NOISE_RE = re.compile(
 )
 _COMMA_DECIMAL_RE = re.compile(r"(?:=|\s|/)\d+,\d+(?:/|\s*ms)", re.ASCII)
 _SEQ_LIKE_RE = re.compile(r"(?:icmp_)?(?:seq|req)=\S+| bytes from ", re.ASCII)
+# The pinged address in the header: "PING host (1.2.3.4) 56(84)", "PING ::1(::1) 56 data bytes",
+# BSD "PING6(56=40+8+8 bytes) ::1 --> ::1".
+_HEADER_ADDRESS_RE = re.compile(
+    r"PING (?P<name>\S+?) ?\((?P<ip>[^)\s]+)\)|PING6\([^)]*\) \S+ --> (?P<ip6>\S+)"
+)
+_REPLY_HEAD_RE = re.compile(r"(?:\[[\d.]+\] )?\d+", re.ASCII)  # what precedes " bytes from "
+_WINDOWS_RE = re.compile(
+    r"^(?:Pinging \S+ .*with \d+ bytes of data:|Reply from \S+: bytes=\d+ time[=<]\d+ms TTL=\d+|"
+    r"Ping statistics for \S+:)\s*$",
+    re.MULTILINE | re.ASCII,
+)
+# Reply sequence keys of the different ping implementations: BusyBox "seq=", iputils and
+# inetutils "icmp_seq=", old iputils "icmp_req=".
+_SEQ_KEY_RE = re.compile(
+    r"^(?:\[[\d.]+\] )?\d+ bytes from [^\n]*?[:,] (?P<key>icmp_seq|icmp_req|seq)=", re.M | re.ASCII
+)
 
 
 @dataclass
@@ -703,6 +723,7 @@ def _merge(fast: _FastReplies, state: _Careful) -> dict[str, np.ndarray]:
     """Combine fast-path and careful-path replies in file order."""
     if not state.replies:
         return {
+            "line": fast.line,
             "seq": fast.seq,
             "rtt_ms": fast.rtt_ms,
             "unit": fast.unit_ms,
@@ -713,6 +734,7 @@ def _merge(fast: _FastReplies, state: _Careful) -> dict[str, np.ndarray]:
     line = np.concatenate((fast.line, slow[:, 0].astype(np.int64) - 1))
     order = np.argsort(line, kind="stable")
     return {
+        "line": line[order],
         "seq": np.concatenate((fast.seq, slow[:, 1].astype(np.int64)))[order],
         "rtt_ms": np.concatenate((fast.rtt_ms, slow[:, 2]))[order],
         "unit": np.concatenate((fast.unit_ms, slow[:, 3]))[order],
@@ -726,6 +748,7 @@ def parse_text(text: str, path: str | Path = "<text>") -> PingResult:
     path = str(path)
     if "\r" in text:
         text = text.replace("\r\n", "\n")
+    _refuse_windows(path, text)
     data = text if text.isascii() else text.encode("utf-8")  # offsets must be byte offsets
     scan = _scan(data)
     fast = scan.fast
@@ -739,13 +762,17 @@ def parse_text(text: str, path: str | Path = "<text>") -> PingResult:
     if n_replies == 0 and state.transmitted is None and state.header is None:
         raise IngestError(
             path,
-            "no ping output found: expected a 'PING host' header, reply lines "
+            ("empty file: " if not text.strip() else "")
+            + "no ping output found: expected a 'PING host' header, reply lines "
             "('N bytes from ...: icmp_seq=N ... time=X ms') or a statistics footer",
             line=state.unparsed[0][0] if state.unparsed else None,
         )
     if n_replies == 0 and state.transmitted is None:
         raise IngestError(path, "ping output has neither replies nor a statistics footer")
     cols = _merge(fast, state)
+    _check_replies(path, cols)
+    _check_sources(path, text, state.header)
+    _check_variants(path, text, state.short_seq_key)
     result = PingResult(
         path=path,
         format=_detect_format(state, len(fast.line)),
@@ -767,6 +794,108 @@ def parse_text(text: str, path: str | Path = "<text>") -> PingResult:
             f"{len(result.unparsed)} line(s) not understood, first at line {first[0]}: {first[1][:80]!r}"
         )
     return result
+
+
+def _line_at(text: str, pos: int) -> int:
+    """1-based line number of a character offset."""
+    return text.count("\n", 0, pos) + 1
+
+
+def _refuse_windows(path: str, text: str) -> None:
+    """Windows ping output is recognised and refused (whole-millisecond RTTs, another format)."""
+    m = _WINDOWS_RE.search(text[:65536])
+    if m is None:
+        return
+    if _SNIFF_RE.search(text[:65536]):
+        raise IngestError(
+            path,
+            "the file mixes Windows ping output with Linux/BSD ping output: one ping run per file",
+            line=_line_at(text, m.start()),
+        )
+    raise IngestError(
+        path,
+        "Windows ping output is not supported (its RTTs are whole milliseconds): capture with "
+        "Linux iputils ping (ping -D -i 0.2 HOST, LC_ALL=C)",
+        line=_line_at(text, m.start()),
+    )
+
+
+def _check_replies(path: str, cols: dict[str, np.ndarray]) -> None:
+    """RTTs finite and at most MAX_RTT_MS; -D timestamps never going back by more than the tolerance."""
+    rtt = cols["rtt_ms"]
+    bad = np.flatnonzero(~np.isfinite(rtt) | (rtt > MAX_RTT_MS))
+    if len(bad):
+        i = int(bad[0])
+        raise IngestError(
+            path,
+            f"round-trip time {rtt[i]:.6g} ms is beyond {MAX_RTT_MS:.0f} ms (a day): "
+            "not a reply ping waited for",
+            line=int(cols["line"][i]) + 1,
+        )
+    ts = cols["timestamp_s"]
+    stamped = np.flatnonzero(~np.isnan(ts))
+    if len(stamped) < 2:
+        return
+    t = ts[stamped]
+    back = np.flatnonzero(t < np.maximum.accumulate(t) - TIMESTAMP_BACKSTEP_TOLERANCE_S)
+    if len(back):
+        i = int(stamped[back[0]])
+        raise IngestError(
+            path,
+            f"-D timestamp {ts[i]:.6f} is earlier than a previous reply's by more than "
+            f"{TIMESTAMP_BACKSTEP_TOLERANCE_S:g} s: timestamps go backwards",
+            line=int(cols["line"][i]) + 1,
+        )
+
+
+def _pinged(header: str | None) -> tuple[str, str] | None:
+    """(name, address) the header says ping sent to; None when unknown or a broadcast/multicast."""
+    m = _HEADER_ADDRESS_RE.search(header or "")
+    if m is None:
+        return None
+    ip = m["ip"] or m["ip6"]
+    try:
+        address = ipaddress.ip_address(ip.partition("%")[0])
+    except ValueError:
+        return None
+    if address.is_multicast or str(address).endswith(".255"):
+        return None  # replies from many hosts are expected
+    return m["name"] or ip, ip
+
+
+def _check_sources(path: str, text: str, header: str | None) -> None:
+    """Every reply comes from the host the header pings (by address, or a name with it in parens)."""
+    pinged = _pinged(header)
+    if pinged is None or "pinging broadcast address" in text[:65536]:
+        return
+    name, ip = (re.escape(x) for x in pinged)
+    # a literal start lets re skip to each " bytes from "; the line's head is checked after
+    other = re.compile(rf" bytes from (?!(?:{ip}|{name})[:,%]|\S+ \({ip}\)[:,])(?P<src>[^\n]*?)[:,] ")
+    for m in other.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        if _REPLY_HEAD_RE.fullmatch(text, start, m.start()):
+            raise IngestError(
+                path,
+                f"reply from {m['src'][:60]!r} but the header pings {pinged[0]} ({pinged[1]}): "
+                "replies from another host",
+                line=_line_at(text, start),
+            )
+
+
+def _check_variants(path: str, text: str, short_seq_key: bool) -> None:
+    """One ping implementation per file: BusyBox 'seq=' replies never mix with 'icmp_seq='."""
+    if not short_seq_key and " icmp_req=" not in text:
+        return
+    keys: dict[str, int] = {}
+    for m in _SEQ_KEY_RE.finditer(text):
+        keys.setdefault(m["key"], m.start())
+        if len(keys) > 1:
+            raise IngestError(
+                path,
+                f"the file mixes ping variants: '{m['key']}=' replies here after "
+                f"'{next(iter(keys))}=' ones: one ping run per file",
+                line=_line_at(text, m.start()),
+            )
 
 
 def _mark_unflagged_duplicates(result: PingResult) -> None:
@@ -805,8 +934,9 @@ def unanswered_count(result: PingResult) -> int:
 
 
 def claims(text: str) -> bool:
-    """True if text has a line only ping writes (a header, a reply, its footer), parseable or not."""
-    return _SNIFF_RE.search(text[:65536]) is not None
+    """True if text has a line only ping writes (a header, a reply, its footer, Windows ping's
+    too), parseable or not."""
+    return _SNIFF_RE.search(text[:65536]) is not None or _WINDOWS_RE.search(text[:65536]) is not None
 
 
 def sniff(text: str) -> str | None:

@@ -5,14 +5,20 @@ which raw files a notebook read (for the content-keyed cache and the provenance 
 Reads are bounded: only regular files are opened (a FIFO, a device such as ``/dev/zero`` or a
 directory is refused before opening, without blocking), and the bytes, the decompressed bytes,
 the number of lines and the longest line are capped, each with an error naming the limit.
+Text is UTF-8; UTF-16 (with or without a byte-order mark, as Windows tools write it) and a UTF-8
+BOM are decoded, CR-only line endings read as lines; other compressions (bzip2, zstd, zip) and a
+second gzip/xz layer are named, not called binary. JSON objects that repeat a key with two
+different values are refused with the key's JSON path (JSON itself keeps the last silently).
 """
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import lzma
 import os
+import re
 import stat
 import zlib
 from pathlib import Path
@@ -32,6 +38,21 @@ _XZ_MAGIC = b"\xfd7zXZ\x00"
 _BLOCK_BYTES = 1 << 20
 MAX_JSON_DEPTH = 64  # fio json+ nests 6 levels deep, iperf3 and iostat 5
 INT64_MAX = 2**63 - 1
+# Compressions recognised by magic number only to be named (gzip and xz are the ones read).
+_FOREIGN_COMPRESSION = {
+    re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)"): "bzip2",
+    re.compile(rb"\x28\xb5\x2f\xfd"): "zstd",
+    re.compile(rb"PK\x03\x04"): "zip",
+    re.compile(rb"\x04\x22\x4d\x18"): "lz4",
+    re.compile(rb"7z\xbc\xaf\x27\x1c"): "7-Zip",
+}
+_TEXT_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+UTF16_SNIFF_BYTES = 4096  # a BOM-less UTF-16 file is recognised from its first bytes
+UTF16_NUL_SHARE = 0.9  # share of NUL high bytes in ASCII-heavy UTF-16 text (tool output is ASCII)
 
 
 def record_read(path: str | Path) -> None:
@@ -98,11 +119,29 @@ def _decoder(raw: bytes) -> zlib._Decompress | lzma.LZMADecompressor | None:
     return None
 
 
+def _refuse_compressed(p: Path, data: bytes, inside: str | None) -> None:
+    """IngestError naming a compression this reader does not undo (or a second gzip/xz layer)."""
+    name = next((n for magic, n in _FOREIGN_COMPRESSION.items() if magic.match(data)), None)
+    if name is None and inside is not None and _decoder(data) is not None:
+        name = "gzip" if data[:2] == _GZIP_MAGIC else "xz"
+    if name is None:
+        return
+    if inside is not None:
+        raise IngestError(
+            p, f"{name} data inside {inside} (compressed twice): decompress it once and keep one layer"
+        )
+    raise IngestError(
+        p, f"{name}-compressed data; only gzip (.gz) and xz (.xz) are read: recompress with gzip"
+    )
+
+
 def _decompress(p: Path, raw: bytes, max_bytes: int) -> bytes:
     """gzip/xz payloads (by magic number, every concatenated member) decompressed to max_bytes."""
     decoder = _decoder(raw)
     if decoder is None:
+        _refuse_compressed(p, raw, None)
         return raw
+    outer = "gzip" if raw[:2] == _GZIP_MAGIC else "xz"
     parts: list[bytes] = []
     size = 0
     while decoder is not None:
@@ -120,7 +159,9 @@ def _decompress(p: Path, raw: bytes, max_bytes: int) -> bytes:
         decoder = _decoder(raw)
         if decoder is None and raw.strip(b"\x00"):
             raise IngestError(p, f"{len(raw)} bytes of trailing garbage after the compressed data")
-    return b"".join(parts)
+    data = b"".join(parts)
+    _refuse_compressed(p, data, outer)
+    return data
 
 
 def read_bytes(path: str | Path, max_bytes: int = MAX_RAW_BYTES) -> bytes:
@@ -151,7 +192,7 @@ def read_text(
     max_lines: int = MAX_RAW_LINES,
     max_line_bytes: int = MAX_LINE_BYTES,
 ) -> str:
-    """Return the text of a raw file, decompressed, decoded as UTF-8 (Latin-1 refused clearly)."""
+    """Return the text of a raw file, decompressed, decoded (UTF-8 or UTF-16; Latin-1 refused clearly)."""
     raw, _ = read_checked(path, max_bytes)
     return decode_text(path, raw, max_lines, max_line_bytes, max_bytes)
 
@@ -171,10 +212,13 @@ def decode_text(
     max_line_bytes: int = MAX_LINE_BYTES,
     max_bytes: int = MAX_RAW_BYTES,
 ) -> str:
-    """Stored bytes of a raw file as text: decompressed, line limits checked, decoded as UTF-8."""
-    data = _decompress(Path(path), raw, max_bytes)
+    """Stored bytes of a raw file as text: decompressed, UTF-16 or a BOM decoded, CR-only lines
+    split, line limits checked, decoded as UTF-8."""
+    data = _as_utf8(path, _decompress(Path(path), raw, max_bytes))
     if b"\x00" in data[:4096]:
         raise IngestError(path, "binary data (NUL bytes); expected the text or JSON output of a tool")
+    if b"\r" in data and b"\n" not in data:  # classic Mac (CR-only) line endings
+        data = data.replace(b"\r", b"\n")
     check_lines(path, data, max_lines, max_line_bytes)
     try:
         return data.decode("utf-8")
@@ -183,17 +227,49 @@ def decode_text(
         raise IngestError(path, f"not UTF-8 text (byte 0x{data[exc.start]:02x})", line=line) from exc
 
 
+def _utf16_order(data: bytes) -> str | None:
+    """'utf-16-le'/'utf-16-be' for BOM-less UTF-16 of mostly ASCII text (NUL in every other byte)."""
+    head = data[: UTF16_SNIFF_BYTES - UTF16_SNIFF_BYTES % 2]
+    if len(head) < 4 or len(data) % 2:
+        return None
+    for order, high, low in (("utf-16-le", head[1::2], head[0::2]), ("utf-16-be", head[0::2], head[1::2])):
+        if high.count(0) >= UTF16_NUL_SHARE * len(high) and 0 not in low:
+            return order
+    return None
+
+
+def _as_utf8(path: str | Path, data: bytes) -> bytes:
+    """data as UTF-8 without a byte-order mark: UTF-16 (with or without BOM) is decoded, not refused."""
+    encoding = next((enc for bom, enc in _TEXT_BOMS if data.startswith(bom)), None)
+    if encoding == "utf-8":
+        return data[len(codecs.BOM_UTF8) :]
+    if encoding is not None:
+        data = data[2:]
+    encoding = encoding or _utf16_order(data)
+    if encoding is None:
+        return data
+    try:
+        return data.decode(encoding).encode("utf-8")
+    except UnicodeError as exc:
+        raise IngestError(
+            path, f"starts as {encoding.upper()} text but is not valid {encoding.upper()}"
+        ) from exc
+
+
 def sha256_file(path: Path) -> str:
     """Hex sha256 of a regular file's bytes, streamed (anything else is refused, never opened)."""
     p = Path(path)
     try:
         _refuse_special(p, os.stat(p).st_mode)
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise IngestError(p, f"cannot read file: {getattr(exc, 'strerror', None) or exc}") from exc
+    h = hashlib.sha256()
+    try:
+        with open(p, "rb") as fh:
+            for block in iter(lambda: fh.read(_BLOCK_BYTES), b""):
+                h.update(block)
     except OSError as exc:
         raise IngestError(p, f"cannot read file: {exc.strerror or exc}") from exc
-    h = hashlib.sha256()
-    with open(p, "rb") as fh:
-        for block in iter(lambda: fh.read(_BLOCK_BYTES), b""):
-            h.update(block)
     return h.hexdigest()
 
 
@@ -201,7 +277,7 @@ def decode_json(path: str | Path, text: str, start: int = 0) -> tuple[Any, int]:
     """json raw_decode at start, with nesting capped at MAX_JSON_DEPTH (IngestError naming the
     JSON path) instead of a RecursionError; JSONDecodeError is left to the caller's message."""
     try:
-        doc, end = json.JSONDecoder().raw_decode(text, start)
+        doc, end = _DECODER.raw_decode(text, start)
     except json.JSONDecodeError:
         raise
     except RecursionError as exc:
@@ -213,11 +289,47 @@ def decode_json(path: str | Path, text: str, start: int = 0) -> tuple[Any, int]:
     return doc, end
 
 
+class _DuplicateKeys(dict[str, Any]):
+    """A JSON object one of whose keys was written twice with different values (json would keep
+    the last silently)."""
+
+    duplicate: str = ""
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """object_pairs_hook: a plain dict, or a _DuplicateKeys naming the first key written twice
+    with two different values (tools repeat some keys with the same value: fio's padded "0.00"
+    percentiles, iperf3 3.6's sock_bufsize; that loses nothing and is accepted)."""
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    first: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in first and (first[key] != value or type(first[key]) is not type(value)):
+            marked = _DuplicateKeys(obj)
+            marked.duplicate = key
+            return marked
+        first.setdefault(key, value)
+    return obj
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_object)
+
+
 def _check_depth(path: str | Path, doc: Any) -> None:
-    """IngestError naming the first JSON path nested deeper than MAX_JSON_DEPTH."""
+    """IngestError naming the first JSON path nested deeper than MAX_JSON_DEPTH, or the first
+    key written twice in one object (which of the two values the tool meant is unknown)."""
     stack: list[tuple[Any, str, int]] = [(doc, "", 0)]
     while stack:
         node, where, depth = stack.pop()
+        if isinstance(node, _DuplicateKeys):
+            key = f"{where}.{node.duplicate}" if where else node.duplicate
+            raise IngestError(
+                path,
+                f"duplicate key {node.duplicate!r} with two different values in one JSON object: "
+                "which one the tool meant is unknown",
+                json_path=key,
+            )
         if isinstance(node, dict):
             items: Any = ((f"{where}.{k}" if where else str(k), v) for k, v in node.items())
         elif isinstance(node, list):

@@ -217,6 +217,8 @@ def parse_text(text: str, path: str | Path = "<text>") -> TsharkResult:
     """Parse a field export (header line first) into one row per PDU."""
     path = str(path)
     lines = text.lstrip("\ufeff").splitlines()
+    if not text.strip():
+        raise IngestError(path, "empty file: no tshark field export in it")
     if not lines or sniff(lines[0]) is None:
         raise IngestError(
             path,
