@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from iscsi_report.pipeline import release
+from iscsi_report.pipeline import release, single_html
 
 from .projects import LAB, ROOT, cli, copy_package, make_project
 
@@ -61,6 +61,20 @@ def test_release_holds_code_lock_data_site_results_and_a_manifest_of_every_membe
     assert "first release" in members[release.CHANGES].decode()
     with tarfile.open(archive) as tar:
         assert {(m.uid, m.gid) for m in tar.getmembers()} == {(0, 0)}
+
+
+def test_the_report_in_one_file_loads_nothing_from_outside(
+    released: tuple[Path, Path, dict[str, str]],
+) -> None:
+    root, archive, _ = released
+    report = root / "dist" / "iscsi-report-0.0.1.html"
+    text = report.read_text(encoding="utf-8")
+    assert single_html.outside_references(text) == []
+    assert _members(archive)["iscsi-report-0.0.1.html"] == report.read_bytes()
+    assert f'id="{single_html.anchor(f"runs/{LAB}/network.html")}"' in text
+    bundle = (root / "_build" / "html" / "_static" / "iscsi-charts" / "vega-bundle.js").read_text()
+    assert bundle.strip()[-500:] in text  # the chart runtime, inline
+    assert 'class="iscsi-chart"' in text
 
 
 def test_the_release_verifies_offline(released: tuple[Path, Path, dict[str, str]]) -> None:

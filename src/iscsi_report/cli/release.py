@@ -40,6 +40,7 @@ def _build(args: argparse.Namespace) -> int:
         release = build_release(project, args.version, args.runs, out)
     print(f"release: {release.path} ({release.size_bytes} bytes, {release.members} members)")
     print(f"release: code from {release.tree}")
+    print(f"release: the report in one file: {release.report} ({release.report.stat().st_size} bytes)")
     since = f"since {release.previous}" if release.previous else "(first release: nothing to compare with)"
     print(f"release: {len(release.changed)} published numbers changed {since}")
     for difference in release.changed:

@@ -1,6 +1,7 @@
 """A release a reviewer can cite, archive and verify: one deterministic ``.tar.gz`` (issue 27).
 
-``build_release`` packs the code (git-tracked files, the lock among them), ``data/raw``, the built
+``build_release`` writes the report as one self-contained HTML file (:mod:`.single_html`) and packs
+it with the code (git-tracked files, the lock among them), ``data/raw``, the built
 site (``_build/html`` resolved, as ``site/``), the runs' tables (``results/``) and executed chapters
 (``book/runs/``), ``CHANGES-numbers.md`` and ``MANIFEST.sha256`` (the sha256 of every other member)
 under one folder ``iscsi-report-<version>/``: members sorted, mtimes the source date, owner 0, gzip
@@ -26,10 +27,12 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path, PurePosixPath
 
+from iscsi_report.core import yamlio
+from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.digest import sha256_bytes
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.paths import Project
-from iscsi_report.pipeline import numbers
+from iscsi_report.pipeline import numbers, single_html
 from iscsi_report.pipeline.provenance import git_state, source_date_epoch
 
 MANIFEST = "MANIFEST.sha256"
@@ -53,6 +56,7 @@ class Release:
     previous: str | None
     changed: list[numbers.Difference]
     tree: str  # the checkout's git state: a dirty tree's untracked files are not in the archive
+    report: Path  # the whole report as one self-contained HTML file, beside the archive
 
 
 @dataclass
@@ -200,20 +204,42 @@ def number_changes(previous: Path | None, blobs: Mapping[str, bytes]) -> list[nu
     return numbers.differences(before, numbers.published_numbers(blobs))
 
 
+def book_title(project: Project) -> str:
+    """The book's title from ``_config.yml`` (the single file's heading)."""
+    config = project.root / "_config.yml"
+    doc = yamlio.load_text(config.read_text(encoding="utf-8"), config).data if config.is_file() else None
+    title = doc.get("title") if isinstance(doc, dict) else None
+    return str(title) if title else "iSCSI report"
+
+
+def single_report(project: Project, version: str, tree: str) -> bytes:
+    """The built site as one self-contained HTML file (:mod:`.single_html`), headed by the release."""
+    subtitle = f"Release {version}, one self-contained file of the book's site; code {tree}."
+    text, _ = single_html.single_html((project.build_dir / "html").resolve(), book_title(project), subtitle)
+    outside = single_html.outside_references(text)
+    if outside:
+        raise ReportError(f"release: the single-file report refers outside itself: {', '.join(outside[:5])}")
+    return text.encode()
+
+
 def build_release(project: Project, version: str, runs: list[str] | None, out_dir: Path) -> Release:
-    """Pack the release archive ``out_dir/iscsi-report-<version>.tar.gz`` (module docstring)."""
+    """Pack ``out_dir/iscsi-report-<version>.tar.gz``, and write the single-file report beside it."""
     name = archive_name(version)
     path = out_dir / name
+    tree = git_state(project.root)
     sources = collect(project, release_runs(project, runs))
     blobs = {member: src.read_bytes() for member, src in sources.items()}
+    report_name = name.removesuffix(SUFFIX) + ".html"
+    blobs[report_name] = single_report(project, version, tree)
     modes = {member: os.access(src, os.X_OK) for member, src in sources.items()}
     previous = previous_release(out_dir, path)
     changed = number_changes(previous, blobs)
     blobs[CHANGES] = numbers.changelog(previous.name if previous else None, changed, version).encode()
     blobs[MANIFEST] = manifest(blobs)
     write_archive(path, name.removesuffix(SUFFIX), blobs, modes, source_date_epoch(project.root) or 0)
+    write_atomic(out_dir / report_name, blobs[report_name])
     before = previous.name if previous else None
-    return Release(path, path.stat().st_size, len(blobs), before, changed, git_state(project.root))
+    return Release(path, path.stat().st_size, len(blobs), before, changed, tree, out_dir / report_name)
 
 
 # ------------------------------------------------------------------ verify
