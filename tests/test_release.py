@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import tarfile
 from pathlib import Path
 
@@ -168,3 +169,15 @@ def test_lock_pins_keep_every_version_of_a_universal_lock() -> None:
 def test_a_version_that_is_not_a_plain_name_is_refused(version: str) -> None:
     with pytest.raises(release.ReportError):
         release.archive_name(version)
+
+
+def test_the_rebuild_copy_leaves_out_every_re_executed_output(tmp_path: Path) -> None:
+    top = tmp_path / "top"
+    for rel in ("results/r/t.csv", "book/runs/r/n.ipynb", "book/intro.md", "site/index.html", "src/x.py"):
+        (top / rel).parent.mkdir(parents=True, exist_ok=True)
+        (top / rel).write_text("x")
+    shutil.copytree(top, tmp_path / "copy", ignore=release._not_copied(top))
+    copied = sorted(
+        p.relative_to(tmp_path / "copy").as_posix() for p in (tmp_path / "copy").rglob("*") if p.is_file()
+    )
+    assert copied == ["book/intro.md", "src/x.py"]

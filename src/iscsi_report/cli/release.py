@@ -54,6 +54,8 @@ def _print_verification(report: Verification) -> None:
         print(f"note: {note}")
     for problem in report.problems:
         print(f"PROBLEM: {problem}")
+    if report.differences:
+        print("each difference: file: row and column, or glue name: archived -> re-executed")
     for difference in report.differences:
         print(f"DIFFERENT: {difference}")
     if report.ok:

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path, PurePosixPath
@@ -357,9 +357,15 @@ def offline_env(src: Path) -> dict[str, str]:
     return env
 
 
+def _not_copied(top: Path) -> Callable[[str, list[str]], list[str]]:
+    """``copytree``'s ignore: the archive's re-executed outputs (results, executed chapters, site)."""
+    left_out = {top / rel for rel in REEXECUTED}
+    return lambda folder, names: [name for name in names if Path(folder) / name in left_out]
+
+
 def reexecute(top: Path, rebuild: Path, runs: list[str], jobs: int) -> str:
     """Copy the archive's code and data to ``rebuild`` and execute ``runs`` there; '' or why it failed."""
-    shutil.copytree(top, rebuild, ignore=lambda d, _: [n for n in REEXECUTED if (Path(d) / n) == top / n])
+    shutil.copytree(top, rebuild, ignore=_not_copied(top))
     command = [
         sys.executable,
         "-m",
