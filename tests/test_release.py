@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -181,3 +183,22 @@ def test_the_rebuild_copy_leaves_out_every_re_executed_output(tmp_path: Path) ->
         p.relative_to(tmp_path / "copy").as_posix() for p in (tmp_path / "copy").rglob("*") if p.is_file()
     )
     assert copied == ["book/intro.md", "src/x.py"]
+
+
+def test_offline_runs_in_a_network_namespace_or_says_it_could_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    wrapped, isolation = release.offline(["python", "-V"])
+    assert wrapped[-2:] == ["python", "-V"]
+    assert ("unshare" in wrapped[0]) == ("network namespace with only loopback" in isolation)
+    monkeypatch.setattr(release.shutil, "which", lambda name: None)
+    command, isolation = release.offline(["python", "-V"])
+    assert command == ["python", "-V"] and release.OFFLINE_PROXY in isolation
+
+
+def test_a_network_namespace_has_no_route_out() -> None:
+    wrapped, isolation = release.offline(
+        [sys.executable, "-c", "import socket; socket.create_connection(('192.0.2.1', 80), timeout=2)"]
+    )
+    if "unshare" not in wrapped[0]:
+        pytest.skip(isolation)
+    result = subprocess.run(wrapped, capture_output=True, text=True, check=False, timeout=60)
+    assert result.returncode != 0 and "unreachable" in result.stderr.lower()

@@ -82,6 +82,7 @@ def test_the_release_verifies_offline(released: tuple[Path, Path, dict[str, str]
     result = cli(root, "release", "verify", str(archive), env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "verify: OK" in result.stdout and "DIFFERENT" not in result.stdout
+    assert "note: re-executed with" in result.stdout  # and says how the network was kept out
 
 
 def _edited_table(released: tuple[Path, Path, dict[str, str]], version: str) -> tuple[Path, str, str]:

@@ -357,36 +357,77 @@ def offline_env(src: Path) -> dict[str, str]:
     return env
 
 
+def offline(command: list[str]) -> tuple[list[str], str]:
+    """``command`` wrapped to run with no network (``unshare -n``, loopback up), and the isolation it gets.
+
+    Without the right to make a network namespace (not root), ``command`` as is: the proxies of
+    :func:`offline_env` still point at a closed port.
+    """
+    unshare, ip = shutil.which("unshare"), shutil.which("ip")
+    if unshare and ip:
+        try:
+            probe = subprocess.run([unshare, "-n", "true"], capture_output=True, check=False, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            probe = None
+        if probe is not None and probe.returncode == 0:
+            wrapped = [
+                unshare,
+                "-n",
+                "--",
+                "/bin/sh",
+                "-c",
+                f'{ip} link set lo up && exec "$@"',
+                "sh",
+                *command,
+            ]
+            return (
+                wrapped,
+                "re-executed with no network: a new network namespace with only loopback (unshare -n)",
+            )
+    return (
+        command,
+        f"re-executed without a network namespace (unshare -n refused): proxies at {OFFLINE_PROXY}",
+    )
+
+
 def _not_copied(top: Path) -> Callable[[str, list[str]], list[str]]:
     """``copytree``'s ignore: the archive's re-executed outputs (results, executed chapters, site)."""
     left_out = {top / rel for rel in REEXECUTED}
     return lambda folder, names: [name for name in names if Path(folder) / name in left_out]
 
 
-def reexecute(top: Path, rebuild: Path, runs: list[str], jobs: int) -> str:
-    """Copy the archive's code and data to ``rebuild`` and execute ``runs`` there; '' or why it failed."""
+def reexecute(top: Path, rebuild: Path, runs: list[str], jobs: int) -> tuple[str, str]:
+    """Copy the archive's code and data to ``rebuild`` and execute ``runs`` there offline.
+
+    Returns ('' or why it failed, how the network was kept out).
+    """
     shutil.copytree(top, rebuild, ignore=_not_copied(top))
-    command = [
-        sys.executable,
-        "-m",
-        "iscsi_report.cli",
-        "--root",
-        str(rebuild),
-        "run",
-        *runs,
-        "--jobs",
-        str(jobs),
-    ]
+    command, isolation = offline(
+        [
+            sys.executable,
+            "-m",
+            "iscsi_report.cli",
+            "--root",
+            str(rebuild),
+            "run",
+            *runs,
+            "--jobs",
+            str(jobs),
+        ]
+    )
     try:
         proc = subprocess.run(
             command, capture_output=True, text=True, env=offline_env(rebuild / "src"),
             timeout=RERUN_TIMEOUT_S, check=False,
         )  # fmt: skip
     except subprocess.TimeoutExpired:
-        return f"re-execution did not finish in {RERUN_TIMEOUT_S} s"
+        return f"re-execution did not finish in {RERUN_TIMEOUT_S} s", isolation
     if proc.returncode != 0:
-        return f"re-execution failed (exit {proc.returncode}): {(proc.stdout + proc.stderr)[-2000:]}"
-    return ""
+        return (
+            f"re-execution failed (exit {proc.returncode}): {(proc.stdout + proc.stderr)[-2000:]}",
+            isolation,
+        )
+    return "", isolation
 
 
 def _published(top: Path) -> dict[str, numbers.Numbers]:
@@ -409,7 +450,8 @@ def verify_release(archive: Path, jobs: int = 1, workdir: Path | None = None) ->
             return report
         report.runs = archived_runs(top)
         report.notes += lock_notes(top / LOCK)
-        failure = reexecute(top, Path(tmp) / "rebuild", report.runs, jobs)
+        failure, isolation = reexecute(top, Path(tmp) / "rebuild", report.runs, jobs)
+        report.notes.append(isolation)
         if failure:
             report.problems.append(failure)
             return report
