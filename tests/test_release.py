@@ -202,3 +202,11 @@ def test_a_network_namespace_has_no_route_out() -> None:
         pytest.skip(isolation)
     result = subprocess.run(wrapped, capture_output=True, text=True, check=False, timeout=60)
     assert result.returncode != 0 and "unreachable" in result.stderr.lower()
+
+
+def test_a_citation_of_another_version_is_noted(tmp_path: Path) -> None:
+    project = release.Project.at(tmp_path)
+    assert "no CITATION.cff" in release.citation_notes(project, "1.0")[0]
+    (tmp_path / "CITATION.cff").write_text('cff-version: 1.2.0\nversion: "1.0"\n')
+    assert release.citation_notes(project, "1.0") == []
+    assert "cites version 1.0, this is 1.1" in release.citation_notes(project, "1.1")[0]

@@ -45,6 +45,8 @@ def _build(args: argparse.Namespace) -> int:
     print(f"release: {len(release.changed)} published numbers changed {since}")
     for difference in release.changed:
         print(f"  {difference}")
+    for note in release.notes:
+        print(f"note: {note}")
     return 0
 
 

@@ -39,6 +39,7 @@ MANIFEST = "MANIFEST.sha256"
 CHANGES = "CHANGES-numbers.md"
 SITE = "site"  # the built site's folder inside the archive
 LOCK = "requirements.lock.txt"
+CITATION = "CITATION.cff"
 PREFIX = "iscsi-report-"  # archive iscsi-report-<version>.tar.gz holds the folder iscsi-report-<version>/
 SUFFIX = ".tar.gz"
 REEXECUTED = ("results", "book/runs", SITE)  # what the rebuild makes again: left out of its copy
@@ -57,6 +58,7 @@ class Release:
     changed: list[numbers.Difference]
     tree: str  # the checkout's git state: a dirty tree's untracked files are not in the archive
     report: Path  # the whole report as one self-contained HTML file, beside the archive
+    notes: list[str]  # what a publisher should fix first (a citation naming another version)
 
 
 @dataclass
@@ -212,6 +214,20 @@ def book_title(project: Project) -> str:
     return str(title) if title else "iSCSI report"
 
 
+def citation_notes(project: Project, version: str) -> list[str]:
+    """A note when ``CITATION.cff`` is missing or cites another version than the one being released."""
+    path = project.root / CITATION
+    if not path.is_file():
+        return [f"no {CITATION}: the release cannot be cited as GitHub and Zenodo expect"]
+    doc = yamlio.load_text(path.read_text(encoding="utf-8"), path).data
+    cited = str(doc.get("version", "")) if isinstance(doc, dict) else ""
+    if cited != version:
+        return [
+            f"{CITATION} cites version {cited or '(none)'}, this is {version}: update it and .zenodo.json"
+        ]
+    return []
+
+
 def single_report(project: Project, version: str, tree: str) -> bytes:
     """The built site as one self-contained HTML file (:mod:`.single_html`), headed by the release."""
     subtitle = f"Release {version}, one self-contained file of the book's site; code {tree}."
@@ -239,7 +255,8 @@ def build_release(project: Project, version: str, runs: list[str] | None, out_di
     write_archive(path, name.removesuffix(SUFFIX), blobs, modes, source_date_epoch(project.root) or 0)
     write_atomic(out_dir / report_name, blobs[report_name])
     before = previous.name if previous else None
-    return Release(path, path.stat().st_size, len(blobs), before, changed, tree, out_dir / report_name)
+    notes = citation_notes(project, version)
+    return Release(path, path.stat().st_size, len(blobs), before, changed, tree, out_dir / report_name, notes)
 
 
 # ------------------------------------------------------------------ verify
