@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from iscsi_report import cli
 from iscsi_report.core.digest import sha256_bytes
 from iscsi_report.pipeline import numbers, release
 
@@ -210,3 +211,14 @@ def test_a_citation_of_another_version_is_noted(tmp_path: Path) -> None:
     (tmp_path / "CITATION.cff").write_text('cff-version: 1.2.0\nversion: "1.0"\n')
     assert release.citation_notes(project, "1.0") == []
     assert "cites version 1.0, this is 1.1" in release.citation_notes(project, "1.1")[0]
+
+
+def test_the_cli_refuses_a_project_without_results_and_reports_an_unreadable_archive(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["--root", str(tmp_path), "release", "build", "--version", "1.0"]) == 2
+    assert "no published results for any run" in capsys.readouterr().err
+    (tmp_path / "broken.tar.gz").write_bytes(b"not a tar")
+    assert cli.main(["--root", str(tmp_path), "release", "verify", str(tmp_path / "broken.tar.gz")]) == 1
+    out = capsys.readouterr().out
+    assert "PROBLEM:" in out and "not a readable .tar.gz" in out and "verify: FAILED" in out
