@@ -33,3 +33,12 @@ def test_make_lint_runs_every_gate() -> None:
     recipe = text[text.index("\nlint:") :].split("\n\n", 1)[0]
     for gate in ("ruff check", "ruff format --check", "mypy", "lint-imports"):
         assert gate in recipe, gate
+
+
+def test_make_release_builds_the_book_then_the_release() -> None:
+    """`make release VERSION=x [RUN=name]` runs the book (that run only), then `release build`."""
+    text = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = text[text.index("\nrelease:") :].split("\n\n", 1)[0]
+    book = recipe.index("iscsi-report book $(RUN)")
+    assert book < recipe.index('iscsi-report release build --version "$(VERSION)" $(if $(RUN),--run $(RUN))')
+    assert 'test -n "$(VERSION)"' in recipe  # no version, no release

@@ -7,6 +7,7 @@ manifest was rewritten to match, checks that verify names that one cell, old and
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import tarfile
@@ -75,6 +76,8 @@ def test_the_report_in_one_file_loads_nothing_from_outside(
     bundle = (root / "_build" / "html" / "_static" / "iscsi-charts" / "vega-bundle.js").read_text()
     assert bundle.strip()[-500:] in text  # the chart runtime, inline
     assert 'class="iscsi-chart"' in text
+    ids = set(re.findall(r'\sid="([^"]+)"', text))
+    assert [h for h in re.findall(r'\shref="#([^"]*)"', text) if h not in ids] == []  # every anchor lands
 
 
 def test_the_release_verifies_offline(released: tuple[Path, Path, dict[str, str]]) -> None:
