@@ -222,3 +222,17 @@ def test_the_cli_refuses_a_project_without_results_and_reports_an_unreadable_arc
     assert cli.main(["--root", str(tmp_path), "release", "verify", str(tmp_path / "broken.tar.gz")]) == 1
     out = capsys.readouterr().out
     assert "PROBLEM:" in out and "not a readable .tar.gz" in out and "verify: FAILED" in out
+
+
+def test_the_archived_single_file_must_load_nothing_from_outside(tmp_path: Path) -> None:
+    top = tmp_path / "iscsi-report-1"
+    top.mkdir()
+    assert "the single-file report is missing" in release.self_contained(top)[0]
+    (top / "iscsi-report-1.html").write_text('<html><body><a href="#x" id="x">x</a></body></html>')
+    assert release.self_contained(top) == []
+    (top / "iscsi-report-1.html").write_text(
+        '<html><body><img src="https://example.org/a.png"></body></html>'
+    )
+    assert release.self_contained(top) == [
+        "iscsi-report-1.html: refers outside itself: https://example.org/a.png"
+    ]

@@ -332,6 +332,15 @@ def check_manifest(top: Path) -> list[str]:
     return problems
 
 
+def self_contained(top: Path) -> list[str]:
+    """A problem for each reference outside itself in the archived single-file report (``<top>.html``)."""
+    report = top / f"{top.name}.html"
+    if not report.is_file():
+        return [f"{report.name}: the single-file report is missing"]
+    outside = single_html.outside_references(report.read_text(encoding="utf-8"))
+    return [f"{report.name}: refers outside itself: {ref}" for ref in outside[:20]]
+
+
 def archived_runs(top: Path) -> list[str]:
     """The runs whose executed chapters the archive holds."""
     runs_dir = top / "book" / "runs"
@@ -465,6 +474,7 @@ def verify_release(archive: Path, jobs: int = 1, workdir: Path | None = None) ->
         if report.problems:
             report.notes.append("not re-executed: the archive is not the one its manifest describes")
             return report
+        report.problems += self_contained(top)
         report.runs = archived_runs(top)
         report.notes += lock_notes(top / LOCK)
         failure, isolation = reexecute(top, Path(tmp) / "rebuild", report.runs, jobs)
