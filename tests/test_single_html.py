@@ -94,3 +94,10 @@ def test_anchors_data_uris_and_script_text_are_not_outside() -> None:
 
 def test_script_text_cannot_close_its_element() -> None:
     assert single_html.script('a = "</script><b>"') == '<script>a = "<\\/script><b>"</script>'
+
+
+def test_a_link_leading_out_of_the_site_is_never_embedded(site: Path) -> None:
+    (site.parent / "secret.csv").write_text("password\n")
+    rewriter = single_html._Rewriter(site, "intro.html", {"intro.html"})
+    assert rewriter.url("href", "../secret.csv").startswith('title="not in this file')
+    assert rewriter.url("src", "../secret.csv").startswith('title="not in this file')

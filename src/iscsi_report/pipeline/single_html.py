@@ -101,9 +101,10 @@ class _Rewriter:
         target = posixpath.normpath(posixpath.join(posixpath.dirname(self.page), path)) if path else self.page
         if target in self.pages:
             return f'href="#{anchor(target, fragment)}"' if name == "href" else ""
-        file = self.site / target
+        file = (self.site / target).resolve()
+        inside = file.is_relative_to(self.site.resolve()) and file.is_file()
         embedded = name == "src" or file.suffix in EMBEDDED_DOWNLOADS
-        if embedded and file.is_file() and file.stat().st_size <= MAX_DOWNLOAD_BYTES:
+        if embedded and inside and file.stat().st_size <= MAX_DOWNLOAD_BYTES:
             download = f' download="{html.escape(file.name)}"' if name == "href" else ""
             return f'{name}="{data_uri(file)}"{download}'
         return f'title="not in this file (see the release archive): {html.escape(target)}"'
