@@ -12,7 +12,7 @@ SYSTEM_PACKAGES := chromium datamash fio sysstat iperf3 iputils-ping
 LOCK_EXTRAS := --extra test --extra publish --extra build-backend
 LINT_PATHS := src tests tools benchmarks scripts
 
-.PHONY: book test lint lock test-latest check-site publish clean sysdeps venv labsetup
+.PHONY: book test lint lock test-latest check-site publish release clean sysdeps venv labsetup
 
 book: venv
 	$(BIN)/iscsi-report book --jobs $(JOBS)
@@ -27,6 +27,14 @@ lint: venv
 	$(BIN)/ruff format --check $(LINT_PATHS)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+
+# A release a reviewer can cite, archive and verify: the book (RUN: one run only), then one
+# deterministic archive in dist/ (code, lock, data/raw, site, results, MANIFEST.sha256, CHANGES-numbers.md).
+# Check it with: .venv/bin/iscsi-report release verify dist/iscsi-report-$(VERSION).tar.gz
+release: venv
+	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x [RUN=name]" >&2; exit 2; }
+	$(BIN)/iscsi-report book $(RUN) --jobs $(JOBS)
+	$(BIN)/iscsi-report release build --version "$(VERSION)" $(if $(RUN),--run $(RUN))
 
 venv: $(VENV)/.installed
 

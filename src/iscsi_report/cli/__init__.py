@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "dataset": ("iscsi_report.cli.dataset", "init, check or update a raw dataset's manifest; label page"),
     "capture": ("iscsi_report.cli.capture", "capture ping, iperf3, fio and iostat of your own setup"),
     "lab": ("iscsi_report.cli.lab", "a real iSCSI target and initiator in network namespaces"),
+    "release": ("iscsi_report.cli.release", "build a citable, verifiable release archive, or verify one"),
 }
 
 

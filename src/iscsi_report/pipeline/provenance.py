@@ -19,7 +19,8 @@ import json
 import os
 import subprocess
 import time
-from dataclasses import asdict, dataclass
+from collections import Counter
+from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ from iscsi_report.pipeline.cache import PLACE_PARAMETERS
 from iscsi_report.pipeline.params import discover, jobs_for, parameters_cell
 
 PAGE = "provenance"  # book/provenance.md, listed in book/_toc.yml
-TOOL_CACHE_VERSION = 1
+TOOL_CACHE_VERSION = 2  # 2: a capture's login keys
 # Packages whose versions decide the numbers and the pages (distribution names).
 KEY_PACKAGES = (
     "iscsi-report",
@@ -60,6 +61,7 @@ KEY_PACKAGES = (
 )
 NOT_A_CHECKOUT = "not a git checkout"
 GIT_TIMEOUT_S = 30
+NOT_SENT = "(not sent)"
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ class ToolInfo:
     tool: str
     format: str
     version: str
+    login_keys: dict[str, dict[str, str]] = field(default_factory=dict)  # a capture's: side -> key -> value
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,8 @@ def tool_info(path: Path, manifest_tool: str) -> ToolInfo:
     result = module.parse(path)
     # a parser may name its format more precisely than detection (fio json vs json+); tshark's
     # field export has one format only, so detection names it
-    return ToolInfo(tool, getattr(result, "format", detected_format), _version_text(tool, result))
+    login = getattr(result, "login_keys", {}) if tool == "tshark" else {}
+    return ToolInfo(tool, getattr(result, "format", detected_format), _version_text(tool, result), login)
 
 
 class _ToolCache:
@@ -129,7 +133,7 @@ class _ToolCache:
     def __init__(self, project: Project) -> None:
         self.path = project.cache_dir / "provenance-tools.json"
         self.code = code_digest(*project.notebook_code_dirs)
-        self.entries: dict[str, dict[str, str]] = {}
+        self.entries: dict[str, dict[str, Any]] = {}
         try:
             doc = json.loads(self.path.read_text(encoding="utf-8"))
             if doc.get("version") == TOOL_CACHE_VERSION and doc.get("code") == self.code:
@@ -320,7 +324,8 @@ def _dataset_section(project: Project, raw_dir: Path, tools: _ToolCache) -> list
         "",
     ]
     rows = []
-    for f in raw_files(project, ds, tools):
+    files = raw_files(project, ds, tools)
+    for f in files:
         rows.append(
             [
                 _download(project, f.path),
@@ -341,7 +346,58 @@ def _dataset_section(project: Project, raw_dir: Path, tools: _ToolCache) -> list
         "format",
         "version (from the file)",
     ]
-    return lines + _table(header, rows)
+    infos = [f.info for f in files]
+    return lines + _table(header, rows) + [""] + _tools_line(infos) + _login_section(infos)
+
+
+def tool_versions(infos: list[ToolInfo]) -> list[tuple[str, str, int]]:
+    """Each (tool, version as the files state it) of a dataset with its number of files."""
+    counts = Counter((info.tool, info.version) for info in infos)
+    return [(tool, version, n) for (tool, version), n in sorted(counts.items())]
+
+
+def _tools_line(infos: list[ToolInfo]) -> list[str]:
+    """One sentence: the tool versions the dataset's files state."""
+    parts = [
+        f"{_cell(tool)} {_cell(version)} ({n} {'file' if n == 1 else 'files'})"
+        for tool, version, n in tool_versions(infos)
+    ]
+    return [f"Tool versions, as the files state them: {'; '.join(parts)}.", ""] if parts else []
+
+
+def login_keys(infos: list[ToolInfo]) -> tuple[int, int, list[tuple[str, str, str, int]]]:
+    """(captures, captures with a login, rows): each key with what the initiator sent, what the
+    target answered, and in how many captures that pair was seen."""
+    captures = [info for info in infos if info.tool == "tshark"]
+    with_login = [info.login_keys for info in captures if info.login_keys]
+    pairs: Counter[tuple[str, str, str]] = Counter()
+    for login in with_login:
+        sent, answered = login.get("initiator", {}), login.get("target", {})
+        for key in sorted(set(sent) | set(answered)):
+            pairs[(key, sent.get(key, ""), answered.get(key, ""))] += 1
+    rows = [(key, sent, answered, n) for (key, sent, answered), n in sorted(pairs.items())]
+    return len(captures), len(with_login), rows
+
+
+def _sent(value: str) -> str:
+    """A login value as code, or '(not sent)' when that side did not send the key."""
+    return _code(value) if value else NOT_SENT
+
+
+def _login_section(infos: list[ToolInfo]) -> list[str]:
+    """The negotiated iSCSI keys as the captures' login PDUs carry them (nothing without captures)."""
+    captures, with_login, rows = login_keys(infos)
+    if not captures:
+        return []
+    lines = [
+        f"Negotiated iSCSI keys, read from the login PDUs of the captures ({with_login} of {captures} "
+        "captures hold a login): what the initiator sent and what the target answered. For a negotiated "
+        "key the answer is the session's value (RFC 7143, section 13); MaxRecvDataSegmentLength is "
+        "declared by each side for what it receives, and the names are declarations too.",
+        "",
+    ]
+    table = [[_code(key), _sent(sent), _sent(answered), str(n)] for key, sent, answered, n in rows]
+    return lines + _table(["key", "initiator sent", "target answered", "captures"], table) + [""]
 
 
 def _published_section(project: Project) -> list[str]:
