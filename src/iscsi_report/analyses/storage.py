@@ -249,13 +249,18 @@ class DeviceFit:
 
     @property
     def streaming_mib_per_s(self) -> float:
-        """Bandwidth implied by the slope (inf if the slope is not positive)."""
-        return MS_PER_S / self.ms_per_mib if self.ms_per_mib > 0 else math.inf
+        """Bandwidth implied by the slope (NaN if the slope is not positive: no bandwidth, never inf)."""
+        return MS_PER_S / self.ms_per_mib if self.ms_per_mib > 0 else math.nan
 
     def streaming_ci(self, level: float = CI_LEVEL) -> tuple[float, float]:
-        """Interval of the streaming MiB/s, the slope's interval inverted (inf where it reaches 0)."""
+        """Interval of the streaming MiB/s, the slope's interval inverted (inf where it reaches 0).
+
+        NaN where the slope's interval holds no positive value: no bandwidth, never an infinite one.
+        """
         lo, hi = self.coefficient_ci(level)["ms_per_mib"]
-        return (MS_PER_S / hi if hi > 0 else math.inf, MS_PER_S / lo if lo > 0 else math.inf)
+        if not hi > 0:
+            return math.nan, math.nan
+        return MS_PER_S / hi, MS_PER_S / lo if lo > 0 else math.inf
 
     def predict_ms(self, request_bytes: float) -> float:
         """Fitted per-op ms of a request of ``request_bytes``."""
@@ -302,6 +307,17 @@ def _keyed(runs: pd.DataFrame, keys: tuple[str, ...]) -> pd.DataFrame:
     return runs.assign(**{k: c.astype(object).where(c.notna(), "-") for k, c in columns.items()})
 
 
+def model_groups(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Model-kind local runs per device, keyed ``device`` or ``device (engine)`` (never pooled)."""
+    chosen = _keyed(runs[is_model_run(runs)], FIT_KEYS)
+    engines = {str(d): int(n) for d, n in chosen.groupby("device")["engine"].nunique().items()}
+    out: dict[str, pd.DataFrame] = {}
+    for key, group in chosen.groupby(list(FIT_KEYS), sort=True):
+        device, engine = str(key[0]), str(key[FIT_KEYS.index("engine")])
+        out[device if engines[device] == 1 else f"{device} ({engine})"] = group
+    return out
+
+
 def fit_devices(runs: pd.DataFrame) -> tuple[dict[str, DeviceFit], dict[str, str]]:
     """Fit each device on its model-kind local runs (one fit per device and engine, never pooled).
 
@@ -310,11 +326,8 @@ def fit_devices(runs: pd.DataFrame) -> tuple[dict[str, DeviceFit], dict[str, str
     """
     fits: dict[str, DeviceFit] = {}
     skipped: dict[str, str] = {}
-    chosen = _keyed(runs[is_model_run(runs)], FIT_KEYS)
-    engines = {str(d): int(n) for d, n in chosen.groupby("device")["engine"].nunique().items()}
-    for key, group in chosen.groupby(list(FIT_KEYS), sort=True):
-        device, engine = str(key[0]), str(key[FIT_KEYS.index("engine")])
-        name = device if engines[device] == 1 else f"{device} ({engine})"
+    for name, group in model_groups(runs).items():
+        device = str(group["device"].iloc[0])
         try:
             fits[name] = fit_device(device, group["op_ms"].to_numpy(), group["bs_bytes"].to_numpy())
         except DesignError as exc:
