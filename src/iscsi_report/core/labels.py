@@ -83,6 +83,17 @@ class Inferred:
     notes: tuple[str, ...] = ()
     # estimated labels: the (low, high) range of values the file is consistent with
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()  # why the chapters cannot read the file as it is (init refuses it)
+
+
+class UnsupportedFile(IngestError):
+    """A raw file a tool recognises in a format the project does not read (e.g. iperf3's plain text)."""
+
+
+# Recognised formats no parser reads, and what to do instead.
+UNSUPPORTED_FORMATS = {
+    iperf3.TEXT_FORMAT: "iperf3's plain-text output, which the project does not read: rerun iperf3 with -J",
+}
 
 
 # ---- ping --------------------------------------------------------------------------------------
@@ -238,7 +249,19 @@ def fio_labels(result: fio.FioResult, text: str) -> Inferred:
             notes.append(f"engine {labels['engine']}: fio's default (no ioengine option recorded)")
     if len(directs) == 1:
         labels["direct"] = directs.pop()
-    return Inferred("fio", result.format, labels, tuple(notes))
+    return Inferred("fio", result.format, labels, tuple(notes), problems=tuple(_fio_job_problems(jobs)))
+
+
+def _fio_job_problems(jobs: Any) -> list[str]:
+    """Several write jobs in one file: the chapters read one write job per fio file."""
+    writes = int((jobs["direction"] == "write").sum()) if "direction" in jobs else 0
+    if writes <= 1:
+        return []
+    return [
+        f"{writes} jobs write in this one fio file (numjobs > 1 without group_reporting, or several "
+        "job sections); the chapters read one write job per file: rerun with --group_reporting, or "
+        "write each job to its own file"
+    ]
 
 
 def iostat_labels(result: iostat.IostatResult, text: str) -> Inferred:
@@ -263,6 +286,8 @@ def infer_text(text: str, path: str | Path) -> Inferred | None:
             return None
         found = (claimant, "")
     tool = found[0]
+    if found[1] in UNSUPPORTED_FORMATS:
+        raise UnsupportedFile(path, UNSUPPORTED_FORMATS[found[1]])
     if tool == "ping":
         return ping_labels(ping.parse_text(text, path), text)
     if tool == "iperf3":
@@ -434,6 +459,7 @@ def file_problems(entry: Entry, inferred: Inferred | None) -> list[str]:
     if inferred.tool != entry.tool:
         return [f"{entry.rel}: the manifest says tool {entry.tool} but the file is {inferred.tool} output"]
     out = [f"{entry.rel}: label {c}" for c in contradictions(entry.labels, inferred)]
+    out += [f"{entry.rel}: {p}" for p in inferred.problems]
     out += [
         f"{entry.rel}: missing label {k} (a {entry.tool} file needs it; set it with --label {k}=VALUE)"
         for k in missing_user_labels(entry.tool, entry.labels)
@@ -486,8 +512,67 @@ def dataset_problems(raw_dir: str | Path) -> CheckReport:
         report.problems += file_problems(entry, inferred)
     _unlisted(manifest.parent, [e.rel for e in entries], report)
     report.problems += pairing_problems(entries)
+    report.problems += iostat_pairing_problems(entries)
+    report.problems += twice_listed_problems(m.files)
+    report.problems += parameter_set_problems(entries, set(m.iscsi_parameters or {}))
     report.problems += pooling_problems(entries)
     return report
+
+
+def twice_listed_problems(files: Iterable[ds_mod.FileEntry]) -> list[str]:
+    """Files listed more than once: the same sha256 under one path or several (counted twice)."""
+    by_sha: dict[str, list[str]] = defaultdict(list)
+    for f in files:
+        by_sha[f.sha256].append(f.path)
+    return [
+        f"{', '.join(paths)}: the same bytes (sha256 {sha[:12]}...) listed {len(paths)} times; one "
+        "measurement would be counted as several: remove all but one"
+        for sha, paths in by_sha.items()
+        if len(paths) > 1
+    ]
+
+
+def parameter_set_problems(entries: Iterable[Entry], sets: set[str]) -> list[str]:
+    """iscsi_parameters labels naming no set under the manifest's iscsi_parameters mapping."""
+    shown = ", ".join(sorted(sets)) or "none"
+    return [
+        f"{e.rel}: label iscsi_parameters: {e.labels['iscsi_parameters']} names no set under the "
+        f"manifest's iscsi_parameters (sets: {shown}); the projections would refuse the run"
+        for e in entries
+        if e.labels.get("iscsi_parameters") is not None and str(e.labels["iscsi_parameters"]) not in sets
+    ]
+
+
+def _agrees(iostat_labels: Mapping[str, Any], fio_labels: Mapping[str, Any]) -> bool:
+    """True when the fio file's labels equal the iostat file's on every key both carry."""
+    return all(fio_labels[k] == v for k, v in iostat_labels.items() if k in fio_labels)
+
+
+def iostat_pairing_problems(entries: Iterable[Entry]) -> list[str]:
+    """iostat files that pair with no fio run, or with several (the chapters pair them by labels)."""
+    listed = list(entries)
+    fios = [e for e in listed if e.tool == "fio"]
+    out = []
+    for e in (e for e in listed if e.tool == "iostat"):
+        found = [f.rel for f in fios if _agrees(e.labels, f.labels)]
+        if not found:
+            out.append(
+                f"{e.rel}: pairs with no fio file (none agrees with its labels); its request sizes "
+                "and CPU are left out of the model and the storage chapter: give it its fio run's "
+                "run label"
+            )
+        elif len(found) > 1:
+            out.append(
+                f"{e.rel}: pairs with {len(found)} fio files ({_few_rels(found)}); its request sizes "
+                "and CPU cannot be attributed: give it its fio run's run label"
+            )
+    return out
+
+
+def _few_rels(rels: list[str], shown: int = 4) -> str:
+    """Up to ``shown`` paths, then 'and N more'."""
+    more = len(rels) - shown
+    return ", ".join(rels[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def unlisted_files(root: Path, listed: Iterable[str]) -> list[str]:
@@ -497,25 +582,37 @@ def unlisted_files(root: Path, listed: Iterable[str]) -> list[str]:
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root).as_posix()
         hidden = any(part.startswith(".") for part in rel.split("/"))
-        if p.is_file() and not hidden and rel != ds_mod.MANIFEST and rel not in known:
+        if p.is_file() and not hidden and rel not in ds_mod.COMPANIONS and rel not in known:
             found.append(rel)
     return found
 
 
 def _unlisted(root: Path, listed: Iterable[str], report: CheckReport) -> None:
     """Unlisted raw tool outputs are problems (they would be ignored); other files are notes."""
+    problems, notes = unlisted_report(root, listed)
+    report.problems += problems
+    report.notes += notes
+
+
+def unlisted_report(root: Path, listed: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(problems, notes) of files not in the manifest: raw outputs are problems, the rest notes."""
+    problems, notes = [], []
     for rel in unlisted_files(root, listed):
         try:
             recognised = infer_file(root / rel) is not None
+        except UnsupportedFile as exc:
+            notes.append(f"{rel}: {exc.detail}; not in the manifest (ignored)")
+            continue
         except IngestError:
             recognised = True  # a tool claims it: a raw output, though a broken one
         if recognised:
-            report.problems.append(
+            problems.append(
                 f"{rel}: raw output in the folder but not in the manifest (it would be ignored; "
-                "list it with iscsi-report dataset update, or remove it)"
+                "list it with iscsi-report dataset init --force, or remove it)"
             )
         else:
-            report.notes.append(f"{rel}: not a raw tool output and not in the manifest (ignored)")
+            notes.append(f"{rel}: not a raw tool output and not in the manifest (ignored)")
+    return problems, notes
 
 
 def entry_sha(path: Path) -> tuple[str, int]:
@@ -535,6 +632,7 @@ class Scaffold:
 
     doc: dict[str, Any]
     unknown: list[str] = field(default_factory=list)  # files no tool recognises
+    unsupported: list[str] = field(default_factory=list)  # "path: why", recognised in a format not read
     errors: list[str] = field(default_factory=list)  # unreadable files, contradicted user labels
     missing: dict[str, list[str]] = field(default_factory=dict)  # label -> files lacking it
     notes: list[str] = field(default_factory=list)
@@ -598,12 +696,16 @@ def scaffold(
     for rel in raw_files(base):
         try:
             inferred = infer_file(base / rel)
+        except UnsupportedFile as exc:
+            sc.unsupported.append(f"{rel}: {exc.detail}")
+            continue
         except IngestError as exc:
             sc.errors.append(str(exc))
             continue
         if inferred is None:
             sc.unknown.append(rel)
             continue
+        sc.errors += [f"{rel}: {p}" for p in inferred.problems]
         found.append((rel, inferred))
         runs[run_name(rel)] += inferred.tool == "fio"
     for rel, inferred in found:
