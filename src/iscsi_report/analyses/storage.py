@@ -20,6 +20,7 @@ import statsmodels.api as sm
 from scipy import stats as sps
 
 from iscsi_report.core import labels as label_contract
+from iscsi_report.core import pairing
 from iscsi_report.core.dataset import RawFile
 from iscsi_report.core.errors import DesignError, IngestError
 from iscsi_report.core.ingest import fio, iostat
@@ -480,19 +481,37 @@ def _weighted(values: pd.Series, weights: pd.Series) -> float:
 
 
 def matching_fio(ds: Measurements, f: RawFile) -> RawFile | None:
-    """The fio file whose labels agree with this iostat file's on every key both carry."""
+    """The fio file whose labels agree with this iostat file's on every key both carry.
+
+    The labels choose first (a ``run`` label is an override); when several fio files agree, the
+    one whose run the iostat reports overlap in time (:mod:`iscsi_report.core.pairing`) is chosen.
+    """
 
     def agrees(g: RawFile) -> bool:
         return all(g.labels[k] == v for k, v in f.labels.items() if k in g.labels)
 
     found = [g for g in ds.select("fio") if agrees(g)]
     if len(found) > 1:
+        by_clock = _clock_partner(ds, f, found)
+        if by_clock is not None:
+            return by_clock
         raise IngestError(
             ds.root / "manifest.yaml",
             f"iostat file {f.rel} matches several fio "
-            f"runs ({', '.join(g.rel for g in found)}); add a distinguishing 'run' label",
+            f"runs ({', '.join(g.rel for g in found)}) and the files' clocks (iostat -t, fio's time) "
+            "do not settle which; add a distinguishing 'run' label",
         )
     return found[0] if found else None
+
+
+def _clock_partner(ds: Measurements, f: RawFile, candidates: list[RawFile]) -> RawFile | None:
+    """The candidate fio run this iostat file's reports overlap in time; None if the clocks cannot tell."""
+    result = ds.iostat(f)
+    span = pairing.iostat_span(result.devices, result.cpu)
+    if span is None:
+        return None
+    chosen = pairing.partner(span, {g.rel: pairing.fio_span(ds.text(g), g.path) for g in candidates})
+    return next((g for g in candidates if g.rel == chosen), None)
 
 
 def _iostat_bs(m: Measurements, f: RawFile, partner: RawFile | None) -> float | None:

@@ -26,6 +26,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from iscsi_report.core import dataset as ds_mod
+from iscsi_report.core import pairing
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest import fio, iostat, iperf3, ping
 from iscsi_report.core.ingest.detect import detect_tool, sole_claimant
@@ -84,6 +85,7 @@ class Inferred:
     # estimated labels: the (low, high) range of values the file is consistent with
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
     problems: tuple[str, ...] = ()  # why the chapters cannot read the file as it is (init refuses it)
+    span: pairing.Span | None = None  # when a fio run or an iostat file ran, by the file's own clock
 
 
 class UnsupportedFile(IngestError):
@@ -249,7 +251,9 @@ def fio_labels(result: fio.FioResult, text: str) -> Inferred:
             notes.append(f"engine {labels['engine']}: fio's default (no ioengine option recorded)")
     if len(directs) == 1:
         labels["direct"] = directs.pop()
-    return Inferred("fio", result.format, labels, tuple(notes), problems=tuple(_fio_job_problems(jobs)))
+    problems = tuple(_fio_job_problems(jobs))
+    span = pairing.fio_span(text, result.path)
+    return Inferred("fio", result.format, labels, tuple(notes), problems=problems, span=span)
 
 
 def _fio_job_problems(jobs: Any) -> list[str]:
@@ -271,7 +275,7 @@ def iostat_labels(result: iostat.IostatResult, text: str) -> Inferred:
     if devices:
         labels["block_devices"] = ",".join(devices)
     labels["cpu_stats"] = not result.cpu.empty
-    return Inferred("iostat", result.format, labels)
+    return Inferred("iostat", result.format, labels, span=pairing.iostat_span(result.devices, result.cpu))
 
 
 _INFER = {"ping": ping_labels, "fio": fio_labels, "iostat": iostat_labels}
@@ -489,6 +493,7 @@ def dataset_problems(raw_dir: str | Path) -> CheckReport:
         return report
     report.files = len(m.files)
     entries: list[Entry] = []
+    spans: dict[str, pairing.Span | None] = {}
     for i, item in enumerate(m.files):
         try:
             raw = ds_mod.load_entry(manifest, doc, i, item)
@@ -497,6 +502,7 @@ def dataset_problems(raw_dir: str | Path) -> CheckReport:
             continue
         entry = Entry(raw.rel, raw.tool, raw.side, raw.labels)
         entries.append(entry)
+        spans[raw.rel] = None
         if sha256_file(raw.path) != raw.sha256:
             report.problems.append(
                 f"{raw.path}: sha256 differs from the manifest's (the file changed since; if intended: "
@@ -510,9 +516,10 @@ def dataset_problems(raw_dir: str | Path) -> CheckReport:
             report.problems.append(str(exc))
             continue
         report.problems += file_problems(entry, inferred)
+        spans[raw.rel] = inferred.span if inferred is not None else None
     _unlisted(manifest.parent, [e.rel for e in entries], report)
     report.problems += pairing_problems(entries)
-    report.problems += iostat_pairing_problems(entries)
+    report.problems += iostat_pairing_problems(entries, spans)
     report.problems += twice_listed_problems(m.files)
     report.problems += parameter_set_problems(entries, set(m.iscsi_parameters or {}))
     report.problems += pooling_problems(entries)
@@ -548,13 +555,23 @@ def _agrees(iostat_labels: Mapping[str, Any], fio_labels: Mapping[str, Any]) -> 
     return all(fio_labels[k] == v for k, v in iostat_labels.items() if k in fio_labels)
 
 
-def iostat_pairing_problems(entries: Iterable[Entry]) -> list[str]:
-    """iostat files that pair with no fio run, or with several (the chapters pair them by labels)."""
+def iostat_pairing_problems(
+    entries: Iterable[Entry], spans: Mapping[str, pairing.Span | None] | None = None
+) -> list[str]:
+    """iostat files that pair with no fio run, or with several the files' clocks cannot tell apart.
+
+    The labels choose first (a ``run`` label is an override); among several agreeing fio runs
+    the one the iostat reports overlap in time (``spans``, by path) is the partner.
+    """
     listed = list(entries)
+    spans = spans or {}
     fios = [e for e in listed if e.tool == "fio"]
     out = []
     for e in (e for e in listed if e.tool == "iostat"):
         found = [f.rel for f in fios if _agrees(e.labels, f.labels)]
+        own = spans.get(e.rel)
+        if len(found) > 1 and own is not None and pairing.partner(own, {r: spans.get(r) for r in found}):
+            continue
         if not found:
             out.append(
                 f"{e.rel}: pairs with no fio file (none agrees with its labels); its request sizes "
@@ -681,6 +698,24 @@ def _pair_iostat(entries: list[dict[str, Any]]) -> None:
                 e["labels"].setdefault(key, value)
 
 
+def _run_label(rel: str, runs: Mapping[str, int]) -> str:
+    """The run label init derives for a fio file: its stem, or its path when stems repeat."""
+    stem = run_name(rel)
+    return stem if runs.get(stem, 0) <= 1 else _SUFFIXES.sub("", rel).replace("/", "-")
+
+
+def _clock_partners(found: list[tuple[str, Inferred]]) -> dict[str, str]:
+    """iostat file -> the fio file whose run its reports overlap in time (those the clocks settle)."""
+    fio_spans = {rel: i.span for rel, i in found if i.tool == "fio"}
+    out = {}
+    for rel, inferred in found:
+        if inferred.tool == "iostat" and inferred.span is not None:
+            partner = pairing.partner(inferred.span, fio_spans)
+            if partner is not None:
+                out[rel] = partner
+    return out
+
+
 def scaffold(
     root: str | Path,
     defaults: Mapping[str, Mapping[str, Any]] | None = None,
@@ -708,11 +743,14 @@ def scaffold(
         sc.errors += [f"{rel}: {p}" for p in inferred.problems]
         found.append((rel, inferred))
         runs[run_name(rel)] += inferred.tool == "fio"
+    by_clock = _clock_partners(found)
     for rel, inferred in found:
         side, labels = _labelled(rel, inferred, user_labels_for(rel, inferred.tool, defaults), sc)
         if inferred.tool in ("fio", "iostat"):
-            stem = run_name(rel)
-            labels.setdefault("run", stem if runs[stem] <= 1 else _SUFFIXES.sub("", rel).replace("/", "-"))
+            partner = by_clock.get(rel)
+            labels.setdefault("run", _run_label(partner or rel, runs))
+            if partner is not None and labels["run"] != _run_label(rel, runs):
+                sc.notes.append(f"{rel}: paired with {partner} by the time both files cover")
         sha, size = entry_sha(base / rel)
         entry = {"path": rel, "tool": inferred.tool, "side": side, "sha256": sha, "bytes": size}
         entries.append({**entry, "labels": labels})
