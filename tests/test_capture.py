@@ -246,3 +246,18 @@ def test_the_host_follows_a_double_dash_for_ping(tmp_path: Path, capsys: pytest.
     assert main(["capture", str(tmp_path / "c"), "--host", "fe80::1", "--dry-run"]) == 0
     pings = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("ping ")]
     assert pings and all(" -- fe80::1 > " in ln for ln in pings)
+
+
+def test_colons_in_fio_filenames_are_escaped_and_iscsi_urls_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """fio splits its filename option at ':'; iSCSI by-path names and URLs are full of them."""
+    url = "iscsi://10.0.0.9/iqn.2026-01.t:lun/0"
+    argv = ["capture", str(tmp_path / "c"), "--ioengine", "libiscsi", "--filename", url, "--bs", "64k"]
+    assert main([*argv, "--qd", "1", "--dry-run"]) == 0
+    fio = [ln for ln in capsys.readouterr().out.splitlines() if "fio --name=" in ln]
+    assert fio and all("--filename=iscsi\\://10.0.0.9/iqn.2026-01.t\\:lun/0" in ln for ln in fio)
+    odd = tmp_path / "a:b" / "fio.dat"
+    assert main(["capture", str(tmp_path / "d"), "--filename", str(odd), "--qd", "1", "--dry-run"]) == 0
+    fio = [ln for ln in capsys.readouterr().out.splitlines() if "fio --name=" in ln]
+    assert fio and all(f"--filename={str(odd).replace(':', chr(92) + ':')}" in ln for ln in fio)

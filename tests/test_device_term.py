@@ -126,3 +126,12 @@ def test_the_device_table_says_which_term_it_used(project_root: Path) -> None:
     assert row["device_term_method"] == "measured"
     assert row["device_term"].startswith("device term: fio's measured latency at 64 KiB")
     assert row["device_ms"] >= row["local_block_ms"] * row["request_kib"] / row["bs_kib"]
+
+
+def test_the_engine_reads_a_whole_write_never_faster_than_fio_measured() -> None:
+    """core/forecast's Today takes device_ms and device_bytes_per_s per size: these two methods."""
+    sizes = [512, 1024, 2048, 2048]
+    term = D.device_terms(local_runs([0.55, 1.0, 1.9, 2.3], sizes))[0]["disk"]
+    bs = 2 * BYTES_PER_MIB
+    assert term.write_ms(bs) == pytest.approx(2.1)  # the mean of the two 2 MiB runs, above the fit's line
+    assert term.bytes_per_s(bs) * term.write_ms(bs) / 1000 == pytest.approx(bs)

@@ -123,6 +123,10 @@ class DeviceTerm:
         """Device ms of one ``request_bytes`` request of a ``bs_bytes`` write, never faster than local."""
         return max(self.request_ms(request_bytes), self.floor_ms(bs_bytes, request_bytes))
 
+    def write_ms(self, bs_bytes: int) -> float:
+        """Device ms of a whole ``bs_bytes`` write as one request (the forecasting engine's device_ms)."""
+        return self.device_ms(bs_bytes, bs_bytes)
+
     def bytes_per_s(self, bs_bytes: float) -> float:
         """The device ceiling: measured local throughput at ``bs_bytes`` (bytes per second)."""
         return bs_bytes / (self.block_ms(bs_bytes) / MS_PER_S)

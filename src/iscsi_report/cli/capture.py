@@ -200,9 +200,22 @@ def network_steps(args: argparse.Namespace) -> list[Step]:
     return steps
 
 
+def _local_path(filename: str) -> str:
+    """A file's absolute path; an iSCSI URL (libiscsi) as given."""
+    return filename if filename.lower().startswith("iscsi:") else str(Path(filename).resolve())
+
+
+def fio_filename(name: str) -> str:
+    """``name`` as fio's filename option reads it: ':' separates files there, so it is escaped.
+
+    iSCSI names have colons (``/dev/disk/by-path/ip-10.0.0.9:3260-iscsi-...``, ``iscsi://h/iqn.x:t/0``).
+    """
+    return name.replace("\\:", ":").replace(":", "\\:")
+
+
 def storage_steps(args: argparse.Namespace) -> list[Step]:
     """fio json+ per planned run with iostat alongside; on the target side, the iostat only."""
-    target = args.target or (str(Path(args.filename).resolve()) if args.filename else None)
+    target = args.target or (_local_path(args.filename) if args.filename else None)
     if target is None:
         return []
     steps = []
@@ -214,7 +227,7 @@ def storage_steps(args: argparse.Namespace) -> list[Step]:
         argv = (
             "fio",
             f"--name={name}",
-            f"--filename={target}",
+            f"--filename={fio_filename(target)}",
             "--rw=write",
             f"--bs={bs}",
             f"--iodepth={qd}",
