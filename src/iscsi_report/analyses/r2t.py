@@ -558,7 +558,7 @@ def latency_totals(terms: pd.DataFrame) -> pd.DataFrame:
 
 
 def model_inputs(networks: pd.DataFrame, devices: pd.DataFrame, cpu: CpuInput) -> list[Inputs]:
-    """Every measured network crossed with every fitted device (networks lacking data skipped)."""
+    """Every measured network crossed with every measured device (networks lacking data skipped)."""
     out = []
     for _, net in networks[networks["missing"] == ""].iterrows():
         for _, dev in devices.iterrows():
