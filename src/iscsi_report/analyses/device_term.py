@@ -141,7 +141,7 @@ class DeviceTerm:
             used = f"fio's measured latency {self.measured.where(bs_bytes)}"
             if request_bytes < bs_bytes:
                 used += f", {request_bytes / bs_bytes:.3g} of it for the {size_text(request_bytes)} request"
-            why = self._floor_why(request_bytes)
+            why = self._floor_why(bs_bytes, request_bytes)
         elif self.method == "fit":
             assert self.fit is not None
             used = f"the local fio fit at {size_text(request_bytes)}"
@@ -164,13 +164,16 @@ class DeviceTerm:
             text += size_text(self.fit.max_bs_bytes)
         return text
 
-    def _floor_why(self, request_bytes: float) -> str:
+    def _floor_why(self, bs_bytes: float, request_bytes: float) -> str:
         """Why the local throughput set the term: the request-size value would have beaten it."""
         basis = "fit" if self.method == "fit" else "measured value"
-        text = (
-            f"the {basis} at {size_text(request_bytes)}, {self.request_ms(request_bytes):.3g} ms, would "
-            "beat the device's local throughput"
-        )
+        beaten = "the device's local throughput"
+        if bs_bytes > max(self.measured.bs_bytes):
+            beaten = (
+                f"the throughput measured at {size_text(max(self.measured.bs_bytes))}; none was at this size"
+            )
+        value = f"{self.request_ms(request_bytes):.3g} ms"
+        text = f"the {basis} at {size_text(request_bytes)}, {value}, would beat {beaten}"
         return text if self.method == "fit" else f"{text}; {self._refused()}"
 
 
