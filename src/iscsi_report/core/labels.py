@@ -210,12 +210,17 @@ def _number(value: float) -> int | float:
     return int(value) if float(value).is_integer() else float(value)
 
 
-def fio_options(text: str, path: str | Path) -> list[dict[str, str]]:
-    """Global options merged with each job's options, from the fio JSON in text."""
+def fio_document(text: str, path: str | Path) -> dict[str, Any]:
+    """The fio JSON document in text ({} when there is none)."""
     start = re.search(r"^\{", text, re.MULTILINE)
     if start is None:
-        return []
+        return {}
     doc, _ = decode_json(path, text, start.start())
+    return doc if isinstance(doc, dict) else {}
+
+
+def fio_options(doc: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Global options merged with each job's options, from a fio JSON document."""
     global_opts = doc.get("global options") or {}
     jobs = doc.get("jobs") or []
     return [{**global_opts, **(job.get("job options") or {})} for job in jobs if isinstance(job, dict)]
@@ -242,7 +247,8 @@ def fio_labels(result: fio.FioResult, text: str) -> Inferred:
             labels[key] = values.pop()
         elif len(values) > 1:
             notes.append(f"{key} differs between jobs ({', '.join(map(str, sorted(values)))}): not a label")
-    opts = fio_options(text, result.path)
+    doc = fio_document(text, result.path)
+    opts = fio_options(doc)
     engines = {o.get("ioengine", FIO_DEFAULT_ENGINE) for o in opts}
     directs = {_truthy(o["direct"]) if "direct" in o else FIO_DEFAULT_DIRECT for o in opts}
     if len(engines) == 1:
@@ -252,7 +258,7 @@ def fio_labels(result: fio.FioResult, text: str) -> Inferred:
     if len(directs) == 1:
         labels["direct"] = directs.pop()
     problems = tuple(_fio_job_problems(jobs))
-    span = pairing.fio_span(text, result.path)
+    span = pairing.fio_span_of(doc)
     return Inferred("fio", result.format, labels, tuple(notes), problems=problems, span=span)
 
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -56,7 +57,12 @@ def fio_span(text: str, path: str | Path) -> Span | None:
         doc, _ = decode_json(path, text, start.start())
     except (IngestError, ValueError):
         return None
-    stamp = doc.get("time") if isinstance(doc, dict) else None
+    return fio_span_of(doc) if isinstance(doc, dict) else None
+
+
+def fio_span_of(doc: Mapping[str, Any]) -> Span | None:
+    """:func:`fio_span` of an already decoded fio JSON document."""
+    stamp = doc.get("time")
     found = [j.get("job_runtime") for j in doc.get("jobs") or [] if isinstance(j, dict)]
     runtimes = [float(r) for r in found if isinstance(r, (int, float)) and r > 0]
     if not isinstance(stamp, str) or not runtimes:
