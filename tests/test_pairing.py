@@ -27,9 +27,13 @@ def _at(text: str) -> datetime:
 def test_fio_and_iostat_spans_come_from_the_files_own_clocks(project_root: Path) -> None:
     fio_path = project_root / LAB / "fio/local-64k.json"
     span = pairing.fio_span(fio_path.read_text(), fio_path)
-    assert span == pairing.Span(_at("00:09:22"), _at("00:09:25"))  # time 00:09:24 (+1 s), 3000 ms run
+    assert span == pairing.Span(
+        _at("00:09:22"), _at("00:09:25"), frozenset({"vda"})
+    )  # 00:09:24 + 1 s, 3 s run
     result = iostat.parse(project_root / LAB / "iostat/local-64k.txt")
-    assert pairing.iostat_span(result.devices, result.cpu) == pairing.Span(_at("00:09:21"), _at("00:09:25"))
+    got = pairing.iostat_span(result.devices, result.cpu)
+    assert got is not None and (got.start, got.end) == (_at("00:09:21"), _at("00:09:25"))
+    assert "vda" in got.devices
 
 
 def test_partner_is_the_run_overlapped_longest_and_none_when_unclear() -> None:
@@ -43,6 +47,13 @@ def test_partner_is_the_run_overlapped_longest_and_none_when_unclear() -> None:
     assert (
         pairing.partner(pairing.Span(_at("00:00:09"), _at("00:00:12")), runs) is None
     )  # too little of a run
+
+
+def test_runs_tied_in_time_are_told_apart_by_device_names() -> None:
+    both = (_at("00:00:00"), _at("00:00:10"))
+    runs = {"vda": pairing.Span(*both, frozenset({"vda"})), "vdb": pairing.Span(*both, frozenset({"vdb"}))}
+    assert pairing.partner(pairing.Span(*both, frozenset({"vdb", "loop0"})), runs) == "vdb"
+    assert pairing.partner(pairing.Span(*both), runs) is None  # no device names: the tie stays
 
 
 def _copy_lab(root: Path, tmp: Path, iostat_name: str = "local-{}.txt") -> Path:

@@ -4,11 +4,12 @@ fio's JSON records when the output was written (``time``, the local wall clock, 
 and each job's ``job_runtime``; the run spans ``time - runtime .. time``. iostat ``-t`` stamps each
 report with the local wall clock; the file spans its first to its last report. An iostat file
 pairs with the fio run whose span overlaps its own for the longest time, when that overlap covers
-at least :data:`MIN_COVERED_SHARE` of the run and no other run overlaps as long (a tie pairs
-nothing: the ``run`` label then decides). Both clocks are read as local time, so the files of one
-machine (or of machines with synchronised clocks in one time zone) pair correctly. A ``run`` label
-is an override: the chapters use the labels first and these clocks only when the labels leave a
-choice.
+at least :data:`MIN_COVERED_SHARE` of the run and no other run overlaps as long. Runs tied in
+time (two disks written at once) are told apart by device names, fio's ``disk_util`` against the
+devices iostat reported; a tie left pairs nothing (the ``run`` label then decides). Both clocks
+are read as local time, so the files of one machine (or of machines with synchronised clocks in
+one time zone) pair correctly. A ``run`` label is an override: the chapters use the labels first
+and these clocks only when the labels leave a choice.
 """
 
 from __future__ import annotations
@@ -33,10 +34,11 @@ CLOCK_RESOLUTION_S = 1.0  # both tools print whole seconds: a run may end up to 
 
 @dataclass(frozen=True)
 class Span:
-    """A stretch of local wall-clock time."""
+    """A stretch of local wall-clock time a file covers, and the block devices the file names."""
 
     start: datetime
     end: datetime
+    devices: frozenset[str] = frozenset()
 
     def overlap_s(self, other: Span) -> float:
         """Seconds both spans cover (0 when they do not meet)."""
@@ -71,7 +73,10 @@ def fio_span_of(doc: Mapping[str, Any]) -> Span | None:
         end = datetime.strptime(stamp.strip(), FIO_TIME_FORMAT) + timedelta(seconds=CLOCK_RESOLUTION_S)
     except ValueError:
         return None
-    return Span(end - timedelta(seconds=max(runtimes) / MS_PER_S), end)
+    disks = frozenset(
+        str(d["name"]) for d in doc.get("disk_util") or [] if isinstance(d, dict) and "name" in d
+    )
+    return Span(end - timedelta(seconds=max(runtimes) / MS_PER_S), end, disks)
 
 
 def iostat_span(devices: pd.DataFrame, cpu: pd.DataFrame) -> Span | None:
@@ -80,7 +85,8 @@ def iostat_span(devices: pd.DataFrame, cpu: pd.DataFrame) -> Span | None:
     found = pd.concat(stamps) if stamps else pd.Series(dtype="datetime64[ns]")
     if found.empty:
         return None
-    return Span(pd.Timestamp(found.min()).to_pydatetime(), pd.Timestamp(found.max()).to_pydatetime())
+    names = frozenset(str(d) for d in devices["device"].dropna()) if "device" in devices else frozenset()
+    return Span(pd.Timestamp(found.min()).to_pydatetime(), pd.Timestamp(found.max()).to_pydatetime(), names)
 
 
 def partner(span: Span, runs: Mapping[str, Span | None]) -> str | None:
@@ -93,7 +99,15 @@ def partner(span: Span, runs: Mapping[str, Span | None]) -> str | None:
         return None
     best = max(covering.values())
     winners = [name for name, o in covering.items() if o == best]
+    if len(winners) > 1 and span.devices:
+        winners = [name for name in winners if _devices_of(runs, name) & span.devices]
     return winners[0] if len(winners) == 1 else None
+
+
+def _devices_of(runs: Mapping[str, Span | None], name: str) -> frozenset[str]:
+    """The block devices one run's fio reported (empty when none)."""
+    s = runs[name]
+    return s.devices if s is not None else frozenset()
 
 
 def _span_of(runs: Mapping[str, Span | None], name: str) -> float:
