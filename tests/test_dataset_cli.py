@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from iscsi_report.cli import main
 from iscsi_report.core import dataset
+from iscsi_report.core.ingest.textio import sha256_file
 
 FILES = {
     "ping/lan-200ms.txt": "ping/iputils_loopback_D.txt",
@@ -103,7 +105,8 @@ def test_check_lists_every_problem_at_once(raw: Path, capsys: pytest.CaptureFixt
     assert "fio/w64k.json: label bs_bytes: the manifest says 1048576 but the file says 65536" in out
     assert "network 'lan': ping files" in out and "network 'wan': iperf3 files" in out
     assert "fio/extra.json: raw output in the folder but not in the manifest" in out
-    assert out.splitlines()[-1].endswith(": 5 problem(s) in 5 listed file(s)")
+    assert "iostat/w64k.txt: pairs with no fio file" in out  # its fio run's bs_bytes no longer agrees
+    assert out.splitlines()[-1].endswith(": 6 problem(s) in 5 listed file(s)")
 
 
 def test_update_says_what_changed(raw: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -117,7 +120,7 @@ def test_update_says_what_changed(raw: Path, capsys: pytest.CaptureFixture[str])
     out = capsys.readouterr().out
     new = {f.rel: f.sha256 for f in dataset.load(raw).files}["ping/lan-200ms.txt"]
     assert f"ping/lan-200ms.txt: sha256 {old[:12]}... -> {new[:12]}..." in out
-    assert "ping/new.txt: in the folder, not listed" in out
+    assert "ping/new.txt: raw output in the folder but not in the manifest" in out
     (raw / "ping/new.txt").unlink()
     (raw / "fio/w64k.json").unlink()
     before = (raw / "manifest.yaml").read_text()
@@ -132,3 +135,126 @@ def test_checksum_error_names_the_update_command(raw: Path) -> None:
     f = next(f for f in dataset.load(raw).files if f.rel == "fio/w64k.json")
     with pytest.raises(Exception, match="iscsi-report dataset update"):
         dataset.verify(f)
+
+
+# ---- companions, unsupported files, multi-job fio, and what check reports (issue 23) ----------
+
+FLAGS = ("--label", "side=local", "--label", "network=lan", "--label", "device=vdisk")
+NOTES = "chapters:\n  network: Both ends of this link are on this machine.\n"
+
+
+def test_notes_yaml_neither_stops_init_force_nor_fails_update(
+    raw: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (raw / "notes.yaml").write_text(NOTES)
+    assert _init(raw, *FLAGS) == 0
+    assert _init(raw, *FLAGS, "--force") == 0
+    assert "notes.yaml" not in {f.rel for f in dataset.load(raw).files}
+    with (raw / "ping/lan-200ms.txt").open("a") as fh:
+        fh.write("\n")
+    capsys.readouterr()
+    assert main(["dataset", "update", str(raw)]) == 0
+    out = capsys.readouterr().out
+    assert "ping/lan-200ms.txt: sha256" in out and "notes.yaml" not in out
+    assert main(["dataset", "check", str(raw)]) == 0
+    assert "notes.yaml" not in capsys.readouterr().out
+
+
+def test_update_notes_a_non_tool_file_and_exits_0(raw: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _write_ok_manifest(raw)
+    (raw / "README.txt").write_text("captured on Tuesday\n")
+    capsys.readouterr()
+    assert main(["dataset", "update", str(raw)]) == 0
+    assert (
+        "note: README.txt: not a raw tool output and not in the manifest (ignored)" in capsys.readouterr().out
+    )
+
+
+def test_skip_unknown_leaves_out_iperf3_plain_text_saying_why(
+    raw: Path, fixtures_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copy(fixtures_dir / "iperf3/tcp_loopback_plain_text.txt", raw / "iperf3/lan-text.txt")
+    assert _init(raw, *FLAGS) == 1
+    out = capsys.readouterr().out
+    assert "1 file(s) recognised in a format the project does not read, refused" in out
+    assert "iperf3/lan-text.txt: iperf3's plain-text output" in out and "rerun iperf3 with -J" in out
+    assert _init(raw, *FLAGS, "--skip-unknown") == 0
+    out = capsys.readouterr().out
+    assert "left out:" in out and "iperf3/lan-text.txt" in out
+    assert "iperf3/lan-text.txt" not in {f.rel for f in dataset.load(raw).files}
+    assert main(["dataset", "check", str(raw)]) == 0  # a note, not a problem: it was left out on purpose
+    assert "iperf3/lan-text.txt: iperf3's plain-text output" in capsys.readouterr().out
+
+
+def test_a_two_job_fio_file_is_refused_at_init_and_check(
+    raw: Path, fixtures_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write_ok_manifest(raw)
+    shutil.copy(fixtures_dir / "fio/fio-3.33_numjobs2_no_group.json", raw / "fio/two.json")
+    capsys.readouterr()
+    assert _init(raw, *FLAGS, "--force") == 1
+    out = capsys.readouterr().out
+    assert "fio/two.json: 2 jobs write in this one fio file" in out and "--group_reporting" in out
+    sha = sha256_file(raw / "fio/two.json")
+    entry = {"path": "fio/two.json", "tool": "fio", "side": "local", "sha256": sha}
+    _edit_manifest(
+        raw, lambda doc: doc["files"].append({**entry, "labels": {"device": "vdisk", "run": "two"}})
+    )
+    assert main(["dataset", "check", str(raw)]) == 1
+    assert "fio/two.json: 2 jobs write in this one fio file" in capsys.readouterr().out
+
+
+def _edit_manifest(raw: Path, change: Any) -> None:
+    doc = yaml.safe_load((raw / "manifest.yaml").read_text())
+    change(doc)
+    (raw / "manifest.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
+def test_check_reports_a_file_listed_twice(raw: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _write_ok_manifest(raw)
+    shutil.copy(raw / "fio/w64k.json", raw / "fio/w64k-copy.json")
+
+    def twice(doc: dict[str, Any]) -> None:
+        first = next(e for e in doc["files"] if e["path"] == "fio/w64k.json")
+        doc["files"].append(
+            {**first, "path": "fio/w64k-copy.json", "labels": {**first["labels"], "run": "c"}}
+        )
+
+    _edit_manifest(raw, twice)
+    capsys.readouterr()
+    assert main(["dataset", "check", str(raw)]) == 1
+    assert "fio/w64k.json, fio/w64k-copy.json: the same bytes (sha256 " in capsys.readouterr().out
+
+
+def test_check_reports_a_dangling_parameter_set(raw: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _write_ok_manifest(raw)
+
+    def dangling(doc: dict[str, Any]) -> None:
+        doc["iscsi_parameters"] = {"lio-default": {"MaxOutstandingR2T": 1}}
+        for e in doc["files"]:
+            if e["path"] == "fio/w64k.json":
+                e["labels"]["iscsi_parameters"] = "lio-r2t16"
+
+    _edit_manifest(raw, dangling)
+    capsys.readouterr()
+    assert main(["dataset", "check", str(raw)]) == 1
+    out = capsys.readouterr().out
+    assert "fio/w64k.json: label iscsi_parameters: lio-r2t16 names no set" in out
+    assert "(sets: lio-default)" in out
+
+
+def test_check_reports_an_unpaired_iostat_file_and_what_it_loses(
+    raw: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write_ok_manifest(raw)
+
+    def unpair(doc: dict[str, Any]) -> None:
+        for e in doc["files"]:
+            if e["path"] == "iostat/w64k.txt":
+                e["labels"]["run"] = "nowhere"
+
+    _edit_manifest(raw, unpair)
+    capsys.readouterr()
+    assert main(["dataset", "check", str(raw)]) == 1
+    out = capsys.readouterr().out
+    assert "iostat/w64k.txt: pairs with no fio file" in out and "left out of the model" in out

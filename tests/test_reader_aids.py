@@ -225,6 +225,8 @@ def test_storage_headline_phrases() -> None:
     assert text["fit_streaming_text"] == "140.0 to 1,500.0 MiB/s"
     assert text["largest_bs_kib_text"] == "2,048 KiB"
     assert text["largest_request_kib_text"] == "1,024 KiB"
+    no_slope = phrases.storage_headline(head | {"fit_min_streaming_mib_per_s": math.nan})
+    assert no_slope["fit_streaming_text"] == "undefined (no fit has a positive slope)"
 
 
 def test_fleet_sentence_on_unmodelled_rows_agrees_in_number() -> None:

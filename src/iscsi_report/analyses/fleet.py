@@ -115,7 +115,7 @@ def _network_values(net: pd.Series) -> dict[str, Any]:
 
 
 def _device_local_mib_per_s(dev: pd.Series, bs_bytes: int) -> float:
-    """The device's local throughput at the whole block, from its storage fit (as the projections)."""
+    """The device's measured local throughput at the whole block (as the projections)."""
     local_ms = float(dev["local_block_ms"])
     return bs_bytes / (local_ms / MS_PER_S) / BYTES_PER_MIB if local_ms > 0 else math.nan
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from iscsi_report.analyses import blog, r2t, storage
+from iscsi_report.analyses import blog, device_term, r2t, storage
 from iscsi_report.analyses import network as network_analysis
 from iscsi_report.core import model, prose
 from iscsi_report.core.errors import IngestError, ReportError
@@ -153,14 +153,14 @@ def measured_inputs(
 ) -> MeasuredInputs:
     """Read the dataset once and derive every measured input of the projection."""
     runs = storage.fio_runs(ds)
-    fits, _ = storage.fit_devices(runs)
+    terms, _ = device_term.device_terms(runs)
     requests = storage.iostat_requests(ds)
     cpu_table = storage.cpu_ms_per_op(storage.iostat_cpu(ds), cores=cpu_cores)
     return MeasuredInputs(
         bs_bytes=bs_bytes,
         parameter_sets=r2t.parameter_sets(ds.iscsi_parameters, ds.root / "manifest.yaml"),
         networks=r2t.network_inputs(r2t.rtt_means(ds), r2t.iperf_rates(ds), ping_interval_s),
-        devices=r2t.device_inputs(fits, requests, bs_bytes),
+        devices=r2t.device_inputs(terms, requests, bs_bytes),
         cpu=r2t.cpu_input(
             cpu_table, bs_bytes, scenario=cpu_scenario, reference_bs_bytes=cpu_reference_bs_bytes
         ),
@@ -182,7 +182,7 @@ def _missing(inputs: MeasuredInputs) -> list[str]:
         elif nets.loc[net, "missing"]:
             out.append(f"network {net}: {nets.loc[net, 'missing']}")
     for dev in sorted(set(val["device"]) - set(inputs.devices["device"])):
-        out.append(f"device {dev}: no storage fit (needs local runs at >= {storage.MIN_FIT_RUNS} sizes)")
+        out.append(f"device {dev}: no local sequential direct queue-depth-1 fio run to measure it")
     for _, row in val[val["iscsi_parameters"] == ""].iterrows():
         out.append(f"no iscsi_parameters label on the validation files {row['files']}")
     for name in sorted(set(val["iscsi_parameters"]) - {""} - set(inputs.parameter_sets.sets)):
@@ -209,7 +209,7 @@ def measured_projections(
 ) -> list[Projection]:
     """Model every validation configuration with the measured inputs; MissingDataError if lacking.
 
-    The device ceiling is the device's local throughput at the whole block (its storage fit).
+    The device ceiling is the device's measured local throughput at the whole block.
     """
     missing = _missing(inputs)
     if missing:
@@ -524,7 +524,7 @@ class DatasetSources:
     networks: pd.DataFrame
     ping_files: dict[tuple[str, float], list[str]]
     link_files: dict[str, list[str]]
-    fits: dict[str, storage.DeviceFit]
+    terms: dict[str, device_term.DeviceTerm]
     fit_files: dict[str, list[str]]
     skipped: dict[str, str]
     requests: pd.DataFrame
@@ -538,7 +538,7 @@ class DatasetSources:
         usable = self.networks[self.networks["missing"] == ""]
         return {
             "network": sorted(str(n) for n in usable["network"]),
-            "device": sorted(self.fits),
+            "device": sorted(self.terms),
             "parameter_set": list(self.parameter_sets.sets),
         }
 
@@ -557,17 +557,17 @@ def read_sources(
     no_pings = pd.DataFrame(columns=["network", "interval_s", "file"])
     samples = network_analysis.rtt_samples(ds) if ds.select("ping") else no_pings
     runs = storage.fio_runs(ds)
-    fits, skipped = storage.fit_devices(runs)
+    terms, skipped = device_term.device_terms(runs)
     model_runs = runs[storage.is_model_run(runs)]
     return DatasetSources(
         dataset=ds.name,
         networks=r2t.network_inputs(r2t.rtt_means(ds), iperf, ping_interval_s),
         ping_files=_files_by_interval(samples),
         link_files={str(k): sorted(g["file"]) for k, g in capacity.groupby("network", sort=True)},
-        fits=fits,
+        terms=terms,
         fit_files={
-            name: sorted(model_runs.loc[model_runs["device"] == fit.device, "file"])
-            for name, fit in fits.items()
+            name: sorted(model_runs.loc[model_runs["device"] == term.device, "file"])
+            for name, term in terms.items()
         },
         skipped=skipped,
         requests=storage.iostat_requests(ds),
@@ -639,35 +639,34 @@ def _network_inputs(src: DatasetSources, name: str) -> list[ModelInput]:
 
 
 def _device_inputs(src: DatasetSources, name: str, bs_bytes: int) -> list[ModelInput]:
-    """Device ms at the request size iostat shows, the fit's coefficients and the local throughput."""
-    fit = src.fits[name]
-    rows = r2t.request_rows(src.requests, fit.device, bs_bytes)
-    request, req_source = r2t.request_bytes_for(src.requests, fit.device, bs_bytes)
+    """Device ms for the request size iostat shows, never below local, and the local throughput."""
+    term = src.terms[name]
+    rows = r2t.request_rows(src.requests, term.device, bs_bytes)
+    request, req_source = r2t.request_bytes_for(src.requests, term.device, bs_bytes)
     if len(rows):
         req_source += ": " + ", ".join(rows["file"])
-    fitted = f"queue-depth-1 local fio fit of {name}: " + ", ".join(src.fit_files.get(name, []))
-    block_ms = fit.predict_ms(bs_bytes)
-    if block_ms <= 0:
-        raise MissingDataError(
-            f"device {name}: the fit predicts {block_ms:.4g} ms at {bs_bytes} bytes, no local throughput; "
-            "give --device-mib-s"
-        )
+    measured = f"queue-depth-1 local fio runs of {name}: " + ", ".join(src.fit_files.get(name, []))
     return [
-        ModelInput("device_fixed_ms", fit.fixed_ms, "ms", fitted),
-        ModelInput("device_streaming_mib_s", fit.streaming_mib_per_s, "MiB/s", "slope of the same fit"),
+        *_fit_inputs(term, measured),
         ModelInput("device_request_bytes", round(request), "bytes", req_source),
-        ModelInput(
-            "device_ms",
-            fit.predict_ms(request),
-            "ms",
-            "device_fixed_ms + device_request_bytes at the fit's slope",
-        ),
+        ModelInput("device_ms", term.device_ms(bs_bytes, request), "ms", term.sentence(bs_bytes, request)),
         ModelInput(
             "device_mib_s",
-            bs_bytes / (block_ms / MS_PER_S) / BYTES_PER_MIB,
+            term.bytes_per_s(bs_bytes) / BYTES_PER_MIB,
             "MiB/s",
-            "local throughput at the whole block from the same fit (the device ceiling)",
+            f"local throughput measured {term.measured.where(bs_bytes)} (the device ceiling): {measured}",
         ),
+    ]
+
+
+def _fit_inputs(term: device_term.DeviceTerm, measured: str) -> list[ModelInput]:
+    """The fit's coefficients when the fit stands for the device (nothing when it was refused)."""
+    if term.fit is None or term.method != "fit":
+        return []
+    fit = term.fit
+    return [
+        ModelInput("device_fixed_ms", fit.fixed_ms, "ms", f"fit (R² {fit.r_squared:.2f}) of {measured}"),
+        ModelInput("device_streaming_mib_s", fit.streaming_mib_per_s, "MiB/s", "slope of the same fit"),
     ]
 
 

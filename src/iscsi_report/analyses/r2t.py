@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from iscsi_report.analyses import network, storage
-from iscsi_report.analyses.storage import DeviceFit
+from iscsi_report.analyses.device_term import DeviceTerm
 from iscsi_report.core import labels as label_contract
 from iscsi_report.core import model, prose
 from iscsi_report.core.errors import IngestError
@@ -369,26 +369,40 @@ def request_rows(requests: pd.DataFrame, device: str, bs_bytes: int) -> pd.DataF
     return rows
 
 
-def device_inputs(fits: Mapping[str, DeviceFit], requests: pd.DataFrame, bs_bytes: int) -> pd.DataFrame:
-    """Per fitted device: the request size it serves for ``bs_bytes`` writes and its fitted ms."""
+def device_inputs(terms: Mapping[str, DeviceTerm], requests: pd.DataFrame, bs_bytes: int) -> pd.DataFrame:
+    """Per device: the request size it serves for ``bs_bytes`` writes, its device ms and why that value.
+
+    ``device_ms`` is never below what the whole write took locally and ``local_block_ms`` is that
+    measured time (the device ceiling); ``device_term`` is the page's sentence on which was used.
+    """
     rows = []
-    for name, fit in fits.items():
-        req, source = request_bytes_for(requests, fit.device, bs_bytes)
-        lo, hi = fit.predict_ci(req)
+    for name, term in terms.items():
+        req, source = request_bytes_for(requests, term.device, bs_bytes)
+        device_ms = term.device_ms(bs_bytes, req)
+        lo, hi = _device_interval(term, bs_bytes, req)
         rows.append(
             {
                 "device": name,
                 "bs_kib": bs_bytes / BYTES_PER_KIB,
                 "request_kib": req / BYTES_PER_KIB,
                 "request_source": source,
-                "device_ms": fit.predict_ms(req),
-                "local_block_ms": fit.predict_ms(bs_bytes),
+                "device_ms": device_ms,
+                "local_block_ms": term.block_ms(bs_bytes),
                 "device_ms_lo": lo,
                 "device_ms_hi": hi,
-                "extrapolated": not fit.min_bs_bytes <= req <= fit.max_bs_bytes,
+                "extrapolated": not min(term.measured.bs_bytes) <= req <= max(term.measured.bs_bytes),
+                "device_term_method": "measured" if term.floor_binds(bs_bytes, req) else term.method,
+                "device_term": term.sentence(bs_bytes, req),
             }
         )
-    return pd.DataFrame(rows, columns=list(DEVICE_INPUT_COLUMNS))  # the columns even with no fitted device
+    return pd.DataFrame(rows, columns=list(DEVICE_INPUT_COLUMNS))  # the columns even with no device
+
+
+def _device_interval(term: DeviceTerm, bs_bytes: int, request_bytes: float) -> tuple[float, float]:
+    """The fit's confidence interval when the fit sets the term, else NaN (a measured mean)."""
+    if term.fit is None or term.method != "fit" or term.floor_binds(bs_bytes, request_bytes):
+        return math.nan, math.nan
+    return term.fit.predict_ci(request_bytes)
 
 
 DEVICE_INPUT_COLUMNS = (
@@ -401,11 +415,13 @@ DEVICE_INPUT_COLUMNS = (
     "device_ms_lo",
     "device_ms_hi",
     "extrapolated",
+    "device_term_method",
+    "device_term",
 )
 
 
 def missing_inputs(
-    networks: pd.DataFrame, runs: pd.DataFrame, fits: Mapping[str, DeviceFit], skipped: Mapping[str, str]
+    networks: pd.DataFrame, runs: pd.DataFrame, fits: Mapping[str, object], skipped: Mapping[str, str]
 ) -> list[str]:
     """What the dataset lacks for the model to add up one write (empty when something can be modelled)."""
     out = []
@@ -542,7 +558,7 @@ def latency_totals(terms: pd.DataFrame) -> pd.DataFrame:
 
 
 def model_inputs(networks: pd.DataFrame, devices: pd.DataFrame, cpu: CpuInput) -> list[Inputs]:
-    """Every measured network crossed with every fitted device (networks lacking data skipped)."""
+    """Every measured network crossed with every measured device (networks lacking data skipped)."""
     out = []
     for _, net in networks[networks["missing"] == ""].iterrows():
         for _, dev in devices.iterrows():

@@ -20,6 +20,7 @@ import statsmodels.api as sm
 from scipy import stats as sps
 
 from iscsi_report.core import labels as label_contract
+from iscsi_report.core import pairing
 from iscsi_report.core.dataset import RawFile
 from iscsi_report.core.errors import DesignError, IngestError
 from iscsi_report.core.ingest import fio, iostat
@@ -249,13 +250,18 @@ class DeviceFit:
 
     @property
     def streaming_mib_per_s(self) -> float:
-        """Bandwidth implied by the slope (inf if the slope is not positive)."""
-        return MS_PER_S / self.ms_per_mib if self.ms_per_mib > 0 else math.inf
+        """Bandwidth implied by the slope (NaN if the slope is not positive: no bandwidth, never inf)."""
+        return MS_PER_S / self.ms_per_mib if self.ms_per_mib > 0 else math.nan
 
     def streaming_ci(self, level: float = CI_LEVEL) -> tuple[float, float]:
-        """Interval of the streaming MiB/s, the slope's interval inverted (inf where it reaches 0)."""
+        """Interval of the streaming MiB/s, the slope's interval inverted (inf where it reaches 0).
+
+        NaN where the slope's interval holds no positive value: no bandwidth, never an infinite one.
+        """
         lo, hi = self.coefficient_ci(level)["ms_per_mib"]
-        return (MS_PER_S / hi if hi > 0 else math.inf, MS_PER_S / lo if lo > 0 else math.inf)
+        if not hi > 0:
+            return math.nan, math.nan
+        return MS_PER_S / hi, MS_PER_S / lo if lo > 0 else math.inf
 
     def predict_ms(self, request_bytes: float) -> float:
         """Fitted per-op ms of a request of ``request_bytes``."""
@@ -302,6 +308,17 @@ def _keyed(runs: pd.DataFrame, keys: tuple[str, ...]) -> pd.DataFrame:
     return runs.assign(**{k: c.astype(object).where(c.notna(), "-") for k, c in columns.items()})
 
 
+def model_groups(runs: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Model-kind local runs per device, keyed ``device`` or ``device (engine)`` (never pooled)."""
+    chosen = _keyed(runs[is_model_run(runs)], FIT_KEYS)
+    engines = {str(d): int(n) for d, n in chosen.groupby("device")["engine"].nunique().items()}
+    out: dict[str, pd.DataFrame] = {}
+    for key, group in chosen.groupby(list(FIT_KEYS), sort=True):
+        device, engine = str(key[0]), str(key[FIT_KEYS.index("engine")])
+        out[device if engines[device] == 1 else f"{device} ({engine})"] = group
+    return out
+
+
 def fit_devices(runs: pd.DataFrame) -> tuple[dict[str, DeviceFit], dict[str, str]]:
     """Fit each device on its model-kind local runs (one fit per device and engine, never pooled).
 
@@ -310,11 +327,8 @@ def fit_devices(runs: pd.DataFrame) -> tuple[dict[str, DeviceFit], dict[str, str
     """
     fits: dict[str, DeviceFit] = {}
     skipped: dict[str, str] = {}
-    chosen = _keyed(runs[is_model_run(runs)], FIT_KEYS)
-    engines = {str(d): int(n) for d, n in chosen.groupby("device")["engine"].nunique().items()}
-    for key, group in chosen.groupby(list(FIT_KEYS), sort=True):
-        device, engine = str(key[0]), str(key[FIT_KEYS.index("engine")])
-        name = device if engines[device] == 1 else f"{device} ({engine})"
+    for name, group in model_groups(runs).items():
+        device = str(group["device"].iloc[0])
         try:
             fits[name] = fit_device(device, group["op_ms"].to_numpy(), group["bs_bytes"].to_numpy())
         except DesignError as exc:
@@ -467,19 +481,37 @@ def _weighted(values: pd.Series, weights: pd.Series) -> float:
 
 
 def matching_fio(ds: Measurements, f: RawFile) -> RawFile | None:
-    """The fio file whose labels agree with this iostat file's on every key both carry."""
+    """The fio file whose labels agree with this iostat file's on every key both carry.
+
+    The labels choose first (a ``run`` label is an override); when several fio files agree, the
+    one whose run the iostat reports overlap in time (:mod:`iscsi_report.core.pairing`) is chosen.
+    """
 
     def agrees(g: RawFile) -> bool:
         return all(g.labels[k] == v for k, v in f.labels.items() if k in g.labels)
 
     found = [g for g in ds.select("fio") if agrees(g)]
     if len(found) > 1:
+        by_clock = _clock_partner(ds, f, found)
+        if by_clock is not None:
+            return by_clock
         raise IngestError(
             ds.root / "manifest.yaml",
             f"iostat file {f.rel} matches several fio "
-            f"runs ({', '.join(g.rel for g in found)}); add a distinguishing 'run' label",
+            f"runs ({', '.join(g.rel for g in found)}) and the files' clocks (iostat -t, fio's time) "
+            "do not settle which; add a distinguishing 'run' label",
         )
     return found[0] if found else None
+
+
+def _clock_partner(ds: Measurements, f: RawFile, candidates: list[RawFile]) -> RawFile | None:
+    """The candidate fio run this iostat file's reports overlap in time; None if the clocks cannot tell."""
+    result = ds.iostat(f)
+    span = pairing.iostat_span(result.devices, result.cpu)
+    if span is None:
+        return None
+    chosen = pairing.partner(span, {g.rel: pairing.fio_span(ds.text(g), g.path) for g in candidates})
+    return next((g for g in candidates if g.rel == chosen), None)
 
 
 def _iostat_bs(m: Measurements, f: RawFile, partner: RawFile | None) -> float | None:

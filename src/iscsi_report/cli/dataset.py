@@ -144,14 +144,19 @@ def write_manifest(
         print(f"note: {note}", file=out)
     for err in sc.errors:
         print(f"error: {err}", file=out)
+    verb = "left out" if skip_unknown else "refused (use --skip-unknown to leave them out)"
     if sc.unknown:
-        verb = "left out" if skip_unknown else "refused (use --skip-unknown to leave them out)"
         print(f"{len(sc.unknown)} file(s) not recognised as ping/iperf3/fio/iostat, {verb}:", file=out)
         for rel in sc.unknown:
             print(f"  {rel}", file=out)
+    if sc.unsupported:
+        what = "recognised in a format the project does not read"
+        print(f"{len(sc.unsupported)} file(s) {what}, {verb}:", file=out)
+        for line in sc.unsupported:
+            print(f"  {line}", file=out)
     for key, paths in sc.missing.items():
         print(f"missing {key} on {len(paths)} file(s) ({_few(paths)}): give {_missing_hint(key)}", file=out)
-    if not sc.ok or (sc.unknown and not skip_unknown):
+    if not sc.ok or ((sc.unknown or sc.unsupported) and not skip_unknown):
         print(f"{root / dataset.MANIFEST}: not written", file=out)
         return EXIT_PROBLEMS
     if title:
@@ -197,8 +202,8 @@ def run_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def update_lines(root: Path) -> tuple[list[str], list[str], dict[str, Any], bool]:
-    """(changes, problems, new document, changed?) for refreshing root's manifest checksums."""
+def update_lines(root: Path) -> tuple[list[str], list[str], dict[str, Any], bool, list[str]]:
+    """(changes, problems, new document, changed?, notes) for refreshing root's manifest checksums."""
     manifest = root / dataset.MANIFEST
     doc = yamlio.load_file(manifest)
     files = doc.data.get("files") if isinstance(doc.data, dict) else None
@@ -222,19 +227,19 @@ def update_lines(root: Path) -> tuple[list[str], list[str], dict[str, Any], bool
             sizes = f"{item.get('bytes')} -> {size} bytes"
             changes.append(f"{rel}: sha256 {str(old)[:SHA_PREFIX]}... -> {sha[:SHA_PREFIX]}... ({sizes})")
         item["sha256"], item["bytes"] = sha, size
-    new = labels.unlisted_files(root, listed)
-    problems += [
-        f"{rel}: in the folder, not listed (dataset init --force rebuilds the manifest)" for rel in new
-    ]
-    return changes, problems, doc.data, bool(changes)
+    unlisted, notes = labels.unlisted_report(root, listed)
+    return changes, problems + unlisted, doc.data, bool(changes), notes
 
 
 def run_update(args: argparse.Namespace) -> int:
     """iscsi-report dataset update DIR: refresh sha256/bytes, say what changed; exit 1 if files are
-    missing (nothing written) or present but unlisted (checksums still refreshed)."""
+    missing (nothing written) or raw outputs are present but unlisted (checksums still refreshed).
+    Other unlisted files (notes.yaml is never one) are noted only."""
     root = args.dir.resolve()
-    changes, problems, doc, changed = update_lines(root)
+    changes, problems, doc, changed, notes = update_lines(root)
     missing = [p for p in problems if p.endswith("but missing")]
+    for note in notes:
+        print(f"note: {note}")
     for line in changes + problems:
         print(line)
     if missing:

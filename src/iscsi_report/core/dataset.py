@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from pydantic_core import ErrorDetails
 
 MANIFEST = "manifest.yaml"
+NOTES = "notes.yaml"  # the reader notes beside a manifest (core.measurements): never a raw file
+COMPANIONS = (MANIFEST, NOTES)  # files of a dataset folder that are not raw tool outputs
 TOOLS = ("ping", "iperf3", "fio", "iostat", "tshark")
 SIDES = ("initiator", "target", "local")
 ENTRY_KEYS = {"path", "tool", "side", "sha256", "bytes", "labels", "note"}

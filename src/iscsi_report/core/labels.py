@@ -26,6 +26,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from iscsi_report.core import dataset as ds_mod
+from iscsi_report.core import pairing
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest import fio, iostat, iperf3, ping
 from iscsi_report.core.ingest.detect import detect_tool, sole_claimant
@@ -83,6 +84,18 @@ class Inferred:
     notes: tuple[str, ...] = ()
     # estimated labels: the (low, high) range of values the file is consistent with
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()  # why the chapters cannot read the file as it is (init refuses it)
+    span: pairing.Span | None = None  # when a fio run or an iostat file ran, by the file's own clock
+
+
+class UnsupportedFile(IngestError):
+    """A raw file a tool recognises in a format the project does not read (e.g. iperf3's plain text)."""
+
+
+# Recognised formats no parser reads, and what to do instead.
+UNSUPPORTED_FORMATS = {
+    iperf3.TEXT_FORMAT: "iperf3's plain-text output, which the project does not read: rerun iperf3 with -J",
+}
 
 
 # ---- ping --------------------------------------------------------------------------------------
@@ -197,12 +210,17 @@ def _number(value: float) -> int | float:
     return int(value) if float(value).is_integer() else float(value)
 
 
-def fio_options(text: str, path: str | Path) -> list[dict[str, str]]:
-    """Global options merged with each job's options, from the fio JSON in text."""
+def fio_document(text: str, path: str | Path) -> dict[str, Any]:
+    """The fio JSON document in text ({} when there is none)."""
     start = re.search(r"^\{", text, re.MULTILINE)
     if start is None:
-        return []
+        return {}
     doc, _ = decode_json(path, text, start.start())
+    return doc if isinstance(doc, dict) else {}
+
+
+def fio_options(doc: Mapping[str, Any]) -> list[dict[str, str]]:
+    """Global options merged with each job's options, from a fio JSON document."""
     global_opts = doc.get("global options") or {}
     jobs = doc.get("jobs") or []
     return [{**global_opts, **(job.get("job options") or {})} for job in jobs if isinstance(job, dict)]
@@ -229,7 +247,8 @@ def fio_labels(result: fio.FioResult, text: str) -> Inferred:
             labels[key] = values.pop()
         elif len(values) > 1:
             notes.append(f"{key} differs between jobs ({', '.join(map(str, sorted(values)))}): not a label")
-    opts = fio_options(text, result.path)
+    doc = fio_document(text, result.path)
+    opts = fio_options(doc)
     engines = {o.get("ioengine", FIO_DEFAULT_ENGINE) for o in opts}
     directs = {_truthy(o["direct"]) if "direct" in o else FIO_DEFAULT_DIRECT for o in opts}
     if len(engines) == 1:
@@ -238,7 +257,21 @@ def fio_labels(result: fio.FioResult, text: str) -> Inferred:
             notes.append(f"engine {labels['engine']}: fio's default (no ioengine option recorded)")
     if len(directs) == 1:
         labels["direct"] = directs.pop()
-    return Inferred("fio", result.format, labels, tuple(notes))
+    problems = tuple(_fio_job_problems(jobs))
+    span = pairing.fio_span_of(doc)
+    return Inferred("fio", result.format, labels, tuple(notes), problems=problems, span=span)
+
+
+def _fio_job_problems(jobs: Any) -> list[str]:
+    """Several write jobs in one file: the chapters read one write job per fio file."""
+    writes = int((jobs["direction"] == "write").sum()) if "direction" in jobs else 0
+    if writes <= 1:
+        return []
+    return [
+        f"{writes} jobs write in this one fio file (numjobs > 1 without group_reporting, or several "
+        "job sections); the chapters read one write job per file: rerun with --group_reporting, or "
+        "write each job to its own file"
+    ]
 
 
 def iostat_labels(result: iostat.IostatResult, text: str) -> Inferred:
@@ -248,7 +281,7 @@ def iostat_labels(result: iostat.IostatResult, text: str) -> Inferred:
     if devices:
         labels["block_devices"] = ",".join(devices)
     labels["cpu_stats"] = not result.cpu.empty
-    return Inferred("iostat", result.format, labels)
+    return Inferred("iostat", result.format, labels, span=pairing.iostat_span(result.devices, result.cpu))
 
 
 _INFER = {"ping": ping_labels, "fio": fio_labels, "iostat": iostat_labels}
@@ -263,6 +296,8 @@ def infer_text(text: str, path: str | Path) -> Inferred | None:
             return None
         found = (claimant, "")
     tool = found[0]
+    if found[1] in UNSUPPORTED_FORMATS:
+        raise UnsupportedFile(path, UNSUPPORTED_FORMATS[found[1]])
     if tool == "ping":
         return ping_labels(ping.parse_text(text, path), text)
     if tool == "iperf3":
@@ -434,6 +469,7 @@ def file_problems(entry: Entry, inferred: Inferred | None) -> list[str]:
     if inferred.tool != entry.tool:
         return [f"{entry.rel}: the manifest says tool {entry.tool} but the file is {inferred.tool} output"]
     out = [f"{entry.rel}: label {c}" for c in contradictions(entry.labels, inferred)]
+    out += [f"{entry.rel}: {p}" for p in inferred.problems]
     out += [
         f"{entry.rel}: missing label {k} (a {entry.tool} file needs it; set it with --label {k}=VALUE)"
         for k in missing_user_labels(entry.tool, entry.labels)
@@ -463,6 +499,7 @@ def dataset_problems(raw_dir: str | Path) -> CheckReport:
         return report
     report.files = len(m.files)
     entries: list[Entry] = []
+    spans: dict[str, pairing.Span | None] = {}
     for i, item in enumerate(m.files):
         try:
             raw = ds_mod.load_entry(manifest, doc, i, item)
@@ -471,6 +508,7 @@ def dataset_problems(raw_dir: str | Path) -> CheckReport:
             continue
         entry = Entry(raw.rel, raw.tool, raw.side, raw.labels)
         entries.append(entry)
+        spans[raw.rel] = None
         if sha256_file(raw.path) != raw.sha256:
             report.problems.append(
                 f"{raw.path}: sha256 differs from the manifest's (the file changed since; if intended: "
@@ -484,10 +522,80 @@ def dataset_problems(raw_dir: str | Path) -> CheckReport:
             report.problems.append(str(exc))
             continue
         report.problems += file_problems(entry, inferred)
+        spans[raw.rel] = inferred.span if inferred is not None else None
     _unlisted(manifest.parent, [e.rel for e in entries], report)
     report.problems += pairing_problems(entries)
+    report.problems += iostat_pairing_problems(entries, spans)
+    report.problems += twice_listed_problems(m.files)
+    report.problems += parameter_set_problems(entries, set(m.iscsi_parameters or {}))
     report.problems += pooling_problems(entries)
     return report
+
+
+def twice_listed_problems(files: Iterable[ds_mod.FileEntry]) -> list[str]:
+    """Files listed more than once: the same sha256 under one path or several (counted twice)."""
+    by_sha: dict[str, list[str]] = defaultdict(list)
+    for f in files:
+        by_sha[f.sha256].append(f.path)
+    return [
+        f"{', '.join(paths)}: the same bytes (sha256 {sha[:12]}...) listed {len(paths)} times; one "
+        "measurement would be counted as several: remove all but one"
+        for sha, paths in by_sha.items()
+        if len(paths) > 1
+    ]
+
+
+def parameter_set_problems(entries: Iterable[Entry], sets: set[str]) -> list[str]:
+    """iscsi_parameters labels naming no set under the manifest's iscsi_parameters mapping."""
+    shown = ", ".join(sorted(sets)) or "none"
+    return [
+        f"{e.rel}: label iscsi_parameters: {e.labels['iscsi_parameters']} names no set under the "
+        f"manifest's iscsi_parameters (sets: {shown}); the projections would refuse the run"
+        for e in entries
+        if e.labels.get("iscsi_parameters") is not None and str(e.labels["iscsi_parameters"]) not in sets
+    ]
+
+
+def _agrees(iostat_labels: Mapping[str, Any], fio_labels: Mapping[str, Any]) -> bool:
+    """True when the fio file's labels equal the iostat file's on every key both carry."""
+    return all(fio_labels[k] == v for k, v in iostat_labels.items() if k in fio_labels)
+
+
+def iostat_pairing_problems(
+    entries: Iterable[Entry], spans: Mapping[str, pairing.Span | None] | None = None
+) -> list[str]:
+    """iostat files that pair with no fio run, or with several the files' clocks cannot tell apart.
+
+    The labels choose first (a ``run`` label is an override); among several agreeing fio runs
+    the one the iostat reports overlap in time (``spans``, by path) is the partner.
+    """
+    listed = list(entries)
+    spans = spans or {}
+    fios = [e for e in listed if e.tool == "fio"]
+    out = []
+    for e in (e for e in listed if e.tool == "iostat"):
+        found = [f.rel for f in fios if _agrees(e.labels, f.labels)]
+        own = spans.get(e.rel)
+        if len(found) > 1 and own is not None and pairing.partner(own, {r: spans.get(r) for r in found}):
+            continue
+        if not found:
+            out.append(
+                f"{e.rel}: pairs with no fio file (none agrees with its labels); its request sizes "
+                "and CPU are left out of the model and the storage chapter: give it its fio run's "
+                "run label"
+            )
+        elif len(found) > 1:
+            out.append(
+                f"{e.rel}: pairs with {len(found)} fio files ({_few_rels(found)}); its request sizes "
+                "and CPU cannot be attributed: give it its fio run's run label"
+            )
+    return out
+
+
+def _few_rels(rels: list[str], shown: int = 4) -> str:
+    """Up to ``shown`` paths, then 'and N more'."""
+    more = len(rels) - shown
+    return ", ".join(rels[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def unlisted_files(root: Path, listed: Iterable[str]) -> list[str]:
@@ -497,25 +605,37 @@ def unlisted_files(root: Path, listed: Iterable[str]) -> list[str]:
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root).as_posix()
         hidden = any(part.startswith(".") for part in rel.split("/"))
-        if p.is_file() and not hidden and rel != ds_mod.MANIFEST and rel not in known:
+        if p.is_file() and not hidden and rel not in ds_mod.COMPANIONS and rel not in known:
             found.append(rel)
     return found
 
 
 def _unlisted(root: Path, listed: Iterable[str], report: CheckReport) -> None:
     """Unlisted raw tool outputs are problems (they would be ignored); other files are notes."""
+    problems, notes = unlisted_report(root, listed)
+    report.problems += problems
+    report.notes += notes
+
+
+def unlisted_report(root: Path, listed: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(problems, notes) of files not in the manifest: raw outputs are problems, the rest notes."""
+    problems, notes = [], []
     for rel in unlisted_files(root, listed):
         try:
             recognised = infer_file(root / rel) is not None
+        except UnsupportedFile as exc:
+            notes.append(f"{rel}: {exc.detail}; not in the manifest (ignored)")
+            continue
         except IngestError:
             recognised = True  # a tool claims it: a raw output, though a broken one
         if recognised:
-            report.problems.append(
+            problems.append(
                 f"{rel}: raw output in the folder but not in the manifest (it would be ignored; "
-                "list it with iscsi-report dataset update, or remove it)"
+                "list it with iscsi-report dataset init --force, or remove it)"
             )
         else:
-            report.notes.append(f"{rel}: not a raw tool output and not in the manifest (ignored)")
+            notes.append(f"{rel}: not a raw tool output and not in the manifest (ignored)")
+    return problems, notes
 
 
 def entry_sha(path: Path) -> tuple[str, int]:
@@ -535,6 +655,7 @@ class Scaffold:
 
     doc: dict[str, Any]
     unknown: list[str] = field(default_factory=list)  # files no tool recognises
+    unsupported: list[str] = field(default_factory=list)  # "path: why", recognised in a format not read
     errors: list[str] = field(default_factory=list)  # unreadable files, contradicted user labels
     missing: dict[str, list[str]] = field(default_factory=dict)  # label -> files lacking it
     notes: list[str] = field(default_factory=list)
@@ -583,6 +704,24 @@ def _pair_iostat(entries: list[dict[str, Any]]) -> None:
                 e["labels"].setdefault(key, value)
 
 
+def _run_label(rel: str, runs: Mapping[str, int]) -> str:
+    """The run label init derives for a fio file: its stem, or its path when stems repeat."""
+    stem = run_name(rel)
+    return stem if runs.get(stem, 0) <= 1 else _SUFFIXES.sub("", rel).replace("/", "-")
+
+
+def _clock_partners(found: list[tuple[str, Inferred]]) -> dict[str, str]:
+    """iostat file -> the fio file whose run its reports overlap in time (those the clocks settle)."""
+    fio_spans = {rel: i.span for rel, i in found if i.tool == "fio"}
+    out = {}
+    for rel, inferred in found:
+        if inferred.tool == "iostat" and inferred.span is not None:
+            partner = pairing.partner(inferred.span, fio_spans)
+            if partner is not None:
+                out[rel] = partner
+    return out
+
+
 def scaffold(
     root: str | Path,
     defaults: Mapping[str, Mapping[str, Any]] | None = None,
@@ -598,19 +737,26 @@ def scaffold(
     for rel in raw_files(base):
         try:
             inferred = infer_file(base / rel)
+        except UnsupportedFile as exc:
+            sc.unsupported.append(f"{rel}: {exc.detail}")
+            continue
         except IngestError as exc:
             sc.errors.append(str(exc))
             continue
         if inferred is None:
             sc.unknown.append(rel)
             continue
+        sc.errors += [f"{rel}: {p}" for p in inferred.problems]
         found.append((rel, inferred))
         runs[run_name(rel)] += inferred.tool == "fio"
+    by_clock = _clock_partners(found)
     for rel, inferred in found:
         side, labels = _labelled(rel, inferred, user_labels_for(rel, inferred.tool, defaults), sc)
         if inferred.tool in ("fio", "iostat"):
-            stem = run_name(rel)
-            labels.setdefault("run", stem if runs[stem] <= 1 else _SUFFIXES.sub("", rel).replace("/", "-"))
+            partner = by_clock.get(rel)
+            labels.setdefault("run", _run_label(partner or rel, runs))
+            if partner is not None and labels["run"] != _run_label(rel, runs):
+                sc.notes.append(f"{rel}: paired with {partner} by the time both files cover")
         sha, size = entry_sha(base / rel)
         entry = {"path": rel, "tool": inferred.tool, "side": side, "sha256": sha, "bytes": size}
         entries.append({**entry, "labels": labels})

@@ -28,7 +28,7 @@ from iscsi_report.core import keep, yamlio
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest import fio, iostat, iperf3, ping, textio, tshark
 
-NOTES = "notes.yaml"
+NOTES = datasets.NOTES
 # The parser of each tool a manifest may name (core.dataset.TOOLS), from the file's text.
 PARSERS: dict[str, Callable[[str, Path], Any]] = {
     "ping": ping.parse_text,
