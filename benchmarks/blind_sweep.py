@@ -81,16 +81,16 @@ def _table(m: fm.Matrix) -> None:
 
 def score(name: str) -> None:
     """Score the frozen forecasts and the within-sweep matrix on the blind sweep."""
-    frozen_path = PREREGISTERED / "forecasts.csv"
-    print(f"frozen forecasts sha256 {hashlib.sha256(frozen_path.read_bytes()).hexdigest()}")
     data = lab.load(ROOT / "data" / "raw" / name)
-    frozen = fm.score_frozen(pd.read_csv(frozen_path), data, name)
+    frozen = fm.score_frozen(fm.load_frozen(PREREGISTERED), data, name)  # its sha256 checked
     print(f"== (1) frozen forecasts from lab-iscsi-2026, {len(frozen.pairs) // 3} targets")
     _table(frozen)
+    print(fm.rule_verdict(fm.summary(frozen))[1])
     print(f"coverage of the engine's intervals: {fm.coverage(frozen):.1f} %")
     within = fm.run(data, name)
     print(f"== (2) forecast matrix inside {name}, {len(within.pairs) // 3} pairs")
     _table(within)
+    print(fm.rule_verdict(fm.summary(within))[1])
 
 
 def main(argv: list[str]) -> None:

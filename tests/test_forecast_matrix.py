@@ -89,3 +89,32 @@ def test_the_chapters_table_has_human_headers_and_says_yes_only_below_zero(matri
     assert not any("_" in c for c in t.columns)
     said = t["Engine better than rescaled formula"] == "yes"
     assert (said == (s["diff_vs_scaled_high"] < 0)).all()
+
+
+def test_frozen_forecasts_are_refused_when_changed_after_their_pre_registration(tmp_path: Path) -> None:
+    import hashlib
+
+    from iscsi_report.core.errors import IngestError
+
+    csv = b"target,forecast engine\nx,1.0\n"
+    (tmp_path / fm.FROZEN_FILE).write_bytes(csv)
+    digest = hashlib.sha256(csv).hexdigest()
+    (tmp_path / fm.PREREGISTRATION).write_text(
+        f"forecasts.csv, sha256\n   `{digest}`: frozen\n", encoding="utf-8"
+    )
+    assert fm.load_frozen(tmp_path)["forecast engine"].tolist() == [1.0]
+    (tmp_path / fm.FROZEN_FILE).write_bytes(csv.replace(b"1.0", b"1.1"))
+    with pytest.raises(IngestError, match="is not the"):
+        fm.load_frozen(tmp_path)
+
+
+def test_the_rule_names_every_group_that_fails_it(matrix: fm.Matrix) -> None:
+    s = fm.summary(matrix)
+    passed, words = fm.rule_verdict(s)
+    worst = s.loc[s[fm.ENGINE].idxmax()]
+    if worst[fm.ENGINE] > fm.RULE_ERROR_PCT:
+        assert not passed and str(worst["group"]) in words
+    good = s.assign(**{fm.ENGINE: 1.0, "better_than_blog": True, "better_than_scaled": True})
+    assert fm.rule_verdict(good) == (True, "The engine passes the rule in every group.")
+    bad = good.assign(better_than_scaled=[False] + [True] * (len(good) - 1))
+    assert "not shown better than the rescaled formula" in fm.rule_verdict(bad)[1]

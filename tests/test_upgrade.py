@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from iscsi_report.analyses import upgrade
-from iscsi_report.analyses.projections import MissingDataError
 from iscsi_report.core import model
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.forecast import Source, Value
@@ -26,12 +25,9 @@ def _net(one_way_ms: float = 0.1, mbps: float = 940.0, nominal_mbps: float = 100
 
 
 def _disk(mib_per_s: float = 363.4) -> upgrade.Device:
-    """A disk measured at 256 KiB to 2 MiB whose local throughput is ``mib_per_s`` at every size."""
-    sizes = (256 * 1024, MIB, 2 * MIB)
+    """A disk whose local throughput is ``mib_per_s`` at every size (time = size / rate)."""
     rate = mib_per_s * MIB
-    return upgrade.Device(
-        "disk", sizes, tuple(b / rate * 1e3 for b in sizes), (rate,) * 3, Source("measured", "fio")
-    )
+    return upgrade.Device("disk", lambda b: b / rate * 1e3, lambda _b: rate, Source("measured", "fio"))
 
 
 def _table(dev: upgrade.Device, bs: int = MIB) -> tuple[upgrade.forecast.Today, object]:
@@ -54,12 +50,6 @@ def test_no_scenario_forecasts_more_than_the_disk_wrote_on_its_own() -> None:
     assert deep_fast.loc[f"queue depth {upgrade.DEEP_QUEUE}", "mib_per_s"] == pytest.approx(363.4)
 
 
-def test_a_block_size_outside_the_measured_sizes_is_refused_not_extrapolated() -> None:
-    with pytest.raises(MissingDataError, match="not extrapolated"):
-        upgrade.today_of(_net(), _disk(), model.IscsiParams(), 4 * MIB, "sliding")
-    assert _disk().ms_at(int(1.5 * MIB)) == pytest.approx((_disk().ms_at(MIB) + _disk().ms_at(2 * MIB)) / 2)
-
-
 def test_a_faster_link_and_a_wider_window_never_slow_a_write() -> None:
     _, table = _table(_disk(2000.0))
     by = table.set_index("scenario")["op_ms"]
@@ -69,7 +59,7 @@ def test_a_faster_link_and_a_wider_window_never_slow_a_write() -> None:
 
 
 def test_the_sata_ssd_is_its_interface_limit() -> None:
-    ssd = upgrade.sata_ssd(_disk())
+    ssd = upgrade.sata_ssd()
     assert ssd.rate_at(MIB) == pytest.approx(600e6)
     assert ssd.ms_at(MIB) == pytest.approx(MIB / 600e6 * 1e3)
     assert ssd.source.kind == "nominal"
@@ -82,7 +72,13 @@ def test_the_bundled_machine_is_read_from_its_files() -> None:
     devs = upgrade.measured_devices(ds)
     assert list(nets) == ["veth"] and nets["veth"].ping_interval_s == 0.002
     assert nets["veth"].nominal_bps == 800e6  # the iperf3 file's link_limit_mbps label
-    assert set(devs) == {"virtio-ssd"} and len(devs["virtio-ssd"].sizes_bytes) == 6
+    assert set(devs) == {"virtio-ssd"}
+    disk = devs["virtio-ssd"]
+    assert disk.says(2 * MIB).startswith("device term:")
+    assert "extrapolated" in disk.says(8 * MIB)  # beyond the largest size measured, said
+    # never faster than local fio: the ceiling is its throughput at the size
+    local = ds.fio(next(f for f in ds.select("fio") if f.labels.get("bs_bytes") == 2 * MIB))
+    assert disk.rate_at(2 * MIB) == pytest.approx(float(local.jobs.iloc[0]["bw_bytes_per_s"]), rel=0.02)
     params, why = upgrade.params_of(ds)
     assert params == model.IscsiParams() and "RFC 7143" in why
 

@@ -20,8 +20,11 @@ Runs made while dumpcap ran (``captured``) are left out, as the lab's README say
 
 from __future__ import annotations
 
+import io
 import math
+import re
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,7 +33,9 @@ import pandas as pd
 from iscsi_report.analyses import lab
 from iscsi_report.core import forecast, model
 from iscsi_report.core.dataset import RawFile
+from iscsi_report.core.errors import IngestError
 from iscsi_report.core.forecast import Source, Value
+from iscsi_report.core.ingest import textio
 from iscsi_report.core.measurements import Measurements
 from iscsi_report.core.units import BITS_PER_MBIT
 
@@ -392,3 +397,48 @@ def score_frozen(frozen: pd.DataFrame, data: lab.LabData, sweep: str) -> Matrix:
     pairs["error_pct"] = 100 * (pairs["forecast_ms"] - pairs["measured_ms"]) / pairs["measured_ms"]
     pairs["abs_error_pct"] = pairs["error_pct"].abs()
     return Matrix(sweep, confs.reset_index(), pairs)
+
+
+FROZEN_FILE = "forecasts.csv"
+PREREGISTRATION = "README.md"
+
+
+def load_frozen(folder: Path) -> pd.DataFrame:
+    """The frozen forecasts of a pre-registration, checked against the sha256 its README states.
+
+    A forecast file changed after the README was committed is refused (IngestError naming both).
+    """
+    readme = textio.read_text(folder / PREREGISTRATION)
+    stated = re.search(r"sha256\s*`([0-9a-f]{64})`", readme)
+    if stated is None:
+        raise IngestError(
+            folder / PREREGISTRATION, "no sha256 of the frozen forecasts stated (sha256 `<hex>`)"
+        )
+    raw, digest = textio.read_checked(folder / FROZEN_FILE)
+    if digest != stated.group(1):
+        raise IngestError(
+            folder / FROZEN_FILE,
+            f"sha256 {digest} is not the {stated.group(1)} its pre-registration ({PREREGISTRATION}) states",
+        )
+    return pd.read_csv(io.BytesIO(raw))
+
+
+RULE_ERROR_PCT = 5.0  # issue 21's rule: at most 5 % median error overall and in every group
+
+
+def rule_verdict(summary_frame: pd.DataFrame) -> tuple[bool, str]:
+    """The pre-registered rule over a :func:`summary`: passed, and one sentence naming every failure."""
+    failures = []
+    for _, r in summary_frame.iterrows():
+        what = f"{r['group']} ({int(r['targets'])} configurations)"
+        if r[ENGINE] > RULE_ERROR_PCT:
+            failures.append(f"{what}: {r[ENGINE]:.2f} % above {RULE_ERROR_PCT:g} %")
+        not_better = [name for name in ("blog", "scaled") if not r[f"better_than_{name}"]]
+        if not_better:
+            names = " and ".join(
+                "the blog formula" if n == "blog" else "the rescaled formula" for n in not_better
+            )
+            failures.append(f"{what}: not shown better than {names}")
+    if not failures:
+        return True, "The engine passes the rule in every group."
+    return False, "The engine fails the rule: " + "; ".join(failures) + "."

@@ -17,18 +17,18 @@ wire and device alone, a lower bound on the latency, and the page says so.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
+from iscsi_report.analyses import device_term, r2t, storage
 from iscsi_report.analyses import network as network_analysis
-from iscsi_report.analyses import r2t, storage
 from iscsi_report.analyses.projections import MissingDataError
 from iscsi_report.core import forecast, model
 from iscsi_report.core.errors import ReportError
@@ -55,57 +55,52 @@ MAX_QUEUE_DEPTH = 65_536
 
 @dataclass(frozen=True)
 class Device:
-    """A device as the engine takes it: time per request and throughput ceiling, by size, with a source."""
+    """A device as the engine takes it: time per write and throughput ceiling by size, with a source."""
 
     name: str
-    sizes_bytes: tuple[int, ...]
-    op_ms: tuple[float, ...]  # mean per-request latency at each size (ms)
-    bytes_per_s: tuple[float, ...]  # throughput at each size
+    ms_at: Callable[[int], float]  # device time of one write of that size (ms)
+    rate_at: Callable[[int], float]  # throughput ceiling at that size (bytes per second)
     source: Source
-
-    def ms_at(self, bs_bytes: int) -> float:
-        """The device time at ``bs_bytes``: measured, or linear between the measured sizes around it."""
-        return float(np.interp(bs_bytes, self.sizes_bytes, self.op_ms))
-
-    def rate_at(self, bs_bytes: int) -> float:
-        """The throughput ceiling at ``bs_bytes``: measured, or linear between measured sizes."""
-        return float(np.interp(bs_bytes, self.sizes_bytes, self.bytes_per_s))
-
-    def covers(self, bs_bytes: int) -> bool:
-        """Whether ``bs_bytes`` lies inside the measured sizes (no extrapolation)."""
-        return self.sizes_bytes[0] <= bs_bytes <= self.sizes_bytes[-1]
+    says: Callable[[int], str] = lambda _bs: ""  # the page's sentence on how the term is read at a size
 
 
 def measured_devices(ds: Measurements) -> dict[str, Device]:
-    """Per device label: local fio's sequential direct writes at queue depth 1, averaged per size."""
+    """Per device: the device term of :mod:`device_term` (the model chapter's), from local fio.
+
+    A sane fit or the measured per-size times, never faster than the disk wrote locally; its
+    ceiling is local fio's throughput at the size.
+    """
     runs = storage.fio_runs(ds)
-    runs = runs[storage.is_model_run(runs)] if len(runs) else runs
+    terms, _ = device_term.device_terms(runs) if len(runs) else ({}, {})
     out: dict[str, Device] = {}
-    for name, g in runs.groupby("device", sort=True):
-        per = g.groupby("bs_bytes", sort=True).agg(op_ms=("op_ms", "mean"), mib_per_s=("mib_per_s", "mean"))
-        files = ", ".join(sorted(g["file"]))
-        out[str(name)] = Device(
-            name=str(name),
-            sizes_bytes=tuple(int(b) for b in per.index),
-            op_ms=tuple(float(v) for v in per["op_ms"]),
-            bytes_per_s=tuple(float(v) * BYTES_PER_MIB for v in per["mib_per_s"]),
+    for name, term in terms.items():
+        files = ", ".join(sorted(storage.model_groups(runs)[name]["file"]))
+        out[name] = Device(
+            name=name,
+            ms_at=term.write_ms,
+            rate_at=term.bytes_per_s,
             source=Source("measured", f"local fio, sequential direct writes at queue depth 1: {files}"),
+            says=functools.partial(_sentence, term),
         )
     return out
 
 
-def sata_ssd(reference: Device) -> Device:
+def _sentence(term: device_term.DeviceTerm, bs_bytes: int) -> str:
+    """How the device term is read for a whole write of ``bs_bytes`` (the model chapter's words)."""
+    return term.sentence(bs_bytes, bs_bytes)
+
+
+def sata_ssd() -> Device:
     """A SATA SSD as its interface allows at best: transfer at 600 MB/s, no access time (a bound)."""
-    sizes = reference.sizes_bytes
     return Device(
         name="SATA SSD (interface limit)",
-        sizes_bytes=sizes,
-        op_ms=tuple(b / SATA3_BYTES_PER_S * MS_PER_S for b in sizes),
-        bytes_per_s=tuple(SATA3_BYTES_PER_S for _ in sizes),
+        ms_at=lambda b: b / SATA3_BYTES_PER_S * MS_PER_S,
+        rate_at=lambda _b: SATA3_BYTES_PER_S,
         source=Source(
             "nominal",
             "SATA 6 Gbit/s after 8b/10b coding (600 MB/s), no access time: the best any SATA SSD can do",
         ),
+        says=lambda _b: "device term: the SATA interface's 600 MB/s, no access time (a bound)",
     )
 
 
@@ -176,11 +171,6 @@ def today_of(
     net: Network, device: Device, params: model.IscsiParams, bs_bytes: int, pacing: model.Pacing
 ) -> forecast.Today:
     """Today's system for the engine: the measured network and device, no iSCSI run (no residual)."""
-    if not device.covers(bs_bytes):
-        raise MissingDataError(
-            f"block size {bs_bytes} bytes is outside the sizes local fio measured on {device.name} "
-            f"({device.sizes_bytes[0]}-{device.sizes_bytes[-1]} bytes): the device term is not extrapolated"
-        )
     configuration = forecast.Configuration(
         direction="write",
         bs_bytes=bs_bytes,
