@@ -192,7 +192,7 @@ def test_initial_r2t_and_burst_options(capsys: pytest.CaptureFixture[str]) -> No
         (["--bs", "0"], "positive whole number"),
         (["--one-way-ms", "-1"], ">= 0.0"),
         (["--link-mbps", "100"], "not allowed with argument"),
-        (["--max-outstanding-r2t", "0"], "integer >= 1"),
+        (["--max-outstanding-r2t", "0"], "whole number of at least 1"),
         (["--initial-r2t", "maybe"], "expected yes or no"),
     ],
 )

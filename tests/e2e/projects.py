@@ -72,9 +72,10 @@ def add_notebook(project: Path, name: str, code: str) -> None:
 
 
 def make_study_project(dest: Path) -> Path:
-    """Copy the real params, chapters, published numbers and every raw dataset (chapters such as the
-    lab validation's confirmation sweep and the fleet read datasets beyond their run's own)."""
-    for folder in ("notebooks", "params", "data/published", "data/raw"):
+    """Copy the real params, chapters, published numbers, pre-registrations and every raw dataset
+    (chapters such as the lab validation's confirmation sweep and the fleet read datasets beyond
+    their run's own; the Forecasts chapter reads frozen forecasts)."""
+    for folder in ("notebooks", "params", "data/published", "data/preregistered", "data/raw"):
         shutil.copytree(ROOT / folder, dest / folder)
     shutil.copytree(ROOT / "book", dest / "book", ignore=shutil.ignore_patterns("runs"))
     shutil.copy(ROOT / "_config.yml", dest / "_config.yml")

@@ -263,16 +263,9 @@ def _set_row(ds: Measurements, name: str, base: forecast.Configuration) -> dict[
 
 def _runs(ds: Measurements, files: list[RawFile]) -> pd.DataFrame:
     """Per block size of today's runs: mean per-write latency over replicates, its se, runs, writes."""
-    rows = pd.DataFrame([lab.fio_row(ds, f) for f in files])
-    g = rows.groupby("bs_bytes", sort=True)
-    out = g.agg(
-        measured_ms=("lat_mean_ms", "mean"),
-        sd_ms=("lat_mean_ms", "std"),
-        runs=("lat_mean_ms", "size"),
-        writes=("n_ios", "sum"),
-    ).reset_index()
-    out["se_ms"] = (out["sd_ms"] / np.sqrt(out["runs"])).fillna(0.0)
-    return out
+    return forecast_matrix.mean_per_configuration(
+        pd.DataFrame([lab.fio_row(ds, f) for f in files]), ["bs_bytes"]
+    )
 
 
 def _network(ds: Measurements, group: Group) -> dict[str, Any]:

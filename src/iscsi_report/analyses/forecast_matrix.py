@@ -78,10 +78,9 @@ class Matrix:
     pairs: pd.DataFrame  # one row per (today, target, method): forecast_ms, error_pct, group
 
 
-def configurations(data: lab.LabData) -> pd.DataFrame:
-    """One row per configuration (captured runs left out): mean latency, its se, runs and writes."""
-    runs = data.runs[~data.runs["captured"].astype(bool)]
-    g = runs.groupby(KEY_COLUMNS, sort=True)
+def mean_per_configuration(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per configuration (``keys``): fio's mean latency over replicates, its se, runs and writes."""
+    g = runs.groupby(keys, sort=True)
     out = g.agg(
         measured_ms=("lat_mean_ms", "mean"),
         sd_ms=("lat_mean_ms", "std"),
@@ -89,6 +88,12 @@ def configurations(data: lab.LabData) -> pd.DataFrame:
         writes=("n_ios", "sum"),
     ).reset_index()
     out["se_ms"] = (out["sd_ms"] / np.sqrt(out["runs"])).fillna(0.0)
+    return out
+
+
+def configurations(data: lab.LabData) -> pd.DataFrame:
+    """One row per configuration (captured runs left out): mean latency, its se, runs and writes."""
+    out = mean_per_configuration(data.runs[~data.runs["captured"].astype(bool)], KEY_COLUMNS)
     net = _network_points(data)
     out = out.merge(net, on=lab.NETWORK_KEYS, how="left", validate="many_to_one")
     out["key"] = [_key(data, r) for _, r in out.iterrows()]

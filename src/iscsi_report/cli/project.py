@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from iscsi_report.analyses import projection_request as pr
+from iscsi_report.cli.capture import positive_int
 from iscsi_report.core import model
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.keep import PARSE_CACHE_ENV
@@ -61,17 +62,6 @@ def _number(minimum: float, inclusive: bool) -> Any:
         return value
 
     return convert
-
-
-def _count(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be an integer >= 1")
-    return value
 
 
 def _yes_no(text: str) -> bool:
@@ -136,7 +126,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "source files) and any flag overrides one input; comma lists sweep into a table."
     )
     nonneg, positive = _listed(_number(0.0, True)), _listed(_number(0.0, False))
-    count, size, yes_no = _listed(_count), _listed(parse_size), _listed(_yes_no)
+    count, size, yes_no = _listed(positive_int), _listed(parse_size), _listed(_yes_no)
     add = parser.add_argument
     _dataset_options(parser)
     add("--bs", type=size, default=None, help=f"block size: {SIZE_HELP} (with --dataset: default 2MiB)")

@@ -60,6 +60,11 @@ class Project:
         return self.root / "data" / "published"
 
     @property
+    def preregistered_dir(self) -> Path:
+        """Sweeps declared before they ran (rule, frozen forecasts): ``data/preregistered``."""
+        return self.root / "data" / "preregistered"
+
+    @property
     def results_dir(self) -> Path:
         """Every run's published tables: ``results``."""
         return self.root / "results"

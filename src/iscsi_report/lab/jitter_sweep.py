@@ -85,10 +85,4 @@ def execute(lab: Lab, out: Path, say: Any = print) -> dict[str, Any]:
     manifest = sw.write_manifest(
         out, runner, False, sweep_s, {}, 0, loads, flags=" --jitter", extra_lab=extra
     )
-    return {
-        "runs": len(runs),
-        "files": len(runner.entries),
-        "sweep_s": round(sweep_s, 1),
-        "failures": runner.failures,
-        "manifest": str(manifest),
-    }
+    return sw.outcome(runs, runner, sweep_s, manifest)

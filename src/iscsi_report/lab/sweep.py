@@ -504,13 +504,17 @@ def execute(lab: Lab, out: Path, quick: bool, say=print, confirm: int = 0) -> di
     verify = verify_check(runner)
     loads = {"at_start": load_at_start, "at_end": load_average()}
     manifest = write_manifest(out, runner, quick, sweep_s, verify, confirm, loads)
+    return outcome(runs, runner, sweep_s, manifest) | {"verify": verify}
+
+
+def outcome(runs: list[FioRun], runner: Runner, sweep_s: float, manifest: Path) -> dict[str, Any]:
+    """What ``lab run`` prints when a sweep ends: runs, files, time, failures, the manifest."""
     return {
         "runs": len(runs),
         "files": len(runner.entries),
         "sweep_s": round(sweep_s, 1),
         "failures": runner.failures,
         "manifest": str(manifest),
-        "verify": verify,
     }
 
 
