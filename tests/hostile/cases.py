@@ -2540,3 +2540,55 @@ _add(
     _parse(iostat, "io.json", json.dumps(_j)),
     Err(("listed twice",), json_path=f"statistics[0].disk[{len(_disks) - 1}].disk_device"),
 )
+
+# ``iscsi-report project``: absurd flag values refused by argparse with the flag's name (exit 2)
+_PROJECT_BASE = ["project", "--bs", "1m", "--one-way-ms", "1", "--link-mbps", "1000", "--device-mib-s", "500"]
+
+
+def _project_flag(extra: list[str]) -> Callable[[Path], Trial]:
+    """A builder: ``iscsi-report project`` with the base flags and ``extra``."""
+
+    def build(tmp: Path) -> Trial:
+        return Trial(lambda: _main([*_PROJECT_BASE, *extra]), None)
+
+    return build
+
+
+def _refused(flag: str, needs: str) -> Callable[[Any], None]:
+    """The run exits 2 and its message names ``flag`` and says ``needs``."""
+    return lambda res: _assert(res[0] == 2 and f"argument {flag}" in res[2] and needs in res[2], res)
+
+
+for _name, _extra, _needs in (
+    ("queue-depth-10e30", ["--queue-depth", str(10**30)], "at most 65,536"),
+    ("cpu-cores-10e20", ["--cpu-cores", str(10**20)], "at most 4,096"),
+    ("target-window-10e20", ["--target-r2t-window", str(10**20)], "at most 65,535"),
+    ("device-ms-1e308", ["--device-ms", "1e308"], "at most"),
+    ("cpu-ms-1e308", ["--cpu-ms", "1e308"], "at most"),
+    ("one-way-digit-grouping", ["--one-way-ms", "1_000"], "plain decimal number"),
+    ("bs-1024G", ["--bs", "1024G"], "more than"),
+    ("link-above-10-tbit", ["--link-mbps", "1e9"], "at most"),
+    ("per-64k-nan", ["--per-64k-ms", "nan"], "plain decimal number"),
+):
+    _flag = next(a for a in _extra if a.startswith("--"))
+    _add(
+        "project",
+        f"project-{_name}",
+        _project_flag(_extra),
+        Ok(_refused(_flag, _needs), counts_as="clear_error"),
+    )
+
+
+def _project_huge_sweep(tmp: Path) -> Trial:
+    """59 x 59 x 59 combinations: refused at once with the count, not expanded in memory."""
+    many = ",".join(str(i) for i in range(1, 60))
+    argv = ["project", "--bs", "1m", "--one-way-ms", many, "--link-mbps", many, "--device-mib-s", many]
+    return Trial(lambda: _main(argv), None)
+
+
+_add(
+    "project",
+    "project-sweep-over-the-limit",
+    _project_huge_sweep,
+    Ok(lambda res: _assert(res[0] == 2 and "205,379 combinations" in res[2], res), counts_as="clear_error"),
+)

@@ -20,6 +20,7 @@ from iscsi_report.core.errors import ReportError
 from iscsi_report.core.units import BITS_PER_MBIT
 
 DEFAULT_DATASET_BS_BYTES = 2 * model.MIB  # the blog's validation writes
+MAX_COMBINATIONS = 10_000  # a sweep's rows: beyond this the table is unreadable and memory grows without end
 UNBOUNDED_NOTE = {"cpu": "no CPU time given (--cpu-ms 0): no CPU ceiling"}
 
 
@@ -379,6 +380,12 @@ def combinations(request: ProjectionRequest) -> tuple[list[str], list[dict[str, 
     """(swept options, one dict of single values per combination): the product of the given values."""
     given = {option_name(f): values for f in SWEPT_INPUTS if (values := getattr(request, f)) is not None}
     swept = [name for name, values in given.items() if len(values) > 1]
+    size = math.prod(len(values) for values in given.values())
+    if size > MAX_COMBINATIONS:
+        lists = " x ".join(f"{len(given[n])} {flag(n)}" for n in swept)
+        raise ReportError(
+            f"a sweep of {size:,} combinations ({lists}) is over the limit of {MAX_COMBINATIONS:,}"
+        )
     names = list(given)
     return swept, [dict(zip(names, values, strict=True)) for values in itertools.product(*given.values())]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import sys
@@ -47,18 +48,71 @@ def parse_size(text: str) -> int:
     return int(value)
 
 
-def _number(minimum: float, inclusive: bool) -> Any:
-    """argparse type: a finite float above (or at) ``minimum``."""
+# Upper bounds of the options: beyond them a value is a typo, not a network, disk or session.
+MAX_MS = 3_600_000.0  # one hour for any time per operation or one-way trip
+MAX_LINK_MBPS = 10_000_000.0  # 10 Tbit/s
+MAX_DEVICE_MIB_S = 1_000_000.0  # about 1 TB/s
+MAX_DEVICE_IOPS = 1e9
+MAX_QUEUE_DEPTH = 65_536
+MAX_CPU_CORES = 4_096
+MAX_R2T = 65_535  # RFC 7143: MaxOutstandingR2T is 1 to 65535
+MAX_BS_BYTES = 2**31 - 4096  # the most one read or write call moves on Linux (fio cannot do more)
+MAX_KEY_BYTES = 2**24 - 1  # RFC 7143: burst and segment lengths are 512 to 2**24 - 1
+MAX_HEADER_BYTES = 1_048_576
+PLAIN_NUMBER = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")
+
+
+def _number(minimum: float, inclusive: bool, maximum: float = MAX_MS) -> Any:
+    """argparse type: a finite float above (or at) ``minimum`` and at most ``maximum``.
+
+    Written as a plain decimal number: ``1_000`` (Python's digit grouping) and ``nan`` are refused.
+    """
 
     def convert(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not PLAIN_NUMBER.match(text):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a plain decimal number")
+        value = float(text)
         ok = value >= minimum if inclusive else value > minimum
-        if not ok or value != value or value in (float("inf"), float("-inf")):
+        if not ok or not math.isfinite(value) or value > maximum:
             bound = ">=" if inclusive else ">"
-            raise argparse.ArgumentTypeError(f"{text!r} must be a finite number {bound} {minimum}")
+            raise argparse.ArgumentTypeError(
+                f"{text!r} must be a finite number {bound} {minimum:g} and at most {maximum:g}"
+            )
+        return value
+
+    return convert
+
+
+def _bounded_int(maximum: int) -> Callable[[str], int]:
+    """argparse type: a whole number from 1 to ``maximum``."""
+
+    def convert(text: str) -> int:
+        value = positive_int(text)
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"{text!r} must be at most {maximum:,}")
+        return value
+
+    return convert
+
+
+def _header_bytes(text: str) -> int:
+    """argparse type: header bytes per PDU, 0 (the blog's model) to MAX_HEADER_BYTES."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
+    if not 0 <= value <= MAX_HEADER_BYTES:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 to {MAX_HEADER_BYTES:,} bytes")
+    return value
+
+
+def _bounded_size(maximum: int) -> Callable[[str], int]:
+    """argparse type: a size (see parse_size) of at most ``maximum`` bytes."""
+
+    def convert(text: str) -> int:
+        value = parse_size(text)
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"{text!r} is more than {maximum:,} bytes")
         return value
 
     return convert
@@ -126,28 +180,51 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "source files) and any flag overrides one input; comma lists sweep into a table."
     )
     nonneg, positive = _listed(_number(0.0, True)), _listed(_number(0.0, False))
-    count, size, yes_no = _listed(positive_int), _listed(parse_size), _listed(_yes_no)
+    count, size, yes_no = (
+        _listed(_bounded_int(MAX_R2T)),
+        _listed(_bounded_size(MAX_KEY_BYTES)),
+        _listed(_yes_no),
+    )
     add = parser.add_argument
     _dataset_options(parser)
-    add("--bs", type=size, default=None, help=f"block size: {SIZE_HELP} (with --dataset: default 2MiB)")
+    add(
+        "--bs",
+        type=_listed(_bounded_size(MAX_BS_BYTES)),
+        default=None,
+        help=f"block size: {SIZE_HELP} (with --dataset: default 2MiB)",
+    )
     add("--rw", choices=("write", "read"), default="write", help="operation (default write)")
     add("--read", action="store_const", const="read", dest="rw", help="same as --rw read")
     add("--one-way-ms", type=nonneg, default=None, help=f"one-way network latency (ms){LIST_HELP}")
     speed = parser.add_mutually_exclusive_group()
     speed.add_argument("--per-64k-ms", type=positive, help="ms to transmit 64 KiB on the link")
-    speed.add_argument("--link-mbps", type=positive, help="link speed in megabits (10**6) per s")
+    speed.add_argument(
+        "--link-mbps",
+        type=_listed(_number(0.0, False, MAX_LINK_MBPS)),
+        help="link speed in megabits (10**6) per s",
+    )
     add("--device-ms", type=nonneg, default=None, help="synchronous device ms per op (default 0)")
     device = parser.add_mutually_exclusive_group()
     device.add_argument(
         "--device-mib-s",
-        type=positive,
+        type=_listed(_number(0.0, False, MAX_DEVICE_MIB_S)),
         default=None,
         help="the device's local throughput at this request size, MiB/s (its ceiling); "
         "default: the rate --device-ms implies",
     )
-    device.add_argument("--device-max-iops", type=positive, default=None, help="device IOPS ceiling")
+    device.add_argument(
+        "--device-max-iops",
+        type=_listed(_number(0.0, False, MAX_DEVICE_IOPS)),
+        default=None,
+        help="device IOPS ceiling",
+    )
     add("--cpu-ms", type=nonneg, default=None, help="CPU ms per op (default 0: no CPU ceiling)")
-    add("--cpu-cores", type=count, default=None, help="cores for the CPU ceiling (default 1)")
+    add(
+        "--cpu-cores",
+        type=_listed(_bounded_int(MAX_CPU_CORES)),
+        default=None,
+        help="cores for the CPU ceiling (default 1)",
+    )
     add("--max-outstanding-r2t", type=count, default=None, help="negotiated MaxOutstandingR2T (default 1)")
     add(
         "--r2t-pacing",
@@ -167,7 +244,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add(
         "--pdu-header-bytes",
-        type=_listed(int),
+        type=_listed(_header_bytes),
         default=None,
         help=f"header bytes per PDU on the wire (default {model.BHS_BYTES})",
     )
@@ -181,7 +258,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add("--immediate-data", type=yes_no, default=None, metavar="yes|no")
     add("--initial-r2t", type=yes_no, default=None, metavar="yes|no")
-    add("--queue-depth", type=count, default=None, help="operations in flight (default 1)")
+    add(
+        "--queue-depth",
+        type=_listed(_bounded_int(MAX_QUEUE_DEPTH)),
+        default=None,
+        help="operations in flight (default 1)",
+    )
     add(
         "--ping",
         type=Path,
