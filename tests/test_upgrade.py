@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from iscsi_report.analyses import upgrade
@@ -110,3 +111,15 @@ def test_declared_scenarios_change_what_they_say_and_bad_keys_are_named(tmp_path
         upgrade.declared([{"name": "idle"}], tmp_path, today, "w")
     with pytest.raises(ReportError, match="no dataset 'elsewhere'"):
         upgrade.declared([{"name": "x", "network_dataset": "elsewhere"}], tmp_path, today, "w")
+
+
+def test_percentiles_come_from_the_ping_spread_at_queue_depth_1_only() -> None:
+    today, _ = _table(_disk(2000.0))
+    rng = np.random.default_rng(0)
+    rtt = tuple(0.2 + rng.gamma(1.5, 0.4, size=2000))
+    table = upgrade.forecasts(today, upgrade.default_scenarios(today, {}), rtt).set_index("scenario")
+    row = table.loc["today"]
+    assert row["p50_ms"] < row["op_ms"] * 1.05 and row["p99_ms"] > row["op_ms"]
+    assert np.isnan(table.loc[f"queue depth {upgrade.DEEP_QUEUE}", "p99_ms"])
+    flat = upgrade.forecasts(today, upgrade.default_scenarios(today, {}), (0.2,) * 2000).set_index("scenario")
+    assert flat.loc["today", "p99_ms"] == pytest.approx(flat.loc["today", "op_ms"])  # no spread, no tail

@@ -24,13 +24,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
 from iscsi_report.analyses import device_term, r2t, storage
 from iscsi_report.analyses import network as network_analysis
 from iscsi_report.analyses.projections import MissingDataError
-from iscsi_report.core import forecast, model
+from iscsi_report.core import distribution, forecast, model
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.forecast import Source, Value
 from iscsi_report.core.measurements import Measurements
@@ -113,6 +114,7 @@ class Network:
     link: Value
     nominal_bps: float
     ping_interval_s: float
+    rtt_ms: tuple[float, ...] = ()  # the ping sample at that spacing: the spread of the round trips
 
 
 def measured_networks(ds: Measurements, ping_interval_s: float) -> dict[str, Network]:
@@ -137,7 +139,8 @@ def measured_networks(ds: Measurements, ping_interval_s: float) -> dict[str, Net
             float(rtt.std(ddof=1)) / math.sqrt(rtt.size) / 2,
         )
         link = Value(bps, Source("measured", f"iperf3 forward TCP: {', '.join(sorted(runs['file']))}"))
-        out[str(name)] = Network(str(name), one_way, link, _nominal_bps(ds, str(name), bps), interval)
+        nominal = _nominal_bps(ds, str(name), bps)
+        out[str(name)] = Network(str(name), one_way, link, nominal, interval, tuple(float(x) for x in rtt))
     return out
 
 
@@ -200,6 +203,7 @@ class Scenario:
     what: str
     change_today: Callable[[forecast.Today], forecast.Today]
     change_target: Callable[[forecast.Configuration], forecast.Configuration]
+    rtt_ms: tuple[float, ...] | None = None  # another network's ping sample (None: today's spread)
 
 
 def _same(x: Any) -> Any:
@@ -251,14 +255,21 @@ def _device(dev: Device) -> Callable[[forecast.Today], forecast.Today]:
     return lambda t: replace(t, device_ms=dev.ms_at, device_bytes_per_s=dev.rate_at, device_source=dev.source)
 
 
-def forecasts(today: forecast.Today, scenarios: list[Scenario]) -> pd.DataFrame:
-    """One row per scenario: latency with its interval, MiB/s, binding bound, change against today."""
+def forecasts(
+    today: forecast.Today, scenarios: list[Scenario], rtt_ms: tuple[float, ...] = ()
+) -> pd.DataFrame:
+    """One row per scenario: latency with its interval and percentiles, MiB/s, binding bound, change.
+
+    ``rtt_ms`` is today's ping sample: p50 and p99 of one write come from its spread (or from the
+    scenario's own network's sample), at queue depth 1 only (NaN above it).
+    """
     rows = []
     for s in scenarios:
         t = s.change_today(today)
         f = forecast.forecast(t, s.change_target(today.configuration))
         rows.append(
-            {
+            _percentiles(t, f, s.rtt_ms if s.rtt_ms is not None else rtt_ms)
+            | {
                 "scenario": s.name,
                 "what": s.what,
                 "op_ms": f.op_ms,
@@ -272,9 +283,19 @@ def forecasts(today: forecast.Today, scenarios: list[Scenario]) -> pd.DataFrame:
             }
         )
     table = pd.DataFrame(rows)
+    table = table[[c for c in table.columns if c not in ("p50_ms", "p99_ms")] + ["p50_ms", "p99_ms"]]
     base = forecast.forecast(today, today.configuration).mib_per_s
     table["gain_pct"] = 100 * (table["mib_per_s"] / base - 1)
     return table
+
+
+def _percentiles(t: forecast.Today, f: forecast.Forecast, rtt_ms: tuple[float, ...]) -> dict[str, float]:
+    """p50 and p99 of one write from a ping sample's spread (NaN without one, or above depth 1)."""
+    if not rtt_ms or f.target.queue_depth != 1:
+        return {"p50_ms": math.nan, "p99_ms": math.nan}
+    trips = forecast.breakdown(t, f.target, forecast.network_for(t, f.target)).one_way_trips
+    d = distribution.forecast(f.unloaded_ms, trips, np.asarray(rtt_ms, dtype=float), boot=20)
+    return {"p50_ms": d.quantiles[0.5], "p99_ms": d.quantiles[0.99]}
 
 
 def headline(table: pd.DataFrame) -> dict[str, Any]:
@@ -285,6 +306,7 @@ def headline(table: pd.DataFrame) -> dict[str, Any]:
         "today_ms": float(today["op_ms"]),
         "today_mib_per_s": float(today["mib_per_s"]),
         "today_binding": str(today["binding"]),
+        "today_p99_ms": float(today["p99_ms"]),
         "best": str(best["scenario"]),
         "best_mib_per_s": float(best["mib_per_s"]),
         "best_gain_pct": float(best["gain_pct"]),
@@ -342,6 +364,8 @@ def scenario_table(table: pd.DataFrame) -> pd.DataFrame:
             "device_ms": "device time (ms)",
             "device_ceiling_mib_per_s": "device ceiling (MiB/s)",
             "link_ceiling_mib_per_s": "link ceiling (MiB/s)",
+            "p50_ms": "p50 per write (ms)",
+            "p99_ms": "p99 per write (ms)",
         }
     )
 
@@ -394,7 +418,12 @@ def _scenario(spec: Declared, raw_root: Path, today: forecast.Today, where: str)
     device = _device_change(spec, raw_root, today, where, words)
     if not words:
         raise ReportError(f"{where}: scenario {spec.name!r} changes nothing")
-    return Scenario(spec.name, "; ".join(words), device, target)
+    rtt = None
+    if spec.network_dataset is not None:
+        other = _open(raw_root, spec.network_dataset, where)
+        nets = measured_networks(other, today_interval(today))
+        rtt = nets[choose(nets, spec.network or "", "network", other.name)].rtt_ms
+    return Scenario(spec.name, "; ".join(words), device, target, rtt)
 
 
 def _target_change(
