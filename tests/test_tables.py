@@ -308,3 +308,12 @@ def test_a_summary_is_shown_instead_and_the_tidy_table_collapsed() -> None:
     assert body_rows(out, "T_terms") == [["a", "0.5", "7.25"], ["b", "1.0", "2.00"]]
     assert "<summary>All 4 rows and 3 columns</summary>" in out
     assert len(body_rows(out, "T_terms-all")) == 4
+
+
+def test_years_seeds_and_ports_are_names_not_quantities() -> None:
+    """The cross-study table printed "2,017": numbers that are names are never grouped by thousands."""
+    from iscsi_report.presentation import tables as t
+
+    cols = t.formatted(pd.DataFrame({"year": [2017, 2023], "port": [3260, 80], "count": [12345, 7]}), "x", 3)
+    assert cols["year"].cells == ["2017", "2023"] and cols["port"].cells == ["3260", "80"]
+    assert cols["count"].cells[0] == "12,345"

@@ -136,6 +136,10 @@ SPECS: dict[str, ColumnSpec] = {
     "elapsed_s": _s("Elapsed", "s"),
     # sizes and rates
     "bs_bytes": _s("Block size", "KiB", scale=1 / BYTES_PER_KIB),
+    # numbers that are names: never grouped by thousands ("2017", not "2,017")
+    "year": _s("Year", thousands=False, decimals=0),
+    "seed": _s("Seed", thousands=False, decimals=0),
+    "port": _s("Port", thousands=False, decimals=0),
     "bs_kib": _s("Block size", "KiB"),
     "request_bytes": _s("Request size", "KiB", scale=1 / BYTES_PER_KIB),
     "request_kib": _s("Request size", "KiB"),
