@@ -105,6 +105,7 @@ from iscsi_report.analyses.fit.variants import (
     r_squared,
     variant_by_name,
     variant_table,
+    variant_words,
 )
 
 __all__ = [
@@ -176,5 +177,6 @@ __all__ = [
     "validation_table",
     "variant_by_name",
     "variant_table",
+    "variant_words",
     "with_guessed_cpu",
 ]

@@ -99,13 +99,17 @@ def remote_vs_local(remote: pd.DataFrame, local: pd.DataFrame) -> alt.Chart:
     )
 
 
-PERCENTILE_ORDER = ["p50", "p90", "p99", "p99_9"]
+PERCENTILE_ORDER = ["p50", "p90", "p99", "p99.9"]
 
 
 def latency_percentiles(points: pd.DataFrame) -> alt.Chart:
-    """Completion-latency percentiles of the local runs against block size, one panel per device."""
+    """Completion-latency percentiles of the local runs against block size, one panel per device.
+
+    The percentile ids of the analyses (``p99_9``) are shown as people write them (``p99.9``).
+    """
+    shown = points.assign(percentile=points["percentile"].astype(str).str.replace("_", ".", regex=False))
     return (
-        alt.Chart(points)
+        alt.Chart(shown)
         .mark_line(point=True)
         .encode(
             x=BS_AXIS,
