@@ -15,6 +15,7 @@ pinball loss at p50, p90 and p99 and CRPS (ms) against the measured writes.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -293,3 +294,96 @@ def misses_table(scored: pd.DataFrame) -> pd.DataFrame:
             **{m: f"{m}: p99 error (%)" for m in METHODS},
         }
     )
+
+
+# ---- are the round trips of one write independent? (captures) -------------------------------
+
+
+def trip_rounds(ds: Measurements) -> pd.DataFrame:
+    """One row per round of each captured write: shape, write, round number, its time (ms).
+
+    A round runs from what the initiator sent (the command, or the last Data-Out of a burst) to what
+    answers it (the next R2T, or the response): one round trip plus the burst's serialisation.
+    """
+    rows = []
+    for f in ds.select("tshark"):
+        if "jitter" not in f.labels:
+            continue
+        for (stream, itt), g in ds.tshark_timeline(f).groupby(["stream", "itt"], sort=False):
+            r2t = g.loc[g["event"] == "r2t", "time_s"].to_numpy(float)
+            if r2t.size < 2:
+                continue  # not a write with several R2T rounds
+            sent = g.loc[(g["event"] == "data_out") & g["final"].fillna(False).astype(bool), "time_s"]
+            starts = np.concatenate([[0.0], sent.to_numpy(float)])
+            ends = np.concatenate([r2t, g.loc[g["event"] == "response", "time_s"].to_numpy(float)])
+            n = min(starts.size, ends.size)
+            for k in range(n):
+                rows.append(
+                    {
+                        "jitter": f.labels["jitter"],
+                        "write": f"{f.rel}:{stream}:{itt}",
+                        "round": k,
+                        "round_ms": (ends[k] - starts[k]) * 1000,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def _lag1(series: list[np.ndarray]) -> float:
+    """Lag-1 correlation of consecutive values, pooled over series (each already centred)."""
+    a = np.concatenate([s[:-1] for s in series if s.size > 1])
+    b = np.concatenate([s[1:] for s in series if s.size > 1])
+    return float(np.corrcoef(a, b)[0, 1]) if a.size > 2 else math.nan
+
+
+def independence_table(t: pd.DataFrame) -> pd.DataFrame:
+    """The independence check for people."""
+    return pd.DataFrame(
+        {
+            "Jitter shape": t["jitter"],
+            "Captured writes": t["writes"],
+            "Rounds per write": t["rounds_per_write"],
+            "Lag-1 correlation of a write's rounds [95 % interval]": [
+                f"{r.lag1_rounds:+.3f} [{r.lag1_rounds_low:+.3f}, {r.lag1_rounds_high:+.3f}]"
+                for r in t.itertuples()
+            ],
+            "Lag-1 correlation of ping": t["lag1_ping"],
+            "Mean round rise over the fixed line (ms)": t["round_rise_ms"],
+            "Mean ping rise over the fixed line (ms)": t["ping_rise_ms"],
+        }
+    )
+
+
+def trip_independence(ds: Measurements, seed: int = 0) -> pd.DataFrame:
+    """Per shape: captured writes, rounds per write, and the lag-1 correlation of the rounds of one
+    write (each round centred on the mean of its position across writes; 95 % bootstrap interval
+    over writes) beside the lag-1 correlation of ping at 2 ms spacing (the model draws rounds as
+    consecutive ping samples, so the two should agree)."""
+    rounds = trip_rounds(ds)
+    rng = np.random.default_rng(seed)
+    out = []
+    for shape, g in rounds.groupby("jitter", sort=True):
+        centred = g["round_ms"] - g.groupby("round")["round_ms"].transform("mean")
+        per_write = [centred[g["write"] == w].to_numpy(float) for w in g["write"].unique()]
+        boot = [
+            _lag1([per_write[i] for i in rng.integers(0, len(per_write), len(per_write))]) for _ in range(500)
+        ]
+        rtt, _ = ping_rtt(ds, str(shape))
+        rc = rtt - rtt.mean()
+        ref_rtt, _ = ping_rtt(ds, REFERENCE)
+        ref_rounds = rounds.loc[rounds["jitter"] == REFERENCE, "round_ms"]
+        out.append(
+            {
+                "jitter": shape,
+                "writes": len(per_write),
+                "rounds_per_write": float(np.median([s.size for s in per_write])),
+                "round_mean_ms": float(g["round_ms"].mean()),
+                "lag1_rounds": _lag1(per_write),
+                "lag1_rounds_low": float(np.nanquantile(boot, 0.025)),
+                "lag1_rounds_high": float(np.nanquantile(boot, 0.975)),
+                "lag1_ping": _lag1([rc]),
+                "round_rise_ms": float(g["round_ms"].mean() - ref_rounds.mean()),
+                "ping_rise_ms": float(rtt.mean() - ref_rtt.mean()),
+            }
+        )
+    return pd.DataFrame(out)

@@ -1,0 +1,64 @@
+"""The jitter sweep: the measured tails, the forecast's scores and the rule, the trips of a write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from iscsi_report.analyses import lab_tails as tails
+from iscsi_report.core.measurements import Measurements
+
+RAW = Path(__file__).resolve().parents[1] / "data" / "raw" / "lab-iscsi-2026-jitter"
+pytestmark = pytest.mark.skipif(not RAW.is_dir(), reason="the jitter sweep is absent")
+
+
+@pytest.fixture(scope="module")
+def ds() -> Measurements:
+    return tails.load(RAW)
+
+
+@pytest.fixture(scope="module")
+def scored(ds: Measurements) -> pd.DataFrame:
+    return tails.score(ds)
+
+
+def test_every_run_holds_a_thousand_writes_from_its_bins(ds: Measurements) -> None:
+    runs = tails.runs(ds)
+    assert (runs["writes"] >= 1000).all() and set(runs["jitter"]) == {
+        "fixed",
+        "gamma",
+        "lognormal",
+        "bimodal",
+    }
+    fixed = runs[runs["jitter"] == "fixed"].set_index(["bs_bytes", "r2t_window"])
+    bimodal = runs[runs["jitter"] == "bimodal"].set_index(["bs_bytes", "r2t_window"])
+    assert (bimodal["p99_ms"] > fixed["p99_ms"]).all(), "jitter lengthens every tail"
+
+
+def test_fifteen_targets_three_methods_and_the_rule_in_words(scored: pd.DataFrame) -> None:
+    assert len(scored) == 15 * len(tails.METHODS)
+    v = tails.verdict(scored)
+    s = tails.summary(scored).set_index("method")
+    within = s.loc[tails.ENGINE, ["p50_error_pct", "p99_error_pct"]].max() <= tails.RULE_ERROR_PCT
+    assert v["rule_passed"] == (within and "not shown lower" not in v["verdict_words"])
+    assert ("passes" in v["verdict_words"]) == v["rule_passed"]
+
+
+def test_the_engine_beats_the_rescaled_distribution_at_p99(scored: pd.DataFrame) -> None:
+    """Today's distribution stretched to the new mean cannot grow the tail jitter adds."""
+    lo_hi = tails.paired(scored, "pinball_p99_ms")[tails.RESCALED]
+    assert lo_hi[2] < 0
+
+
+def test_a_writes_rounds_are_nine_and_barely_correlated(ds: Measurements) -> None:
+    rounds = tails.trip_rounds(ds)
+    per_write = rounds.groupby("write")["round"].size()
+    assert (per_write == 9).all(), "2 MiB = 64 KiB immediate + eight 256 KiB bursts: 8 R2Ts and a response"
+    assert (rounds["round_ms"] > 0).all()
+    t = tails.trip_independence(ds).set_index("jitter")
+    assert (t["lag1_rounds_low"] < 0).all() and (t["lag1_rounds_high"] > 0).all()
+    assert np.isclose(t.loc["fixed", "round_rise_ms"], 0.0)
+    assert (t.drop(index="fixed")["round_rise_ms"] > t.drop(index="fixed")["ping_rise_ms"]).all()
