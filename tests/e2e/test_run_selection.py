@@ -79,3 +79,14 @@ def test_book_run_builds_only_that_run_and_the_empty_model_says_what_is_missing(
     assert "no forward TCP iperf3" in page  # the network has pings but no link rate
     assert "no local fio run" in page  # and there is no device to fit
     assert "Model — mine" in (site / "intro.html").read_text(encoding="utf-8")  # the sidebar
+
+
+def test_book_of_one_run_keeps_the_other_published_runs_in_the_site(project: Path) -> None:
+    """A user rebuilding their run must not unpublish the rest of the site (issue 23)."""
+    first = cli(project, "book", "mine", "--jobs", "1")
+    assert first.returncode == 0, first.stdout + first.stderr
+    second = cli(project, "book", "bundled", "--jobs", "1")
+    assert second.returncode == 0, second.stdout + second.stderr
+    site = project / "_build/html"
+    assert (site / "runs/bundled/network.html").is_file()
+    assert (site / "runs/mine/model.html").is_file(), "the run built before stays published"

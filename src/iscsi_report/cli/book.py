@@ -23,8 +23,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "params",
         nargs="*",
         metavar="RUN",
-        help="params files or run names: build only these runs' chapters (default: every params file "
-        "without 'enabled: false')",
+        help="params files or run names: execute only these runs, then rebuild the site with them and "
+        "every other run already published (default: every params file without 'enabled: false')",
     )
     parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--force", action="store_true", help="re-execute and rebuild everything")

@@ -1,7 +1,8 @@
 """The book in one step: the batch, then the strict build, under one project lock.
 
-The site is built only when every notebook succeeded; named runs are executed and built alone
-(the toc then holds only their parts and the hand-written pages).
+The site is built only when every notebook succeeded. Named runs are executed and rebuilt inside
+the whole site: every other run whose chapters are all published (executed before) keeps its
+pages; a run never executed is left out (it has nothing to show yet).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from iscsi_report.pipeline.batch import run_batch
 from iscsi_report.pipeline.build import build_book
 from iscsi_report.pipeline.interrupt import unless_interrupted
 from iscsi_report.pipeline.locking import pipeline_lock
-from iscsi_report.pipeline.params import discover
+from iscsi_report.pipeline.params import RunSpec, discover
 
 
 def make_book(
@@ -34,5 +35,15 @@ def make_book(
                 "book: not built because a notebook failed; the previous site is untouched", file=sys.stderr
             )
             return status
-        chosen = discover(project, selected) if selected else None
+        chosen = with_published(project, discover(project, selected)) if selected else None
         return build_book(project, force, runs=chosen)
+
+
+def with_published(project: Project, named: list[RunSpec]) -> list[RunSpec]:
+    """The named runs and every other run whose chapters are all published, in discovery order."""
+    names = {r.name for r in named}
+    return [
+        r
+        for r in discover(project)
+        if r.name in names or all(project.executed(r.name, nb).is_file() for nb in r.notebooks)
+    ]
