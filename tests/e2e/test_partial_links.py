@@ -51,7 +51,7 @@ def test_part_of_the_blog_and_the_summary_alone_build_strict_linking_only_chapte
     }
     (root / "params" / f"{RUN}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
 
-    proc = cli(root, "book", "summary", RUN, "--jobs", "2", env=study_env(root), timeout=900)
+    proc = cli(root, "book", "summary", RUN, "--only", "--jobs", "2", env=study_env(root), timeout=900)
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     fit, whatif = _page(root, RUN, "fit"), _page(root, RUN, "whatif")

@@ -28,6 +28,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--force", action="store_true", help="re-execute and rebuild everything")
+    parser.add_argument(
+        "--only",
+        action="store_true",
+        help="with RUN names: the site holds only those runs (the others' published pages left out)",
+    )
     add_scheduler_argument(parser)
 
 
@@ -36,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     project = Project.at(args.root)
     try:
         watch_sigint()
-        return make_book(project, args.params or None, args.jobs, args.force, args.scheduler)
+        return make_book(project, args.params or None, args.jobs, args.force, args.scheduler, args.only)
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

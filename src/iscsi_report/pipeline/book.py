@@ -23,8 +23,11 @@ def make_book(
     n_workers: int,
     force: bool = False,
     scheduler: str | None = None,
+    only: bool = False,
 ) -> int:
     """Run the batch (the ``selected`` runs, or all); build the book only if every notebook succeeded.
+
+    With ``selected`` the site keeps every other run already published, unless ``only``.
 
     A failure caused by Ctrl-C ends as KeyboardInterrupt (see :mod:`.interrupt`).
     """
@@ -35,7 +38,8 @@ def make_book(
                 "book: not built because a notebook failed; the previous site is untouched", file=sys.stderr
             )
             return status
-        chosen = with_published(project, discover(project, selected)) if selected else None
+        named = discover(project, selected) if selected else None
+        chosen = named if named is None or only else with_published(project, named)
         return build_book(project, force, runs=chosen)
 
 
