@@ -326,14 +326,22 @@ def _group_row(group: Group, bs_bytes: int) -> dict[str, Any]:
     }
 
 
-def read_pacing(ds: Measurements, target_key: str) -> pacing.PacingEvidence:
+def read_pacing(
+    ds: Measurements, target_key: str, seen: dict[str, pacing.Counts] | None = None
+) -> pacing.PacingEvidence:
     """The pacing from the dataset's captured writes with a window of 2 or more, the target's excluded.
 
     The pacing belongs to the target's software, so every such capture of today's system counts,
-    whatever its delay (short delays are the ones that show it, see :mod:`pacing`).
+    whatever its delay (short delays are the ones that show it, see :mod:`pacing`). ``seen`` keeps
+    each capture's counts across the combinations of a sweep (only the excluded target changes).
     """
+    seen = {} if seen is None else seen
     files = [f for f in ds.select("tshark") if int(f.labels.get("r2t_window", 1)) >= 2]
-    return pacing.detect(_timelines(ds, [f for f in files if _capture_key(ds, f) != target_key]))
+    kept = [f for f in files if _capture_key(ds, f) != target_key]
+    for f in kept:
+        if f.rel not in seen:
+            seen[f.rel] = pacing.file_counts(ds.tshark_timeline(f), int(f.labels["r2t_window"]))
+    return pacing.combine((f.rel, seen[f.rel]) for f in kept)
 
 
 def _capture_key(ds: Measurements, f: RawFile) -> str:
@@ -341,11 +349,6 @@ def _capture_key(ds: Measurements, f: RawFile) -> str:
     if not all(k in f.labels for k in RUN_LABELS):
         return ""
     return forecast_matrix.configuration_of(ds, pd.Series(f.labels)).key()
-
-
-def _timelines(ds: Measurements, files: list[RawFile]) -> list[tuple[str, pd.DataFrame, int]]:
-    """(file, PDU timeline, window) of each capture."""
-    return [(f.rel, ds.tshark_timeline(f), int(f.labels["r2t_window"])) for f in files]
 
 
 @dataclass(frozen=True)
@@ -368,6 +371,7 @@ def prepare(
     direction: model.Direction,
     today_selection: Mapping[str, Any],
     pacing_flag: model.Pacing | None,
+    seen: dict[str, pacing.Counts] | None = None,
 ) -> EngineInputs:
     """Today's system read (its files only) and the target built from the flags, ready for the engine."""
     group, because = choose_today(groups(ds), stated_settings(combo), today_selection)
@@ -375,7 +379,7 @@ def prepare(
     target = target_configuration(ds, base, combo, direction)
     rows, left_out = todays_runs(ds, group, target.key())
     t = forecast_matrix.today(ds, rows)
-    evidence = read_pacing(ds, target.key())
+    evidence = read_pacing(ds, target.key(), seen)
     chosen, note = _pacing_choice(evidence, pacing_flag)
     t = replace(
         t,
@@ -400,7 +404,11 @@ def _pacing_choice(evidence: pacing.PacingEvidence, given: model.Pacing | None) 
 
 
 def percentiles(
-    f: forecast.Forecast, today: forecast.Today, rtt_ms: np.ndarray, source: str
+    f: forecast.Forecast,
+    today: forecast.Today,
+    rtt_ms: np.ndarray,
+    source: str,
+    boot: int = distribution.N_BOOT,
 ) -> dict[str, Any]:
     """p50, p90, p99 and p99.9 of the forecast's per-operation latency from today's ping sample.
 
@@ -411,19 +419,16 @@ def percentiles(
         return {"p50_ms": None, "p99_ms": None, "percentiles_note": "forecast at queue depth 1 only"}
     net = forecast.network_for(today, f.target)
     b = forecast.breakdown(today, f.target, net)
-    d = distribution.forecast(f.unloaded_ms, b.one_way_trips, np.asarray(rtt_ms, float))
-    out: dict[str, Any] = {f"p{_pct(p)}_ms": v for p, v in d.quantiles.items()}
-    out |= {f"p{_pct(p)}_ci_ms": [d.low[p], d.high[p]] for p in d.quantiles}
+    d = distribution.forecast(f.unloaded_ms, b.one_way_trips, np.asarray(rtt_ms, float), boot=boot)
+    out: dict[str, Any] = {distribution.percentile_key(p): v for p, v in d.quantiles.items()}
+    out |= {
+        distribution.percentile_key(p).replace("_ms", "_ci_ms"): [d.low[p], d.high[p]] for p in d.quantiles
+    }
     out["percentiles_note"] = (
         f"{d.round_trips} round trips per operation drawn as consecutive samples of {source} (its "
         "spread about its mean; the mean is the engine's); intervals from a block bootstrap of it"
     )
     return out
-
-
-def _pct(p: float) -> str:
-    """0.5 -> '50', 0.999 -> '99_9' (as JSON keys name percentiles)."""
-    return f"{p * 100:g}".replace(".", "_")
 
 
 def document(ds: Measurements, e: EngineInputs) -> dict[str, Any]:

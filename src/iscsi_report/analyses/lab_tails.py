@@ -80,7 +80,7 @@ def ping_rtt(ds: Measurements, shape: str) -> tuple[np.ndarray, str]:
 def _today(ds: Measurements, table: pd.DataFrame, window: int) -> forecast.Today:
     """Today's system: the fixed network, its ping and iperf3, and its writes at ``window``."""
     mine = table[(table["jitter"] == REFERENCE) & (table["r2t_window"] == window)]
-    first = next(f for f in ds.select("fio") if f.rel == mine["file"].iloc[0])
+    first = _fio_file(ds, str(mine["file"].iloc[0]))
     ping = next(p for p in ds.select("ping") if p.labels.get("jitter") == REFERENCE)
     perf = next(p for p in ds.select("iperf3") if p.labels.get("jitter") == REFERENCE)
     rows = pd.DataFrame(
@@ -108,16 +108,17 @@ def score(ds: Measurements) -> pd.DataFrame:
     """One row per (jittered target, method): p50/p99 forecast and errors, pinball losses, CRPS."""
     table = runs(ds)
     ref_rtt, _ = ping_rtt(ds, REFERENCE)
+    todays = {w: _today(ds, table, int(w)) for w in sorted(set(table["r2t_window"]))}  # one per window
     out = []
     for _, t in table[table["jitter"] != REFERENCE].iterrows():
-        today = _today(ds, table, int(t["r2t_window"]))
+        today = todays[t["r2t_window"]]
         rtt, _ = ping_rtt(ds, str(t["jitter"]))
         extra_one_way = (float(rtt.mean()) - float(ref_rtt.mean())) / 2
         c = today.configuration
         target = replace(c, bs_bytes=int(t["bs_bytes"]), one_way_ms=c.one_way_ms + extra_one_way)
         f = forecast.forecast(today, target)
         trips = forecast.breakdown(today, target, forecast.network_for(today, target)).one_way_trips
-        measured = measured_sample(ds, next(x for x in ds.select("fio") if x.rel == t["file"]))
+        measured = measured_sample(ds, _fio_file(ds, str(t["file"])))
         base = {"jitter": t["jitter"], "bs_bytes": t["bs_bytes"], "r2t_window": t["r2t_window"]}
         base |= {"writes": t["writes"], "measured_p50_ms": t["p50_ms"], "measured_p99_ms": t["p99_ms"]}
         today_sample = _today_sample(ds, table, t)
@@ -133,8 +134,12 @@ def _today_sample(ds: Measurements, table: pd.DataFrame, t: pd.Series) -> np.nda
         & (table["bs_bytes"] == t["bs_bytes"])
         & (table["r2t_window"] == t["r2t_window"])
     ]
-    f = next(x for x in ds.select("fio") if x.rel == ref["file"].iloc[0])
-    return measured_sample(ds, f)
+    return measured_sample(ds, _fio_file(ds, str(ref["file"].iloc[0])))
+
+
+def _fio_file(ds: Measurements, rel: str) -> Any:
+    """The manifest entry of the fio file ``rel`` (a run of the table above)."""
+    return next(x for x in ds.select("fio") if x.rel == rel)
 
 
 def _methods(mean_ms: float, trips: float, rtt: np.ndarray, today: np.ndarray) -> dict[str, np.ndarray]:
@@ -361,6 +366,8 @@ def trip_independence(ds: Measurements, seed: int = 0) -> pd.DataFrame:
     consecutive ping samples, so the two should agree)."""
     rounds = trip_rounds(ds)
     rng = np.random.default_rng(seed)
+    ref_rtt, _ = ping_rtt(ds, REFERENCE)
+    ref_rounds = rounds.loc[rounds["jitter"] == REFERENCE, "round_ms"]
     out = []
     for shape, g in rounds.groupby("jitter", sort=True):
         centred = g["round_ms"] - g.groupby("round")["round_ms"].transform("mean")
@@ -370,8 +377,6 @@ def trip_independence(ds: Measurements, seed: int = 0) -> pd.DataFrame:
         ]
         rtt, _ = ping_rtt(ds, str(shape))
         rc = rtt - rtt.mean()
-        ref_rtt, _ = ping_rtt(ds, REFERENCE)
-        ref_rounds = rounds.loc[rounds["jitter"] == REFERENCE, "round_ms"]
         out.append(
             {
                 "jitter": shape,

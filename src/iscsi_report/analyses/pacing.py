@@ -82,19 +82,35 @@ def write_shows(events: pd.DataFrame, window: int) -> tuple[bool, bool] | None:
     return overlapping, bool((group_starts > 0).any())
 
 
+@dataclass(frozen=True)
+class Counts:
+    """One capture's informative writes, and how many showed overlap and sliding."""
+
+    writes: int
+    overlapping: int
+    sliding: int
+
+
+def file_counts(timeline: pd.DataFrame, window: int) -> Counts:
+    """:class:`Counts` of one capture's timeline (its commands, each judged by :func:`write_shows`)."""
+    shown = [write_shows(g, window) for _, g in timeline.groupby(["stream", "itt"], sort=False)]
+    informative = [s for s in shown if s is not None]
+    return Counts(len(informative), sum(o for o, _ in informative), sum(s for _, s in informative))
+
+
+def combine(per_file: Iterable[tuple[str, Counts]]) -> PacingEvidence:
+    """The pacing from each capture's counts, summed (the files with informative writes named)."""
+    items = list(per_file)
+    writes = sum(c.writes for _, c in items)
+    overlapping = sum(c.overlapping for _, c in items)
+    sliding = sum(c.sliding for _, c in items)
+    files = tuple(rel for rel, c in items if c.writes)
+    return PacingEvidence(_verdict(writes, overlapping, sliding), writes, overlapping, sliding, files)
+
+
 def detect(captured: Iterable[tuple[str, pd.DataFrame, int]]) -> PacingEvidence:
     """The pacing from ``(file, timeline, window)`` triples of captured writes (see the module doc)."""
-    writes = overlapping = sliding = 0
-    files: list[str] = []
-    for rel, timeline, window in captured:
-        shown = [write_shows(g, window) for _, g in timeline.groupby(["stream", "itt"], sort=False)]
-        informative = [s for s in shown if s is not None]
-        if informative:
-            files.append(rel)
-        writes += len(informative)
-        overlapping += sum(o for o, _ in informative)
-        sliding += sum(s for _, s in informative)
-    return PacingEvidence(_verdict(writes, overlapping, sliding), writes, overlapping, sliding, tuple(files))
+    return combine((rel, file_counts(timeline, window)) for rel, timeline, window in captured)
 
 
 def _verdict(writes: int, overlapping: int, sliding: int) -> model.Pacing | None:

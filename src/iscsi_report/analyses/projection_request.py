@@ -432,7 +432,7 @@ def ping_percentiles(path: Path | None, result: dict[str, Any]) -> dict[str, Any
         return {"p50_ms": None, "p99_ms": None, "percentiles_note": "forecast at queue depth 1 only"}
     rtt = ping.parse(path).rtt_ms
     d = distribution.forecast(result["op_ms"], result["one_way_trips"], rtt)
-    out: dict[str, Any] = {f"p{f'{p * 100:g}'.replace('.', '_')}_ms": v for p, v in d.quantiles.items()}
+    out: dict[str, Any] = {distribution.percentile_key(p): v for p, v in d.quantiles.items()}
     out["percentiles_note"] = (
         f"{d.round_trips} round trips per operation drawn as consecutive samples of {path} "
         "(its spread about its mean; the mean is the model's)"
@@ -488,8 +488,8 @@ def answer(request: ProjectionRequest) -> dict[str, Any]:
     """
     if request.dataset is None:
         check_manual(request)
-    elif request.today or _engine_dataset(request) is not None:
-        return engine_answer(request)
+    elif (ds := _engine_dataset(request)) is not None or request.today:
+        return engine_answer(request, ds)
     ctx = _context(request)
     swept, combos = combinations(request)
     return sweep(request, ctx, swept, combos) if swept else single(request, ctx, combos[0])
@@ -532,18 +532,19 @@ ENGINE_ROW = (
 )
 
 
-def engine_answer(request: ProjectionRequest) -> dict[str, Any]:
-    """``project --dataset`` on iSCSI runs: one engine forecast per combination (see dataset_forecast)."""
+def engine_answer(request: ProjectionRequest, ds: Any) -> dict[str, Any]:
+    """``project --dataset`` on iSCSI runs (``ds``): one engine forecast per combination."""
     from iscsi_report.analyses import dataset_forecast as df
 
-    ds = _engine_dataset(request)
     if ds is None:
         raise ReportError(f"--today: dataset {request.dataset} has no fio files labelled as iSCSI runs")
     swept, combos = combinations(request)
     df.refuse_unsupported(combos[0])
     selection = df.parse_today(request.today)
+    seen: dict[str, Any] = {}  # each capture's pacing counts, read once for the whole sweep
     docs = [
-        df.document(ds, df.prepare(ds, combo, request.rw, selection, request.r2t_pacing)) for combo in combos
+        df.document(ds, df.prepare(ds, combo, request.rw, selection, request.r2t_pacing, seen))
+        for combo in combos
     ]
     if not swept:
         return docs[0]

@@ -28,10 +28,10 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
 
-from iscsi_report.analyses import device_term, r2t, storage
+from iscsi_report.analyses import dataset_forecast, device_term, r2t, storage
 from iscsi_report.analyses import network as network_analysis
 from iscsi_report.analyses.projections import MissingDataError
-from iscsi_report.core import distribution, forecast, model
+from iscsi_report.core import forecast, model
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.forecast import Source, Value
 from iscsi_report.core.measurements import Measurements
@@ -291,11 +291,10 @@ def forecasts(
 
 def _percentiles(t: forecast.Today, f: forecast.Forecast, rtt_ms: tuple[float, ...]) -> dict[str, float]:
     """p50 and p99 of one write from a ping sample's spread (NaN without one, or above depth 1)."""
-    if not rtt_ms or f.target.queue_depth != 1:
+    if not rtt_ms:
         return {"p50_ms": math.nan, "p99_ms": math.nan}
-    trips = forecast.breakdown(t, f.target, forecast.network_for(t, f.target)).one_way_trips
-    d = distribution.forecast(f.unloaded_ms, trips, np.asarray(rtt_ms, dtype=float), boot=20)
-    return {"p50_ms": d.quantiles[0.5], "p99_ms": d.quantiles[0.99]}
+    found = dataset_forecast.percentiles(f, t, np.asarray(rtt_ms, dtype=float), "today's ping", boot=20)
+    return {k: math.nan if found[k] is None else float(found[k]) for k in ("p50_ms", "p99_ms")}
 
 
 def headline(table: pd.DataFrame) -> dict[str, Any]:
@@ -414,32 +413,40 @@ def declared(items: list[Any], raw_root: Path, today: forecast.Today, where: str
 def _scenario(spec: Declared, raw_root: Path, today: forecast.Today, where: str) -> Scenario:
     """One validated declaration as a scenario (what changes, said in words with its sources)."""
     words: list[str] = []
-    target = _target_change(spec, raw_root, today, where, words)
+    other = _other_network(spec, raw_root, today, where)
+    target = _target_change(spec, other, today, words)
     device = _device_change(spec, raw_root, today, where, words)
     if not words:
         raise ReportError(f"{where}: scenario {spec.name!r} changes nothing")
-    rtt = None
-    if spec.network_dataset is not None:
-        other = _open(raw_root, spec.network_dataset, where)
-        nets = measured_networks(other, today_interval(today))
-        rtt = nets[choose(nets, spec.network or "", "network", other.name)].rtt_ms
-    return Scenario(spec.name, "; ".join(words), device, target, rtt)
+    return Scenario(spec.name, "; ".join(words), device, target, None if other is None else other[1].rtt_ms)
+
+
+def _other_network(
+    spec: Declared, raw_root: Path, today: forecast.Today, where: str
+) -> tuple[Measurements, Network] | None:
+    """The network another dataset measured (``network_dataset``), read once; None when not declared."""
+    if spec.network_dataset is None:
+        return None
+    other = _open(raw_root, spec.network_dataset, where)
+    nets = measured_networks(other, today_interval(today))
+    return other, nets[choose(nets, spec.network or "", "network", other.name)]
 
 
 def _target_change(
-    spec: Declared, raw_root: Path, today: forecast.Today, where: str, words: list[str]
+    spec: Declared,
+    other: tuple[Measurements, Network] | None,
+    today: forecast.Today,
+    words: list[str],
 ) -> Callable[[forecast.Configuration], forecast.Configuration]:
-    """The change to the configuration: network, window, queue depth."""
+    """The change to the configuration: network (another dataset's ``other``), window, queue depth."""
     changes: dict[str, Any] = {}
-    if spec.network_dataset is not None:
-        other = _open(raw_root, spec.network_dataset, where)
-        nets = measured_networks(other, today_interval(today))
-        net = nets[choose(nets, spec.network or "", "network", other.name)]
+    if other is not None:
+        ds, net = other
         efficiency = today.link_bps.value / today.configuration.link_bps
         extra = today.one_way_ms.value - today.configuration.one_way_ms
         changes |= {"one_way_ms": net.one_way.value - extra, "link_bps": net.link.value / efficiency}
         words.append(
-            f"the network of {other.name} ({net.name}: {net.one_way.source.what}; {net.link.source.what})"
+            f"the network of {_named(ds)} ({net.name}: {net.one_way.source.what}; {net.link.source.what})"
         )
     if spec.one_way_ms is not None:
         changes["one_way_ms"] = spec.one_way_ms

@@ -44,6 +44,11 @@ class LatencyDistribution:
         return np.searchsorted(s, np.asarray(x_ms, dtype=float), side="right") / s.size
 
 
+def percentile_key(p: float) -> str:
+    """The name a level goes by in tables and JSON: 0.5 -> ``p50_ms``, 0.999 -> ``p99_9_ms``."""
+    return f"p{p * 100:g}_ms".replace(".", "_")
+
+
 def round_trips(one_way_trips: float) -> int:
     """Whole round trips of a write that pays ``one_way_trips`` one-way trips (at least one)."""
     return max(1, round(one_way_trips / 2))
