@@ -15,7 +15,7 @@ import jupytext
 import pytest
 import yaml
 
-from iscsi_report.core import prose
+from iscsi_report.core import markup, prose
 from iscsi_report.core.dataset import Dataset
 from iscsi_report.core.measurements import Measurements, open_dataset
 from iscsi_report.presentation import phrases, report
@@ -78,13 +78,13 @@ def _context(tmp_path: Path) -> report.Context:
 def test_raw_links_are_one_collapsed_block_with_a_count(tmp_path: Path) -> None:
     ctx = _context(tmp_path)
     raw = tmp_path / "data" / "raw" / "d"
-    paths = [raw / "ping" / f"p{i:02d}.txt" for i in range(60)] + [raw / "fio" / "a<b>`|.json"]
+    paths = [raw / "ping" / f"p{i:02d}.txt" for i in range(3)] + [raw / "fio" / "a<b>`|.json"]
     text = ctx.raw_links_markdown(paths)
     lines = text.splitlines()
     assert lines[0] == '<details class="iscsi-raw-files">' and lines[-1] == "</details>"
-    assert lines[1] == "<summary>Raw files this chapter read (61)</summary>"
+    assert lines[1] == "<summary>Raw files this chapter read (4)</summary>"
     links = [line for line in lines if line.startswith("- [")]
-    assert len(links) == 61
+    assert len(links) == 4
     assert all("(<path:../../../data/raw/d/" in line for line in links), "links stay relative to the page"
     assert str(tmp_path) not in text
     assert r"a\<b\>\`\|.json" in text, "a hostile file name is escaped in the label"
@@ -92,6 +92,27 @@ def test_raw_links_are_one_collapsed_block_with_a_count(tmp_path: Path) -> None:
         "<summary>Raw file this chapter read (1)</summary>"
     )
     assert ctx.raw_links_markdown([]) == "No raw file was read."
+
+
+def test_a_folder_of_many_raw_files_is_one_line_pointing_to_the_provenance_page(tmp_path: Path) -> None:
+    ctx = _context(tmp_path)
+    raw = tmp_path / "data" / "raw" / "d"
+    many = report.RAW_FILES_LISTED_PER_FOLDER + 1
+    paths = [raw / "fio" / f"f{i:03d}.json" for i in range(many)]
+    paths += [raw / "ping" / "p.txt", tmp_path / "data" / "published" / f"x{0}.yaml"]
+    paths += [tmp_path / "data" / "published" / f"x{i}.yaml" for i in range(1, many)]
+    lines = ctx.raw_links_markdown(paths).splitlines()
+    assert lines[1] == f"<summary>Raw files this chapter read ({2 * many + 1})</summary>"
+    folder = [line for line in lines if "data/raw/d/fio/" in line]
+    assert folder == [
+        f"- `data/raw/d/fio/`: {many} files, each listed with its sha256 and a download in "
+        f"{{ref}}`the provenance page's section on this dataset <{markup.raw_dataset_label('d')}>`"
+    ]
+    assert sum("data\\/raw\\/d\\/ping" in line for line in lines) == 1, "a small folder keeps its links"
+    # files outside data/raw have no provenance section to point to: each is linked
+    assert sum("data\\/published" in line for line in lines) == many
+    at_limit = [raw / "fio" / f"f{i:03d}.json" for i in range(many - 1)]
+    assert len([x for x in ctx.raw_links_markdown(at_limit).splitlines() if x.startswith("- [")]) == many - 1
 
 
 def test_raw_links_render_as_details_holding_download_links(tmp_path: Path) -> None:
@@ -104,10 +125,11 @@ def test_raw_links_render_as_details_holding_download_links(tmp_path: Path) -> N
         paths.append(raw / name)
     src = tmp_path / "book" / "runs" / "r"
     (tmp_path / "book" / "conf.py").write_text('extensions = ["myst_parser"]\n', encoding="utf-8")
-    (tmp_path / "book" / "index.md").write_text(
-        "# Index\n\n```{toctree}\nruns/r/page\n```\n", encoding="utf-8"
-    )
-    (src / "page.md").write_text("# Page\n\n" + ctx.raw_links_markdown(paths) + "\n", encoding="utf-8")
+    many = [raw / "fio" / f"f{i:03d}.json" for i in range(report.RAW_FILES_LISTED_PER_FOLDER + 1)]
+    index = f"# Index\n\n({markup.raw_dataset_label('d')})=\n## d\n\n```{{toctree}}\nruns/r/page\n```\n"
+    (tmp_path / "book" / "index.md").write_text(index, encoding="utf-8")
+    page_md = "# Page\n\n" + ctx.raw_links_markdown([*paths, *many]) + "\n"
+    (src / "page.md").write_text(page_md, encoding="utf-8")
     proc = subprocess.run(
         [
             sys.executable,
@@ -127,8 +149,10 @@ def test_raw_links_render_as_details_holding_download_links(tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stderr
     page = (tmp_path / "out" / "runs" / "r" / "page.html").read_text(encoding="utf-8")
     block = page[page.index('<details class="iscsi-raw-files">') : page.index("</details>")]
-    assert "<summary>Raw files this chapter read (2)</summary>" in block
+    assert f"<summary>Raw files this chapter read ({len(many) + 2})</summary>" in block
     assert len(re.findall(r'<a class="reference download internal"', block)) == 2
+    to_section = r'<a class="reference internal" href="\.\./\.\./index\.html#raw-data-[0-9a-f]{12}"'
+    assert re.search(to_section, block), "the folder's line links the dataset's provenance section"
     assert "b&lt;c&gt;.txt" in block and "<c>" not in block
 
 

@@ -9,6 +9,7 @@ HTML tables are rendered by the analyses with pandas' own HTML escaping.
 
 from __future__ import annotations
 
+import hashlib
 import string
 import unicodedata
 from pathlib import PurePosixPath
@@ -90,3 +91,12 @@ def table(header: list[str], rows: list[list[str]]) -> list[str]:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return [*lines, ""]
+
+
+def raw_dataset_label(dataset: str) -> str:
+    """The Sphinx label of a dataset's section on the provenance page (safe for any folder name).
+
+    A hash rather than the name: a label must be unique after Sphinx lowercases it, and a folder
+    name may hold characters a label cannot.
+    """
+    return "raw-data-" + hashlib.sha256(dataset.encode()).hexdigest()[:12]

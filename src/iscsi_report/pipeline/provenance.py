@@ -315,6 +315,7 @@ def _dataset_section(project: Project, raw_dir: Path, tools: _ToolCache) -> list
     ds = datasets.load(raw_dir)
     manifest = raw_dir / datasets.MANIFEST
     lines = [
+        f"({markup.raw_dataset_label(raw_dir.name)})=",  # the chapters' raw-file lists link here
         f"### {_cell(ds.name)}",
         "",
         _cell(ds.title),

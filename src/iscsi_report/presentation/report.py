@@ -27,6 +27,9 @@ from iscsi_report.core.paths import Project
 from iscsi_report.presentation import tables
 
 CSV_FLOAT_FORMAT = "%.10g"  # fixed, so two builds from the same inputs give byte-identical CSVs
+# A raw folder with more files than this read by one chapter is shown as one line (its count and a
+# link to the provenance page, where each file is listed): a page of links stays readable and light.
+RAW_FILES_LISTED_PER_FOLDER = 12
 
 
 @dataclass(frozen=True)
@@ -117,17 +120,54 @@ class Context:
         display_markdown(self.raw_links_markdown(paths if paths is not None else read))
 
     def raw_links_markdown(self, paths: list[Path]) -> str:
-        """The raw-file links as one collapsed ``<details>`` block (its summary counts the files)."""
+        """The raw files as one collapsed ``<details>`` block (its summary counts the files).
+
+        Each file is a download link, except in a dataset folder holding more than
+        :data:`RAW_FILES_LISTED_PER_FOLDER` of them: that folder is one line with its count and a link to
+        the dataset's section of the provenance page, which lists every file with its sha256 and a
+        download (a chapter of a thousand links weighed megabytes and slowed every build).
+        """
         chosen = sorted(paths)
         if not chosen:
             return "No raw file was read."
-        items = [
-            "- " + markup.link(p.relative_to(self.project_root).as_posix(), self.link_to(p)) for p in chosen
-        ]
+        items: list[str] = []
+        for folder, files in _by_folder(chosen).items():
+            dataset = self._dataset_of(folder)
+            if dataset is not None and len(files) > RAW_FILES_LISTED_PER_FOLDER:
+                items.append(self._folder_item(folder, dataset, len(files)))
+            else:
+                items += ["- " + markup.link(self._rel(p), self.link_to(p)) for p in files]
         noun = "file" if len(chosen) == 1 else "files"
         summary = f"<summary>Raw {noun} this chapter read ({len(chosen):,})</summary>"
         # Blank lines around the list: markdown resumes between the two raw HTML blocks.
         return "\n".join(['<details class="iscsi-raw-files">', summary, "", *items, "", "</details>"])
+
+    def _rel(self, path: Path) -> str:
+        """``path`` relative to the project, as a reader sees it."""
+        return path.relative_to(self.project_root).as_posix()
+
+    def _dataset_of(self, folder: Path) -> str | None:
+        """The dataset a folder belongs to (``data/raw/<dataset>/...``), or None outside data/raw."""
+        raw = self.project.raw_dir
+        if not folder.is_relative_to(raw) or folder == raw:
+            return None
+        return folder.relative_to(raw).parts[0]
+
+    def _folder_item(self, folder: Path, dataset: str, n_files: int) -> str:
+        """One list item for many files of one folder: its count and where each file is listed."""
+        label = markup.raw_dataset_label(dataset)
+        return (
+            f"- {markup.code(self._rel(folder) + '/')}: {n_files:,} files, each listed with its sha256 and "
+            f"a download in {{ref}}`the provenance page's section on this dataset <{label}>`"
+        )
+
+
+def _by_folder(paths: list[Path]) -> dict[Path, list[Path]]:
+    """Sorted paths grouped by their folder, folders in the order they first appear."""
+    groups: dict[Path, list[Path]] = {}
+    for p in paths:
+        groups.setdefault(p.parent, []).append(p)
+    return groups
 
 
 def html_table(
