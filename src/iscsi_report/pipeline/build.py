@@ -26,7 +26,7 @@ from iscsi_report.core import yamlio
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import provenance, toc
-from iscsi_report.pipeline.params import RunSpec, discover
+from iscsi_report.pipeline.params import RunSpec, discover, parse_cache
 
 KEEP_SITES = 2  # the live site and the one before it
 STAMP_FILE = ".build-key"
@@ -210,7 +210,8 @@ def build_book(
     if not force and stamp_file.is_file() and stamp_file.read_text() == key:
         print("book: site is up to date (no input changed)", file=stream, flush=True)
         return 0
-    provenance.write_page(project)
+    with parse_cache(project):  # the provenance page reads every manifest: parses kept, as the kernels do
+        provenance.write_page(project)
     site_root = project.build_dir / "sites" / time.strftime("%Y%m%dT%H%M%S")
     site_root = site_root.with_name(f"{site_root.name}-{os.getpid()}")
     cmd = [

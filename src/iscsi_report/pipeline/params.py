@@ -251,7 +251,7 @@ def _check_dataset(project: Project, spec: RunSpec, raw: Path) -> None:
     from iscsi_report.core import dataset
 
     try:
-        with _parse_cache(project):
+        with parse_cache(project):
             ds = dataset.load(raw)
             if (raw / NOTES_FILE).is_file():
                 yamlio.load_file(raw / NOTES_FILE)
@@ -262,7 +262,7 @@ def _check_dataset(project: Project, spec: RunSpec, raw: Path) -> None:
 
 
 @contextmanager
-def _parse_cache(project: Project) -> Iterator[None]:
+def parse_cache(project: Project) -> Iterator[None]:
     """Keep parses in the project's parse cache (as the batch's kernels do) for the duration."""
     from iscsi_report.core.keep import PARSE_CACHE_ENV
 
