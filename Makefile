@@ -6,7 +6,6 @@ VENV := .venv
 BIN := $(VENV)/bin
 LOCK := requirements.lock.txt
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-UV_VERSION := 0.13.9
 # Debian packages: the tools the fixtures and captures use, and Chromium for the browser test.
 SYSTEM_PACKAGES := chromium datamash fio sysstat iperf3 iputils-ping
 LOCK_EXTRAS := --extra test --extra publish --extra build-backend
@@ -38,12 +37,12 @@ release: venv
 
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: $(LOCK) pyproject.toml scripts/install_venv.sh
+$(VENV)/.installed: $(LOCK) pyproject.toml scripts/install_venv.sh scripts/uv.lock.txt
 	scripts/install_venv.sh $(VENV) $(LOCK) $(PYTHON)
 
 # Regenerate the lock from pyproject.toml: every platform (universal), Python 3.11, with hashes.
 lock:
-	$(PYTHON) -m venv .cache/uv-venv && .cache/uv-venv/bin/pip install --quiet uv==$(UV_VERSION)
+	$(PYTHON) -m venv .cache/uv-venv && .cache/uv-venv/bin/pip install --quiet --require-hashes -r scripts/uv.lock.txt
 	.cache/uv-venv/bin/uv pip compile pyproject.toml $(LOCK_EXTRAS) --universal \
 	  --python-version 3.11 --generate-hashes --no-header --quiet -o $(LOCK)
 
