@@ -170,7 +170,7 @@ def test_front_page_answers_come_from_the_estimates(rec: c.Reconciliation) -> No
     answers = c.answers(rec)
     assert answers["wired_measured_gain_pct"] == _est(rec, "wired", c.PUBLISHED)["gain_pct"]
     assert answers["r2t_lab_gain_pct"] == _est(rec, "r2t", c.LAB)["gain_pct"]
-    q = rec.blog_questions.set_index("key")["value"]
+    q = rec.blog_questions.set_index("glue_key")["value"]
     assert answers["measured_mib_per_s"] < answers["link_mib_per_s"] < answers["local_device_mib_per_s"]
     assert answers["network_share_pct"] == pytest.approx(
         q["q1_one_way_trips_share_pct"] + q["q1_transmission_share_pct"]

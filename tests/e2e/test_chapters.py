@@ -34,6 +34,7 @@ from iscsi_report.pipeline import batch, cache
 from iscsi_report.pipeline.params import NotebookJob
 
 from .projects import ROOT, cli, executed_study, study_env
+from .reader_text import reader_ids
 
 pytestmark = [pytest.mark.e2e]
 
@@ -439,3 +440,13 @@ def test_editing_pipeline_code_reexecutes_no_chapter_but_analyses_code_does(stud
     rerun = study.project.executed("cross-study", "cross_study")
     assert after[rerun] > before[rerun]
     assert {p for p in before if after[p] != before[p] and "cross-study" not in p.parts} == set()
+
+
+def test_no_id_written_for_code_reaches_a_reader(study: Study) -> None:
+    """Issue 25: tables and chart titles (axes, legends, tooltips) of every executed chapter are words."""
+    shown = {
+        f"{run}/{notebook}": sorted(reader_ids(study.executed(run, notebook)))
+        for run, notebooks in _jobs_by_run(study).items()
+        for notebook in notebooks
+    }
+    assert {page: ids for page, ids in shown.items() if ids} == {}
