@@ -9,6 +9,10 @@ Two defects of the stock toolchain, found by the headless-Chromium test (tests/b
 - With no icon declared, browsers request ``/favicon.ico`` and log a 404. Each page declares an
   inline SVG icon instead, so no request is made.
 
+MathJax loads only on a page with math of its own. Sphinx also loads it on a page whose toctree
+includes a page with math (the root page includes every chapter), which costs a page without a
+formula MathJax's script and fonts; such a page drops it here.
+
 It also turns Sphinx's smart quotes off: text from data (a label, a version string) must show
 on the page exactly as written, and smart quotes would turn its ``'`` and ``"`` into others.
 
@@ -65,11 +69,24 @@ def dedupe_scripts(scripts: list[Any]) -> list[Any]:
     return kept
 
 
+def own_math(app: Any, pagename: str) -> bool:
+    """Whether the page itself holds math (not merely a toctree entry leading to a page that does)."""
+    return bool(app.env.get_domain("math").data["has_equations"].get(pagename, False))
+
+
+def without_mathjax(scripts: list[Any], mathjax_path: str) -> list[Any]:
+    """The scripts without MathJax itself (Sphinx files a relative ``mathjax_path`` under ``_static/``)."""
+    return [s for s in scripts if _script_key(s)[0] not in (mathjax_path, f"_static/{mathjax_path}")]
+
+
 def _on_page(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
-    """Per page: drop repeated scripts (in place: the builder restores its list per page), add the icon."""
+    """Per page: drop repeated scripts (in place: the builder restores its list per page), and
+    MathJax where the page has no math of its own; add the icon."""
     scripts = context.get("script_files")
     if isinstance(scripts, list):
         scripts[:] = dedupe_scripts(scripts)
+        if app.config.mathjax_path and not own_math(app, pagename):
+            scripts[:] = without_mathjax(scripts, app.config.mathjax_path)
     context["metatags"] = context.get("metatags", "") + ICON_LINK
 
 
