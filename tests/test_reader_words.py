@@ -63,6 +63,7 @@ def test_ids_in_cells_become_words(cell: str, words: str) -> None:
     "text",
     [
         "fio.wireless.blockdev_hdd.64k.mib_per_s",
+        "published fio MiB/s of each run (fio.*.mib_per_s)",
         "iostat/blockdev_hdd.txt",
         "sessions x cmds_max",
         "TCP_NODELAY",

@@ -346,7 +346,7 @@ MACHINE_NAME = re.compile(r"[a-z0-9_]+")
 # An id written for code, as a cell's whole text: lower-case first, words joined by underscores.
 MACHINE_ID = re.compile(r"[a-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+")
 # The same inside a sentence; never part of a dotted reference or a path (``fio.local.op_ms``).
-_ID_TOKEN = re.compile(r"(?<![\w/-])(?<!\w\.)[a-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w/-]|\.\w)")
+_ID_TOKEN = re.compile(r"(?<![\w./*-])[a-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w/-]|\.\w)")
 
 # Ids that name things in table cells (model variants, validation methods, fit terms, ceilings,
 # tool fields), as a reader reads them. Any other id in a cell is read as a column name (spec_for).
