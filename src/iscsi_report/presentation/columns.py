@@ -10,7 +10,13 @@ registered header and unit and adds its extra words.
 Numbers are formatted per column (:func:`format_column`): an explicit number of decimals, or a
 number of significant digits per cell, or by default the caller's decimals with the trailing zeros
 every value of the column shares removed (``16.000`` shows as ``16``); thousands are separated
-by commas. Missing values (None, NaN, NA, empty text) show as :data:`DASH`.
+by commas, except in numbers that are names (years, ports). A count column shows its whole numbers
+without decimals; float noise (far below the column's largest value) shows as 0. Missing values
+(None, NaN, NA, empty text) show as :data:`DASH`.
+
+Cells are words too: an id written for code (``latency_device_free``, ``cpu_ms``) is shown through
+:data:`VALUE_WORDS` or as the header of the column it names (:func:`value_words`), and a column the
+registry marks ``internal`` (a glue key) stays in the CSV but never reaches the page.
 """
 
 from __future__ import annotations
