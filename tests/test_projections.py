@@ -139,7 +139,7 @@ def test_questions_arithmetic() -> None:
     local = pd.DataFrame(
         {"device": ["hdd", "ssd"], "bs_bytes": [2 * BYTES_PER_MIB] * 2, "mib_per_s": [136.0, 354.0]}
     )
-    q = P.blog_questions(table, terms, P.QuestionSetup(), local).set_index("key")["value"]
+    q = P.blog_questions(table, terms, P.QuestionSetup(), local).set_index("glue_key")["value"]
     est = table.set_index(["max_outstanding_r2t", "network", "device"])["mib_per_s"]
     assert q["q2_serial_estimated_gain_pct"] == pytest.approx(
         (est[(1, "wired", "hdd")] / est[(1, "wireless", "hdd")] - 1) * 100
@@ -156,7 +156,7 @@ def test_questions_arithmetic() -> None:
 
 
 def test_glue_answers_names_both_columns() -> None:
-    answers = pd.DataFrame({"key": ["q"], "blog_inputs": [1.0], "measured_inputs": [2.0]})
+    answers = pd.DataFrame({"glue_key": ["q"], "blog_inputs": [1.0], "measured_inputs": [2.0]})
     glued: dict[str, float] = {}
     glue_sets.glue_answers(answers, lambda k, v: glued.__setitem__(k, v))
     assert glued == {"q_blog": 1.0, "q_measured": 2.0}

@@ -34,6 +34,7 @@ from iscsi_report.pipeline import batch, cache
 from iscsi_report.pipeline.params import NotebookJob
 
 from .projects import ROOT, cli, executed_study, study_env
+from .reader_text import reader_ids
 
 pytestmark = [pytest.mark.e2e]
 
@@ -439,3 +440,60 @@ def test_editing_pipeline_code_reexecutes_no_chapter_but_analyses_code_does(stud
     rerun = study.project.executed("cross-study", "cross_study")
     assert after[rerun] > before[rerun]
     assert {p for p in before if after[p] != before[p] and "cross-study" not in p.parts} == set()
+
+
+def test_no_id_written_for_code_reaches_a_reader(study: Study) -> None:
+    """Issue 25: tables and chart titles (axes, legends, tooltips) of every executed chapter are words."""
+    shown = {
+        f"{run}/{notebook}": sorted(reader_ids(study.executed(run, notebook)))
+        for run, notebooks in _jobs_by_run(study).items()
+        for notebook in notebooks
+    }
+    assert {page: ids for page, ids in shown.items() if ids} == {}
+
+
+# Issue 25: a quantity quoted on more than one page is one number. Each pair names the front
+# page's glue key and the key of the chapter the front page quotes for it.
+QUOTED_ON_THE_FRONT_PAGE = {
+    ("blog-2023", "projections"): {
+        "measured_mib_per_s": "q1_measured_mib_per_s_measured",
+        "link_mib_per_s": "q1_link_mib_per_s_measured",
+        "local_device_mib_per_s": "q1_local_device_mib_per_s_measured",
+        "op_ms": "q1_op_ms_measured",
+        "trips_share_pct": "q1_one_way_trips_share_pct_measured",
+        "transmission_share_pct": "q1_transmission_share_pct_measured",
+        "device_share_pct": "q1_device_share_pct_measured",
+        "cpu_share_pct": "q1_cpu_share_pct_measured",
+        "ssd_local_gain_pct": "q3_local_gain_pct_measured",
+    },
+    ("blog-2023", "whatif"): {
+        "today_fitted_mib_per_s": "today_mib_per_s",
+        "wired_fitted_gain_pct": "wired_gain_pct",
+        "ssd_fitted_gain_pct": "ssd_gain_pct",
+        "r2t_fitted_gain_pct": "r2t_gain_pct",
+        "all_fitted_mib_per_s": "all_three_mib_per_s",
+        "faster_link_binding": "faster_link_binding",
+    },
+}
+
+
+def test_one_number_per_quantity_across_pages(study: Study) -> None:
+    """The front page, Conclusions and the chapters they quote give each quantity the same value."""
+    front, conclusions = study.glued("summary", "front"), study.glued("summary", "conclusions")
+    assert {k: conclusions[k] for k in front if k in conclusions} == {
+        k: v for k, v in front.items() if k in conclusions
+    }
+    for (run, chapter), keys in QUOTED_ON_THE_FRONT_PAGE.items():
+        glued = study.glued(run, chapter)
+        differ = {f: (front[f], glued[c]) for f, c in keys.items() if not _same(front[f], glued[c])}
+        assert differ == {}, f"{run}/{chapter}"
+    effect = study.csv("summary", "lab_window_effect")  # Conclusions' table of the real-iSCSI window
+    row = effect[effect["Delay measured, one way (ms)"] == front["lab_one_way_ms"]]
+    assert len(row) == 1 and _same(float(row["Gain (%)"].iloc[0]), front["r2t_lab_gain_pct"])
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values: numbers to 1e-9 relative (the same computation, re-read), text exactly."""
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=1e-9)
+    return bool(a == b)

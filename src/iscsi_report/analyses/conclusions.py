@@ -571,7 +571,7 @@ def provenance_table(rec: Reconciliation) -> pd.DataFrame:
 
 def _q(table: pd.DataFrame, key: str) -> float:
     """One value of a blog_questions table by key."""
-    sel = table.loc[table["key"] == key, "value"]
+    sel = table.loc[table["glue_key"] == key, "value"]
     if len(sel) != 1:
         raise ReportError(f"no answer {key!r} in the blog's questions")
     return float(sel.iloc[0])

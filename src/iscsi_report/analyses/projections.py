@@ -376,7 +376,7 @@ def blog_questions(
     local: pd.DataFrame,
     bs_bytes: int = DEFAULT_BS_BYTES,
 ) -> pd.DataFrame:
-    """The blog's three questions answered from one projection table: (key, question, quantity, value).
+    """The blog's three questions answered from one projection table: (glue_key, question, quantity, value).
 
     1. why the serial slow-network slow-device run is slow: measured MiB/s beside the link's and
        the local device's, and the share of each term group; 2. the fast network's gain; 3. the
@@ -395,36 +395,36 @@ def blog_questions(
     link_mib = model.link_bps_from_per_64k_ms(base["per_64k_ms"]) / BITS_PER_BYTE / BYTES_PER_MIB
     rows: list[dict[str, Any]] = [
         {
-            "key": "q1_measured_mib_per_s",
+            "glue_key": "q1_measured_mib_per_s",
             "question": 1,
             "quantity": "measured MiB/s",
             "value": base["measured_mib_per_s"],
         },
         {
-            "key": "q1_estimated_mib_per_s",
+            "glue_key": "q1_estimated_mib_per_s",
             "question": 1,
             "quantity": "estimated MiB/s",
             "value": base["mib_per_s"],
         },
         {
-            "key": "q1_link_mib_per_s",
+            "glue_key": "q1_link_mib_per_s",
             "question": 1,
             "quantity": "link MiB/s (model input)",
             "value": link_mib,
         },
         {
-            "key": "q1_local_device_mib_per_s",
+            "glue_key": "q1_local_device_mib_per_s",
             "question": 1,
             "quantity": "local device MiB/s",
             "value": float(local_bs.get(s.slow_device, math.nan)),
         },
-        {"key": "q1_op_ms", "question": 1, "quantity": "estimated op ms", "value": base["op_ms"]},
+        {"glue_key": "q1_op_ms", "question": 1, "quantity": "estimated op ms", "value": base["op_ms"]},
     ]
     for _, g in base_shares.iterrows():
         slug = g["group"].replace(" ", "_").replace("-", "_").lower()
         rows.append(
             {
-                "key": f"q1_{slug}_share_pct",
+                "glue_key": f"q1_{slug}_share_pct",
                 "question": 1,
                 "quantity": f"share of op time: {g['group']} (%)",
                 "value": g["share_pct"],
@@ -447,7 +447,7 @@ def blog_questions(
             for what, col in (("estimated", "mib_per_s"), ("measured", "measured_mib_per_s")):
                 rows.append(
                     {
-                        "key": f"q{q}_{role}_{what}_gain_pct",
+                        "glue_key": f"q{q}_{role}_{what}_gain_pct",
                         "question": q,
                         "quantity": f"R2T={r2t_value}: {what} gain of {new_net} {new_dev} over "
                         f"{old_net} {old_dev} (%)",
@@ -456,7 +456,7 @@ def blog_questions(
                 )
     rows.append(
         {
-            "key": "q3_local_gain_pct",
+            "glue_key": "q3_local_gain_pct",
             "question": 3,
             "quantity": f"local gain of {s.fast_device} over {s.slow_device} (%)",
             "value": _gain_pct(
@@ -485,8 +485,8 @@ def dominant_group(terms: pd.DataFrame, setup: QuestionSetup) -> str:
 def questions_side_by_side(blog: pd.DataFrame, measured: pd.DataFrame) -> pd.DataFrame:
     """Answers from the blog's inputs and from measured inputs in two columns."""
     return blog.rename(columns={"value": "blog_inputs"}).merge(
-        measured[["key", "value"]].rename(columns={"value": "measured_inputs"}),
-        on="key",
+        measured[["glue_key", "value"]].rename(columns={"value": "measured_inputs"}),
+        on="glue_key",
         how="left",
         sort=False,
     )

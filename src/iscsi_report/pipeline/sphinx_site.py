@@ -9,6 +9,14 @@ Two defects of the stock toolchain, found by the headless-Chromium test (tests/b
 - With no icon declared, browsers request ``/favicon.ico`` and log a 404. Each page declares an
   inline SVG icon instead, so no request is made.
 
+MathJax loads only on a page with math of its own. Sphinx also loads it on a page whose toctree
+includes a page with math (the root page includes every chapter), which costs a page without a
+formula MathJax's script and fonts; such a page drops it here.
+
+Each chapter page offers its executed notebook (the published ``.ipynb`` the page was built
+from) and its MyST source (``notebooks/<chapter>.md``) for download: both are copied under
+``_downloads/chapters/<run>/`` and linked at the top of the page.
+
 It also turns Sphinx's smart quotes off: text from data (a label, a version string) must show
 on the page exactly as written, and smart quotes would turn its ``'`` and ``"`` into others.
 
@@ -22,7 +30,10 @@ Enabled by ``sphinx: extra_extensions: [iscsi_report.pipeline.sphinx_site]`` in 
 
 from __future__ import annotations
 
+import html
+import posixpath
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -65,12 +76,58 @@ def dedupe_scripts(scripts: list[Any]) -> list[Any]:
     return kept
 
 
+def own_math(app: Any, pagename: str) -> bool:
+    """Whether the page itself holds math (not merely a toctree entry leading to a page that does)."""
+    return bool(app.env.get_domain("math").data["has_equations"].get(pagename, False))
+
+
+def without_mathjax(scripts: list[Any], mathjax_path: str) -> list[Any]:
+    """The scripts without MathJax itself (Sphinx files a relative ``mathjax_path`` under ``_static/``)."""
+    return [s for s in scripts if _script_key(s)[0] not in (mathjax_path, f"_static/{mathjax_path}")]
+
+
+DOWNLOADS_DIR = "_downloads/chapters"  # in the site: _downloads/chapters/<run>/<chapter>.{ipynb,md}
+DOWNLOADS_CLASS = "iscsi-chapter-downloads"
+
+
+def chapter_files(app: Any, pagename: str) -> list[tuple[str, Path]]:
+    """A chapter page's downloads: (words, file) of its executed notebook and MyST source, if present."""
+    found = RUN_CHAPTER_RE.match(pagename)
+    if not found:
+        return []
+    executed = Path(app.srcdir) / f"{pagename}.ipynb"
+    source = Project(Path(app.srcdir).parent).notebook(found["notebook"])
+    files = [("executed notebook (.ipynb)", executed), ("MyST source (.md)", source)]
+    return [(words, path) for words, path in files if path.is_file()]
+
+
+def _downloads(app: Any, pagename: str) -> str:
+    """Copy a chapter's downloads into the site and return the links shown above its text ('' if none)."""
+    found = RUN_CHAPTER_RE.match(pagename)
+    files = chapter_files(app, pagename)
+    if not found or not files:
+        return ""
+    target = Path(app.outdir) / DOWNLOADS_DIR / found["run"]
+    target.mkdir(parents=True, exist_ok=True)
+    links = []
+    for words, path in files:
+        shutil.copyfile(path, target / path.name)
+        href = posixpath.relpath(f"{DOWNLOADS_DIR}/{found['run']}/{path.name}", posixpath.dirname(pagename))
+        links.append(f'<a href="{html.escape(href)}" download>{html.escape(words)}</a>')
+    return f'<p class="{DOWNLOADS_CLASS}">Download this chapter: {" · ".join(links)}</p>\n'
+
+
 def _on_page(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
-    """Per page: drop repeated scripts (in place: the builder restores its list per page), add the icon."""
+    """Per page: drop repeated scripts (in place: the builder restores its list per page), and
+    MathJax where the page has no math of its own; add the icon."""
     scripts = context.get("script_files")
     if isinstance(scripts, list):
         scripts[:] = dedupe_scripts(scripts)
+        if app.config.mathjax_path and not own_math(app, pagename):
+            scripts[:] = without_mathjax(scripts, app.config.mathjax_path)
     context["metatags"] = context.get("metatags", "") + ICON_LINK
+    if isinstance(context.get("body"), str):
+        context["body"] = _downloads(app, pagename) + context["body"]
 
 
 def _literal_quotes(app: Any, config: Any) -> None:

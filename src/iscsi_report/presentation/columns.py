@@ -10,7 +10,13 @@ registered header and unit and adds its extra words.
 Numbers are formatted per column (:func:`format_column`): an explicit number of decimals, or a
 number of significant digits per cell, or by default the caller's decimals with the trailing zeros
 every value of the column shares removed (``16.000`` shows as ``16``); thousands are separated
-by commas. Missing values (None, NaN, NA, empty text) show as :data:`DASH`.
+by commas, except in numbers that are names (years, ports). A count column shows its whole numbers
+without decimals; float noise (far below the column's largest value) shows as 0. Missing values
+(None, NaN, NA, empty text) show as :data:`DASH`.
+
+Cells are words too: an id written for code (``latency_device_free``, ``cpu_ms``) is shown through
+:data:`VALUE_WORDS` or as the header of the column it names (:func:`value_words`), and a column the
+registry marks ``internal`` (a glue key) stays in the CSV but never reaches the page.
 """
 
 from __future__ import annotations
@@ -27,6 +33,9 @@ import pandas as pd
 from iscsi_report.core.units import BYTES_PER_KIB, BYTES_PER_MIB
 
 DASH = "\u2014"  # what a missing value shows as
+# Below this fraction of a column's largest magnitude a value is float noise (sums of ms and
+# shares cancel to about 1e-16 of their terms), and shows as 0, not as -0.00000000000000033.
+FLOAT_NOISE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,8 @@ class ColumnSpec:
     thousands: bool = True  # False for numbers that are names (ports, years, seeds)
     rank: int | None = None  # identifying columns shown first, lowest rank leftmost
     detail: bool = False  # left out of the page's main view of a wide table (kept in the full one)
+    internal: bool = False  # a key for code (glue names, joins): kept in the CSV, never shown
+    count: bool = False  # things counted: a whole number shows without decimals ("100", not "100.000")
 
     @property
     def title(self) -> str:
@@ -51,6 +62,11 @@ class ColumnSpec:
 def _s(header: str, unit: str = "", **kw: Any) -> ColumnSpec:
     """Shorthand for the registry."""
     return ColumnSpec(header, unit, **kw)
+
+
+def _n(header: str, **kw: Any) -> ColumnSpec:
+    """Shorthand for a count (runs, files, commands in flight)."""
+    return ColumnSpec(header, count=True, **kw)
 
 
 # Identifying columns, in the order they lead a table (rank = position here).
@@ -92,6 +108,9 @@ SPECS: dict[str, ColumnSpec] = {
     "variant": _s("Variant"),
     "input": _s("Input"),
     "quantity": _s("Quantity"),
+    # keys for code, never shown (the rows say the same in words)
+    "glue_key": _s("Glue key", internal=True),
+    "case_key": _s("Case key", internal=True),
     # audit
     "explanation": _s("Explanation"),
     "section": _s("Section of the source"),
@@ -111,10 +130,10 @@ SPECS: dict[str, ColumnSpec] = {
     "note": _s("Note"),
     # runs and files
     "file": _s("File", detail=True),
-    "files": _s("Files", detail=True),
+    "files": _n("Files", detail=True),
     "fio_file": _s("fio file", detail=True),
     "run": _s("Run"),
-    "runs": _s("Runs"),
+    "runs": _n("Runs"),
     "rw": _s("I/O pattern"),
     "iodepth": _s("Queue depth"),
     "engine": _s("fio engine", detail=True),
@@ -124,14 +143,23 @@ SPECS: dict[str, ColumnSpec] = {
     "validation": _s("Validation run", detail=True),
     "block_device": _s("Block device", detail=True),
     "block_sizes": _s("Block sizes"),
-    "reports": _s("iostat reports", detail=True),
-    "reports_averaged": _s("iostat reports averaged"),
-    "active_reports": _s("Active iostat reports", detail=True),
+    "reports": _n("iostat reports", detail=True),
+    "reports_averaged": _n("iostat reports averaged"),
+    "active_reports": _n("Active iostat reports", detail=True),
     "since_boot_only": _s("Since-boot report only", detail=True),
-    "cpu_count": _s("CPUs", detail=True),
-    "cores_counted": _s("Cores counted", detail=True),
-    "completions": _s("Completions"),
-    "samples": _s("Samples"),
+    "cpu_count": _n("CPUs", detail=True),
+    "cores_counted": _n("Cores counted", detail=True),
+    "completions": _n("Completions"),
+    "samples": _n("Samples"),
+    "transmitted": _n("Transmitted"),
+    "received": _n("Received"),
+    "forecasts": _n("Forecasts"),
+    "in_flight": _n("In flight"),  # Little's law: a mean, whole when it is a product of settings
+    "in_flight_cap": _n("In flight cap"),
+    "per_session_cap": _n("Per session cap"),
+    "exposed_rounds": _n("Exposed rounds"),
+    "n": _n("Observations"),
+    "df_resid": _n("Residual degrees of freedom"),
     "interval_s": _s("Ping interval", "s"),
     "elapsed_s": _s("Elapsed", "s"),
     # sizes and rates
@@ -163,7 +191,6 @@ SPECS: dict[str, ColumnSpec] = {
     "max_outstanding_r2t": _s("MaxOutstandingR2T"),
     "effective_r2t_window": _s("Effective R2T window"),
     "r2t_pacing": _s("R2T pacing"),
-    "exposed_rounds": _s("Exposed rounds"),
     "one_way_trips": _s("One-way trips"),
     "unsolicited_kib": _s("Unsolicited data", "KiB"),
     "solicited_kib": _s("Solicited data", "KiB"),
@@ -202,7 +229,7 @@ SPECS: dict[str, ColumnSpec] = {
     "link_ceiling_mib_per_s": _s("Link ceiling", "MiB/s", decimals=2),
     "device_ceiling_mib_per_s": _s("Device ceiling", "MiB/s", decimals=2),
     "cpu_ceiling_mib_per_s": _s("CPU ceiling", "MiB/s", decimals=2),
-    "n_train": _s("Training runs"),
+    "n_train": _n("Training runs"),
     # statistics
     "r_squared": _s("R²"),
     "ci_level": _s("Confidence level"),
@@ -239,6 +266,7 @@ UNIT_SUFFIXES: tuple[tuple[tuple[str, ...], str, float], ...] = (
     (("kb", "per", "s"), "kB/s", 1.0),
     (("ms", "per", "op"), "ms per operation", 1.0),
     (("ms", "per", "mib"), "ms per MiB", 1.0),
+    (("us", "per", "kib"), "µs per KiB", 1.0),
     (("per", "s"), "/s", 1.0),
     (("mbps",), "Mbit/s", 1.0),
     (("gbps",), "Gbit/s", 1.0),
@@ -321,6 +349,38 @@ WORDS = {
 }
 _PERCENTILE = re.compile(r"p\d+")
 MACHINE_NAME = re.compile(r"[a-z0-9_]+")
+# An id written for code, as a cell's whole text: lower-case first, words joined by underscores.
+MACHINE_ID = re.compile(r"[a-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+")
+# The same inside a sentence; never part of a dotted reference or a path (``fio.local.op_ms``).
+_ID_TOKEN = re.compile(r"(?<![\w./*-])[a-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w/-]|\.\w)")
+
+# Ids that name things in table cells (model variants, validation methods, fit terms, ceilings,
+# tool fields), as a reader reads them. Any other id in a cell is read as a column name (spec_for).
+VALUE_WORDS = {
+    # model variants (analyses.fit.variants)
+    "blog_as_written": "the blog's model as written",
+    "device_free": "device free",
+    "latency_device_free": "latency and device free",
+    "network_device_free": "network and device free",
+    "latency_device_free_intercept": "latency and device free, with a constant",
+    # validation methods (analyses.fit.nested)
+    "blog_formula": "the blog's formula",
+    "blog_formula_scaled": "the blog's formula, scaled",
+    "nested_selection": "variant chosen by nested validation",
+    # fit terms without a column of their own
+    "intercept_ms": "Constant per operation (ms)",
+    "intercept_us": "Constant per operation (µs)",
+    "slope_us_per_kib": "Slope (µs per KiB)",
+    # ceilings (analyses.crossstudy.bounds.BOUND_LABELS)
+    "latency_qd": "latency × queue depth",
+    # iostat fields as iostat names them
+    "aqu_sz": "aqu-sz (mean queue length)",
+    "wkB_per_s": "wkB/s (kB written per second)",
+    "wareq_sz_kB": "wareq-sz (mean write request, kB)",
+    "w_await_ms": "w_await (mean write wait, ms)",
+    "w_per_s": "w/s (writes per second)",
+    "util_pct": "%util (device utilisation)",
+}
 
 
 def _words(tokens: Sequence[str]) -> str:
@@ -349,6 +409,28 @@ def _lowered(text: str) -> str:
     if len(first) > 1 and first[1:].lower() != first[1:]:
         return text
     return text[:1].lower() + text[1:]
+
+
+def value_words(text: str) -> str:
+    """A cell's text as a reader reads it: an id in words, registered ids inside a sentence in words.
+
+    A whole-cell id is :data:`VALUE_WORDS`' entry, else the header words of the column it would
+    name (``cpu_ms``: "Target CPU time"; no unit, the row's own columns give it); inside longer
+    text only registered ids are replaced, so the names of real settings (``cmds_max``) stay.
+    """
+    if text in VALUE_WORDS:
+        return VALUE_WORDS[text]
+    if MACHINE_ID.fullmatch(text):
+        return spec_for(text.lower()).header
+    return _ID_TOKEN.sub(_token_words, text)
+
+
+def _token_words(match: re.Match[str]) -> str:
+    """One id inside a sentence in words, if it is registered; else as it is."""
+    token = match.group(0)
+    if token in VALUE_WORDS:
+        return VALUE_WORDS[token]
+    return _lowered(SPECS[token].header) if token in SPECS else token
 
 
 def _unit_at(tokens: Sequence[str], i: int) -> tuple[int, str, float] | None:
@@ -390,7 +472,7 @@ def derived_spec(name: str) -> ColumnSpec:
     if n_count:
         words = "number of " + words
     header = _capitalised(words) if words else "(unnamed)"
-    return ColumnSpec(header, unit, scale, digits=3 if unit == "%" else None)
+    return ColumnSpec(header, unit, scale, digits=3 if unit == "%" else None, count=n_count)
 
 
 def _extended(name: str) -> ColumnSpec | None:
@@ -479,28 +561,42 @@ def column_places(values: Sequence[float], decimals: int) -> int:
     return decimals
 
 
+def denoised(values: Sequence[float]) -> list[float]:
+    """``values`` with float noise (below :data:`FLOAT_NOISE` of the largest magnitude) as 0."""
+    finite = [abs(v) for v in values if math.isfinite(v)]
+    floor = FLOAT_NOISE * max(finite, default=0.0)
+    return [0.0 if math.isfinite(v) and abs(v) < floor else v for v in values]
+
+
 def format_column(values: Sequence[object], spec: ColumnSpec, decimals: int = 3) -> list[str | None]:
-    """Each value as shown (None where missing): scaled, formatted by the spec, else by ``decimals``."""
-    numeric = [float(v) * spec.scale for v in values if _is_number(v) and not is_missing(v)]
+    """Each value as shown (None where missing): scaled, formatted by the spec, else by ``decimals``.
+
+    Float noise shows as 0 (:func:`denoised`); in a count column a whole number shows without
+    decimals whatever the other cells need.
+    """
+    scaled = [float(v) * spec.scale if _is_number(v) and not is_missing(v) else math.nan for v in values]
+    clean = denoised(scaled)
+    numeric = [x for v, x in zip(values, clean, strict=True) if _is_number(v) and not is_missing(v)]
     integral = all(float(v).is_integer() for v in numeric if math.isfinite(v))
     if spec.decimals is not None:
         places = column_places(numeric, spec.decimals)
     else:
         places = 0 if integral else column_places(numeric, decimals)
     out: list[str | None] = []
-    for v in values:
+    for v, x in zip(values, clean, strict=True):
         if is_missing(v):
             out.append(None)
         elif isinstance(v, bool) or type(v).__name__ == "bool_":
             out.append("yes" if v else "no")
         elif _is_number(v):
-            x = float(v) * spec.scale
-            if spec.digits is not None:
+            if spec.count and x.is_integer():
+                out.append(_plain(x, 0, spec.thousands))
+            elif spec.digits is not None:
                 out.append(_significant(x, spec.digits, spec.thousands))
             elif x != 0 and math.isfinite(x) and round(x, places) == 0:
                 out.append(_significant(x, 2, spec.thousands))  # never a nonzero value shown as 0
             else:
                 out.append(_plain(x, places, spec.thousands))
         else:
-            out.append(str(v))
+            out.append(value_words(str(v)))
     return out

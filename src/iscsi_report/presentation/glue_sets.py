@@ -52,7 +52,7 @@ def glue_counts(counts: pd.DataFrame, glue: Callable[[str, Any], Any]) -> None:
 
 def glue_answers(answers: pd.DataFrame, glue: Callable[[str, Any], Any]) -> None:
     """Glue every answer under ``<key>_blog`` and ``<key>_measured`` for the prose."""
-    rows: Iterable[Any] = answers.itertuples(index=False)  # cells: key (str) and two floats
+    rows: Iterable[Any] = answers.itertuples(index=False)  # cells: glue_key (str) and two floats
     for row in rows:
-        glue(f"{row.key}_blog", float(row.blog_inputs))
-        glue(f"{row.key}_measured", float(row.measured_inputs))
+        glue(f"{row.glue_key}_blog", float(row.blog_inputs))
+        glue(f"{row.glue_key}_measured", float(row.measured_inputs))

@@ -24,6 +24,7 @@ from iscsi_report.core import markup
 from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.measurements import NOTES
 from iscsi_report.core.paths import Project
+from iscsi_report.presentation import columns as cols
 from iscsi_report.presentation import tables
 
 CSV_FLOAT_FORMAT = "%.10g"  # fixed, so two builds from the same inputs give byte-identical CSVs
@@ -252,7 +253,7 @@ def chart_html(spec: Any, caption: str | None = None, alt: str | None = None) ->
     import json
     from urllib.parse import quote
 
-    as_dict = spec_dict(spec)
+    as_dict = titled(spec_dict(spec))
     described = describe(as_dict)
     alt_text = (alt or described).strip()
     caption_text = (caption or _title(as_dict) or described).strip()
@@ -267,6 +268,42 @@ def chart_html(spec: Any, caption: str | None = None, alt: str | None = None) ->
         f'<script type="application/json" class="{CHART_CLASS}-spec">{payload}</script>'
         f"<figcaption>{html.escape(caption_text)}</figcaption></figure>"
     )
+
+
+def titled(spec: Any) -> Any:
+    """``spec`` with a reader's title (:func:`columns.header`) on every encoded field shown without one.
+
+    Axes, legends, facets and tooltips otherwise show the data's column name (``bs_kib``); a
+    title the chart set, even ``None`` (no title), is kept. Only channel definitions change
+    (``encoding`` and ``facet``), never sorts or transforms, whose fields are not shown.
+    """
+    if isinstance(spec, list):
+        return [titled(item) for item in spec]
+    if not isinstance(spec, dict):
+        return spec
+    out = {key: titled(value) for key, value in spec.items()}
+    if isinstance(out.get("encoding"), dict):
+        out["encoding"] = {ch: _titled_channel(d) for ch, d in out["encoding"].items()}
+    facet = out.get("facet")
+    if isinstance(facet, dict):
+        out["facet"] = (
+            _titled_channel(facet)
+            if "field" in facet
+            else {ch: _titled_channel(d) for ch, d in facet.items()}
+        )
+    return out
+
+
+def _titled_channel(definition: Any) -> Any:
+    """One channel's definition (or a tooltip's list of them) with a title on each bare machine field."""
+    if isinstance(definition, list):
+        return [_titled_channel(d) for d in definition]
+    if not isinstance(definition, dict):
+        return definition
+    field = definition.get("field")
+    if isinstance(field, str) and "title" not in definition and cols.MACHINE_NAME.fullmatch(field):
+        return {**definition, "title": cols.header(field)}
+    return definition
 
 
 def interactive_spec(spec: dict[str, Any], alt_text: str) -> dict[str, Any]:

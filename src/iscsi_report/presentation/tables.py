@@ -184,6 +184,11 @@ def spread(df: pd.DataFrame, index: list[str], columns: str, values: str) -> pd.
     return wide.reset_index()
 
 
+def shown_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` without the columns the registry keeps for code (glue keys, join keys)."""
+    return df[[c for c in df.columns if not cols.spec_for(c).internal]]
+
+
 def render(
     df: pd.DataFrame,
     name: str,
@@ -197,6 +202,7 @@ def render(
     """The page's HTML for ``df``: the main view (or ``summary``), the full table collapsed when it
     shows more, notes."""
     places = 6 if decimals is None else decimals
+    df = shown_frame(df)
     columns = formatted(df, name, places)
     view = main_view(df, name, columns, shown, 0 if summary is not None else preview_rows)
     first = list(shown or [])  # the caller's columns lead the full table too
@@ -206,8 +212,8 @@ def render(
     parts: list[str] = []
     dashed = False
     if summary is not None:
-        brief = formatted(summary, name, places)
-        main, dashed = _table(View([brief[c] for c in summary.columns], len(summary), []), name)
+        brief = formatted(shown_frame(summary), name, places)
+        main, dashed = _table(View(list(brief.values()), len(summary), []), name)
         parts.append(main)
         parts.append(
             f'<p class="{NOTE_CLASS}">{_escape("Shown above: a summary; the full table below.")}</p>'

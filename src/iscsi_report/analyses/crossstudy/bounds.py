@@ -338,15 +338,15 @@ def _l3_rate_cases(l3: Study) -> list[Case]:
     depth = queue_depth_change_table(l3)
     qd_before, qd_after = (float(q) for q in depth["queue_depth"].iloc[[0, -1]])
     ratio = float(depth["latency_ratio_if_depth_filled"].iloc[-1])
-    raised = Latency(ratio=ratio, floor_basis=f"latency at queue_depth {qd_before:g}")
+    raised = Latency(ratio=ratio, floor_basis=f"latency at a queue depth of {qd_before:g}")
     gbyte, nvme = l3.value("l3.tldr.achieved_gbyte_per_s"), l3.value("l3.bonus.nvme_gbyte_per_s")
     disks, gbit = l3.value("l3.bonus.nvme_disks"), BITS_PER_GBIT / BITS_PER_BYTE
     specs: list[tuple[str, str, str, float, Latency | None]] = [
         ("medium_block", f"medium-block transfers ({gbyte:g} GB/s)", "l3.tldr.achieved_gbyte_per_s",
          BYTES_PER_GB, None),
-        ("validation_default_depth", f"table validation, queue_depth {qd_before:g}",
+        ("validation_default_depth", f"table validation, queue depth {qd_before:g}",
          "l3.analysis.load_gbit_per_s", gbit, None),
-        ("validation_raised_depth", f"table validation, queue_depth {qd_after:g}",
+        ("validation_raised_depth", f"table validation, queue depth {qd_after:g}",
          "l3.analysis.after_gbit_per_s", gbit, raised),
         ("nvme_tcp", f"NVMe/TCP comparison ({nvme:g} GB/s, {disks:g} disks)", "l3.bonus.nvme_gbyte_per_s",
          BYTES_PER_GB, None),

@@ -105,7 +105,6 @@ from iscsi_report.analyses.fit.variants import (
     r_squared,
     variant_by_name,
     variant_table,
-    variant_words,
 )
 
 __all__ = [
@@ -177,6 +176,5 @@ __all__ = [
     "validation_table",
     "variant_by_name",
     "variant_table",
-    "variant_words",
     "with_guessed_cpu",
 ]

@@ -89,20 +89,6 @@ def default_variants() -> list[Variant]:
 PRIMARY_VARIANT = "latency_device_free"
 
 
-VARIANT_WORDS = {
-    "blog_as_written": "the blog's model as written",
-    "device_free": "device free",
-    "latency_device_free": "latency and device free",
-    "network_device_free": "network and device free",
-    "latency_device_free_intercept": "latency and device free, with a constant",
-}
-
-
-def variant_words(name: str) -> str:
-    """A variant's name as a reader reads it ("latency and device free"), not its id."""
-    return VARIANT_WORDS.get(name, name.replace("_", " "))
-
-
 def design_diagnostics(x: pd.DataFrame) -> tuple[float, pd.DataFrame]:
     """Scaled condition number (columns to unit length, Belsley) and VIFs of a design.
 
