@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from iscsi_report.analyses import upgrade
+from iscsi_report.analyses.projections import MissingDataError
 from iscsi_report.core import model
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.forecast import Source, Value
@@ -123,3 +124,17 @@ def test_percentiles_come_from_the_ping_spread_at_queue_depth_1_only() -> None:
     assert np.isnan(table.loc[f"queue depth {upgrade.DEEP_QUEUE}", "p99_ms"])
     flat = upgrade.forecasts(today, upgrade.default_scenarios(today, {}), (0.2,) * 2000).set_index("scenario")
     assert flat.loc["today", "p99_ms"] == pytest.approx(flat.loc["today", "op_ms"])  # no spread, no tail
+
+
+@pytest.mark.skipif(not (RAW / "lab-veth-2026").is_dir(), reason="bundled dataset absent")
+def test_a_network_pinged_far_from_the_protocols_spacing_is_left_out_and_said() -> None:
+    ds = open_dataset(RAW / "lab-veth-2026")
+    assert list(upgrade.measured_networks(ds, 0.004)) == ["veth"]  # 2 ms is within 2x of 4 ms
+    far = upgrade.measured_networks(ds, 1.0)  # only 2 ms pings: 500x away
+    assert dict(far) == {} and "within 2x" in far.left_out["veth"]
+    with pytest.raises(
+        ReportError, match=r"no network 'veth' \(has: none; veth left out: no ping at 1000 ms"
+    ):
+        upgrade.choose(far, "veth", "network", ds.name)
+    with pytest.raises(MissingDataError, match="veth left out"):
+        upgrade.choose(far, "", "network", ds.name)

@@ -269,7 +269,7 @@ def closest_interval(rtt: pd.DataFrame, interval_s: float) -> pd.DataFrame:
     return best if float(ratio.min()) <= math.log(PING_INTERVAL_FACTOR) + 1e-9 else best.iloc[0:0]
 
 
-def _ping_missing(rtt: pd.DataFrame, interval_s: float) -> str:
+def ping_missing(rtt: pd.DataFrame, interval_s: float) -> str:
     """Why a network has no usable ping: none at all, or none within 2x of the model's interval."""
     want = f"{interval_s * 1000:g} ms"
     known = sorted(rtt["interval_s"].dropna().astype(float))
@@ -296,7 +296,7 @@ def network_inputs(
         i = on_net[network.capacity_runs(on_net)]
         mean_rtt = float(p["mean_rtt_ms"].iloc[0]) if len(p) else math.nan
         mbit = float(i["received_mbit_per_s"].mean()) if len(i) else math.nan
-        missing = [] if len(p) else [_ping_missing(rtt[rtt["network"] == net], interval_s)]
+        missing = [] if len(p) else [ping_missing(rtt[rtt["network"] == net], interval_s)]
         if i.empty:
             missing.append("no forward TCP iperf3" + (" (only UDP or reverse runs)" if len(on_net) else ""))
         rows.append(
