@@ -538,12 +538,13 @@ def _scan(data: str | bytes) -> _Scan:
 def _other_source(sources: _Sources, first: tuple[int, int, np.uint64, np.uint64]) -> np.ndarray:
     """Which taken replies may have another source than the first reply (a longer one always may)."""
     w0, w1 = sources.words
-    return (
+    differ: np.ndarray = (
         (sources.length != first[1])
         | (sources.length > _SOURCE_WORDS * _WORD_BYTES)
         | (w0 != first[2])
         | (w1 != first[3])
     )
+    return differ
 
 
 def _other_lines(
