@@ -350,3 +350,12 @@ def test_a_first_reply_from_another_host_is_refused() -> None:
 def test_a_long_log_from_the_pinged_host_passes_however_it_is_named(source: str) -> None:
     result = ping.parse_text(_long_log(source), "p.txt")
     assert len(result.rtt_ms) == _LONG_LOG_REPLIES and not result.unparsed
+
+
+def test_of_two_replies_from_other_hosts_the_first_in_the_file_is_named() -> None:
+    lines = _long_log(_PINGED, "10.0.0.3", 50).splitlines(keepends=True)
+    # after it, a reply the careful path reads (an unusual suffix) from another host again
+    lines.insert(100, "64 bytes from 10.0.0.9: icmp_seq=99 ttl=64 time=9.99 ms (DIFFERENT ADDRESS!)\n")
+    with pytest.raises(IngestError, match=re.escape("'10.0.0.3'")) as err:
+        ping.parse_text("".join(lines), "p.txt")
+    assert err.value.line == 51

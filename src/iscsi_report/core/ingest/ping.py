@@ -934,7 +934,7 @@ def _check_sources(
     other = re.compile(rf" bytes from (?!(?:{ip}|{name})[:,%]|\S+ \({ip}\)[:,])(?P<src>[^\n]*?)[:,] ")
     spans: list[tuple[int, int]] = [(0, len(text))]
     if suspects is not None and suspects[0] in pinged and len(suspects[1]) <= _MAX_SUSPECT_LINES:
-        spans = [(int(a), int(b)) for a, b in suspects[1]]
+        spans = sorted((int(a), int(b)) for a, b in suspects[1])  # the first offending line is named
     for start, end in spans:
         for m in other.finditer(text, start, end):
             line_start = text.rfind("\n", 0, m.start()) + 1
