@@ -73,3 +73,24 @@ def test_missing_file_line(capsys: pytest.CaptureFixture, tmp_path: Path) -> Non
 def test_summarize_path_reads_xz() -> None:
     s = summarize.summarize_path(FIX / "ping" / "iputils_netns_dup40.txt.xz")
     assert s["duplicates"] == 6 and s["samples"] == 21
+
+
+def test_summarize_of_a_generated_long_log_equals_a_plain_computation(tmp_path: Path) -> None:
+    """The summary of the benchmark's log (smaller) against values read with a regex and statistics."""
+    import statistics
+    import subprocess
+    import sys
+
+    log = tmp_path / "ping.txt"
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "gen_ping_log.py"
+    subprocess.run([sys.executable, str(script), str(log), "20000"], check=True, capture_output=True)
+    text = log.read_text(encoding="utf-8")
+    values = sorted(float(x) for x in re.findall(r"time=([\d.]+) ms", text))
+    got = summarize.summarize_path(log)
+    rtt = got["rtt_ms"]
+    assert got["tool"] == "ping" and got["samples"] == len(values) and got["unanswered"] == 0
+    assert rtt["min"] == values[0] and rtt["max"] == values[-1]
+    assert rtt["mean"] == pytest.approx(statistics.fmean(values), rel=1e-12)
+    assert rtt["sstdev"] == pytest.approx(statistics.stdev(values), rel=1e-9)
+    assert rtt["p50"] == pytest.approx(statistics.quantiles(values, n=100, method="inclusive")[49], rel=1e-12)
+    assert rtt["p99"] == pytest.approx(statistics.quantiles(values, n=100, method="inclusive")[98], rel=1e-12)

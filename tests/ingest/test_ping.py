@@ -304,3 +304,58 @@ def test_percentiles_match_datamash(fixtures_dir: Path, tmp_path: Path) -> None:
     rtt = ping.summary(ping.parse_text(text))["rtt_ms"]
     got = [rtt["mean"], rtt["p50"], rtt["p99"], rtt["max"], rtt["sstdev"]]
     assert got == pytest.approx([float(x) for x in out], rel=1e-9)
+
+
+# -- the source check of long logs: the fast path names the lines whose source may differ ------
+
+_PINGED = "10.0.0.2"
+_LONG_LOG_REPLIES = 3000  # more lines than the check searches one by one (a full pass then)
+
+
+def _long_log(source: str, odd_source: str | None = None, odd_at: int = 0) -> str:
+    """An iputils log of _LONG_LOG_REPLIES replies from ``source``; reply ``odd_at`` from ``odd_source``."""
+    lines = [f"PING example.test ({_PINGED}) 56(84) bytes of data."]
+    for seq in range(1, _LONG_LOG_REPLIES + 1):
+        src = odd_source if odd_source is not None and seq == odd_at else source
+        lines.append(f"64 bytes from {src}: icmp_seq={seq} ttl=64 time=0.{seq % 900 + 100} ms")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        "10.0.0.3",  # the same length, another byte
+        "10.0.0.20",  # longer by one byte
+        "10.0.0.",  # shorter
+        "host-2.example.test (10.0.0.3)",  # a name with another address in parens (over 16 bytes)
+        "example.tes",  # a prefix of the pinged name
+    ],
+)
+def test_one_reply_from_another_host_deep_in_a_long_log_is_refused_at_its_line(odd: str) -> None:
+    odd_at = _LONG_LOG_REPLIES * 2 // 3
+    with pytest.raises(IngestError, match="replies from another host") as err:
+        ping.parse_text(_long_log(_PINGED, odd, odd_at), "p.txt")
+    assert err.value.line == odd_at + 1  # the header is line 1
+
+
+def test_a_first_reply_from_another_host_is_refused() -> None:
+    with pytest.raises(IngestError, match="replies from another host") as err:
+        ping.parse_text(_long_log(_PINGED, "10.0.0.9", 1), "p.txt")
+    assert err.value.line == 2
+
+
+@pytest.mark.parametrize(
+    "source", [_PINGED, "example.test", f"example.test ({_PINGED})", f"host-2.example.test ({_PINGED})"]
+)
+def test_a_long_log_from_the_pinged_host_passes_however_it_is_named(source: str) -> None:
+    result = ping.parse_text(_long_log(source), "p.txt")
+    assert len(result.rtt_ms) == _LONG_LOG_REPLIES and not result.unparsed
+
+
+def test_of_two_replies_from_other_hosts_the_first_in_the_file_is_named() -> None:
+    lines = _long_log(_PINGED, "10.0.0.3", 50).splitlines(keepends=True)
+    # after it, a reply the careful path reads (an unusual suffix) from another host again
+    lines.insert(100, "64 bytes from 10.0.0.9: icmp_seq=99 ttl=64 time=9.99 ms (DIFFERENT ADDRESS!)\n")
+    with pytest.raises(IngestError, match=re.escape("'10.0.0.3'")) as err:
+        ping.parse_text("".join(lines), "p.txt")
+    assert err.value.line == 51

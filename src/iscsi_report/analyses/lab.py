@@ -2,7 +2,10 @@
 
 Loading: one row per fio run (per-write latency and the configuration labels), the network
 measured at each (delay, rate) point (ping RTT, iperf3 rate), and the captured writes reduced by
-:mod:`iscsi_report.core.ingest.tshark` (R2Ts per write, most outstanding, PDU timeline).
+:mod:`iscsi_report.core.ingest.tshark` (R2Ts per write, most outstanding, PDU timeline). With a
+parse cache folder (:mod:`iscsi_report.core.keep`) the assembled frames are kept too, keyed by
+every file's checked sha256 and labels and by the code that assembles them; every raw file is
+still read and checked against its manifest on every load.
 
 The primary model (fixed before any held-out error was computed, see the validation chapter)::
 
@@ -19,7 +22,10 @@ prospective tests of the validation chapter are in :mod:`iscsi_report.analyses.l
 
 from __future__ import annotations
 
+import functools
+import json
 import math
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -29,7 +35,8 @@ import numpy as np
 import pandas as pd
 
 from iscsi_report.core import dataset as datasets
-from iscsi_report.core import model
+from iscsi_report.core import keep, model
+from iscsi_report.core.digest import sha256_bytes
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest import iperf3, tshark
 from iscsi_report.core.measurements import Measurements, open_dataset
@@ -55,9 +62,35 @@ VARIANTS: dict[str, list[str]] = {
 }
 TRAIN_DELAYS_MS = (0.0, 1.0)
 CI_LEVEL = 0.95
+# The tools whose files :func:`load` reads (and checks), and the kept assembly's cache kind.
+LOADED_TOOLS = ("fio", "ping", "iperf3", "tshark")
+ASSEMBLED_KIND = "lab-assembled"
+# Core code the assembled frames depend on besides this module (parsers, the measurements layer,
+# the manifest's labels): a change to any of them is a new key.
+ASSEMBLY_CORE_CODE = ("ingest", "measurements.py", "dataset.py")
 
 
 # ---- loading -----------------------------------------------------------------------------------
+
+
+class Captures(Mapping[str, tshark.TsharkResult]):
+    """Each capture file's parse by rel path, parsed (or loaded from the parse cache) when first asked.
+
+    A load served from the kept assembly parses no capture; the views that need the PDUs ask.
+    """
+
+    def __init__(self, ds: Measurements) -> None:
+        self._ds = ds
+        self._files = {f.rel: f for f in ds.select("tshark")}
+
+    def __getitem__(self, rel: str) -> tshark.TsharkResult:
+        return self._ds.tshark(self._files[rel])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
 
 
 @dataclass
@@ -68,7 +101,7 @@ class LabData:
     runs: pd.DataFrame  # one row per fio run
     networks: pd.DataFrame  # one row per (one_way_delay_ms, link_mbps) point
     captures: pd.DataFrame  # one row per captured complete write
-    capture_files: dict[str, tshark.TsharkResult] = field(default_factory=dict)
+    capture_files: Mapping[str, tshark.TsharkResult] = field(default_factory=dict)
 
     @cached_property
     def path(self) -> pd.DataFrame:
@@ -126,23 +159,66 @@ def networks(ds: Measurements) -> pd.DataFrame:
     return out
 
 
-def captures(ds: Measurements) -> tuple[pd.DataFrame, dict[str, tshark.TsharkResult]]:
-    """One row per complete captured write (labels + R2Ts, most outstanding, latency); parsed files."""
-    frames, parsed = [], {}
+def captures(ds: Measurements) -> pd.DataFrame:
+    """One row per complete captured write: the capture's labels, R2Ts, most outstanding, latency."""
+    frames: list[pd.DataFrame] = []
     for f in ds.select("tshark"):
-        parsed[f.rel] = ds.tshark(f)
-        w = ds.tshark_writes(f)
+        w: pd.DataFrame = ds.tshark_writes(f)
         frames.append(w.assign(file=f.rel, **{k: f.labels[k] for k in CONFIG_KEYS}))
     if not frames:
-        return pd.DataFrame(columns=[*tshark.WRITE_COLUMNS, "file", *CONFIG_KEYS]), parsed
-    return pd.concat(frames, ignore_index=True), parsed
+        return pd.DataFrame(columns=[*tshark.WRITE_COLUMNS, "file", *CONFIG_KEYS])
+    return pd.concat(frames, ignore_index=True)
+
+
+@dataclass(frozen=True)
+class Assembled:
+    """The frames :func:`load` assembles from the parses: what the kept assembly holds."""
+
+    runs: pd.DataFrame
+    networks: pd.DataFrame
+    captures: pd.DataFrame
+
+
+def assemble(ds: Measurements) -> Assembled:
+    """The frames of a dataset, from its parses (each file checked and parsed through ``ds``)."""
+    return Assembled(fio_runs(ds), networks(ds), captures(ds))
+
+
+@functools.cache
+def assembly_code() -> str:
+    """Digest of the code behind :func:`assemble` (this module, the parsers, pandas and numpy)."""
+    parts = [keep.code_of(p) for p in ASSEMBLY_CORE_CODE]
+    parts += [sha256_bytes(Path(__file__).read_bytes()), pd.__version__, np.__version__]
+    return sha256_bytes("\n".join(parts).encode())[:16]
+
+
+def checked_inputs(ds: Measurements) -> str:
+    """Read and check every file :func:`load` uses (a changed byte fails); a key over them all.
+
+    The key covers each file's path, tool, checked sha256 and labels: everything of the
+    manifest the frames are built from.
+    """
+    entries = []
+    for f in ds.files:
+        if f.tool in LOADED_TOOLS:
+            ds.text(f)  # a recorded read, checked against the manifest's sha256
+            entries.append([f.rel, f.tool, f.sha256, f.labels])
+    return sha256_bytes(json.dumps(entries, sort_keys=True, default=repr).encode())
 
 
 def load(raw_dir: str | Path) -> LabData:
-    """Read the whole lab dataset through the measurements layer: every file checked against its sha256."""
+    """Read the whole lab dataset through the measurements layer: every file checked against its sha256.
+
+    The frames come from the kept assembly when one was kept for the same checked inputs by the
+    same code; otherwise they are assembled from the parses and kept.
+    """
     ds = open_dataset(raw_dir)
-    caps, parsed = captures(ds)
-    return LabData(ds, fio_runs(ds), networks(ds), caps, parsed)
+    stored = keep.path_for(ASSEMBLED_KIND, assembly_code(), checked_inputs(ds))
+    frames = keep.load(stored)
+    if not isinstance(frames, Assembled):
+        frames = assemble(ds)
+        keep.store(stored, frames)
+    return LabData(ds, frames.runs, frames.networks, frames.captures, Captures(ds))
 
 
 # ---- the model for one configuration ------------------------------------------------------------

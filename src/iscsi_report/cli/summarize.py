@@ -38,7 +38,7 @@ def summarize_path(path: str | Path, tool: str = "auto") -> dict[str, Any]:
     text = None
     if tool == "auto":
         text = read_text(path)
-        if not text.strip():
+        if not text or text.isspace():  # not text.strip(): no copy of a 27 MB log to learn it is not blank
             raise IngestError(path, "empty file: no tool output to summarize")
         found = detect_tool(text)
         claimant = sole_claimant(text) if found is None else None

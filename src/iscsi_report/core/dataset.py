@@ -351,14 +351,17 @@ class Dataset:
         )
 
 
-def _raw_file(manifest: Path, doc: yamlio.YamlDoc, i: int, entry: FileEntry) -> RawFile:
-    """Resolve files[i]: inside the dataset folder, an existing regular file."""
+def _raw_file(
+    manifest: Path, doc: yamlio.YamlDoc, i: int, entry: FileEntry, folder: Path | None = None
+) -> RawFile:
+    """Resolve files[i]: an existing regular file inside the dataset folder (``folder``, if resolved)."""
     where = f"files[{i}].path"
     line = doc.line_of(("files", i, "path"))
     if "\x00" in entry.path:
         raise IngestError(manifest, f"path {entry.path!r} contains a NUL byte", line=line, json_path=where)
     path = (manifest.parent / entry.path).resolve()
-    if manifest.parent.resolve() not in path.parents:
+    inside = folder or manifest.parent.resolve()
+    if path == inside or not path.is_relative_to(inside):  # strictly below the folder
         raise IngestError(
             manifest, f"path {entry.path!r} leaves the dataset folder", line=line, json_path=where
         )
@@ -406,7 +409,8 @@ def load(raw_dir: str | Path) -> Dataset:
     """Read and validate ``<raw_dir>/manifest.yaml`` (checksums are verified on :func:`verify`)."""
     root = Path(raw_dir).resolve()
     manifest, doc, m = read_manifest(root)
-    files = [_raw_file(manifest, doc, i, entry) for i, entry in enumerate(m.files)]
+    folder = manifest.parent.resolve()  # once, not per file: resolving walks the whole path
+    files = [_raw_file(manifest, doc, i, entry, folder) for i, entry in enumerate(m.files)]
     _refuse_twice_listed(manifest, doc, files)
     return Dataset(
         name=m.dataset or root.name,

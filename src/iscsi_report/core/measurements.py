@@ -110,7 +110,8 @@ class Measurements:
         if kept is not None and kept[0] == _signature(f.path):
             return kept[1]
         before = _signature(f.path)
-        raw, sha256 = textio.read_checked(f.path)  # a recorded read: the run cache sees it
+        # A recorded read (the run cache sees it); core.dataset resolved the manifest's paths.
+        raw, sha256 = textio.read_checked(f.path, resolved=True)
         datasets.check_sha256(f, sha256)
         text = textio.decode_text(f.path, raw)
         self.read_counts[f.rel] += 1

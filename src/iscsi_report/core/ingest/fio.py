@@ -6,6 +6,7 @@ kept as ``unparsed`` lines (and ``fio:`` messages as warnings), never silently d
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -13,15 +14,16 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-import pandera.pandas as pa
 
 from iscsi_report.core.errors import IngestError
-from iscsi_report.core.ingest import schemas
 from iscsi_report.core.ingest.textio import INT64_MAX, decode_json, read_text
 from iscsi_report.core.units import BYTES_PER_KIB, MS_PER_S, NS_PER_MS
+
+if TYPE_CHECKING:
+    import pandera.pandas as pa
 
 FORMAT_JSON = "fio-json"
 FORMAT_JSON_PLUS = "fio-json+"
@@ -72,41 +74,63 @@ _TEXT_HEADER_RE = re.compile(
     r"ioengine=\S+, iodepth=(?P<iodepth>\d+)$"
 )
 
-JOBS_SCHEMA = pa.DataFrameSchema(
-    {
-        "job": pa.Column(str),
-        "rw": pa.Column(str, nullable=True),
-        "direction": pa.Column(str, pa.Check.isin(DIRECTIONS)),
-        "bs_bytes": pa.Column(float, pa.Check.gt(0), nullable=True),
-        "iodepth": pa.Column("Int64", pa.Check.ge(1), nullable=True),
-        "numjobs": pa.Column("Int64", pa.Check.ge(1), nullable=True),
-        "iops": pa.Column(float, pa.Check.ge(0)),
-        "bw_bytes_per_s": pa.Column(float, pa.Check.ge(0)),
-        "io_bytes": pa.Column(int, pa.Check.ge(0)),
-        "runtime_s": pa.Column(float, pa.Check.ge(0)),
-        "clat_mean_ms": pa.Column(float, pa.Check.ge(0), nullable=True),
-        "lat_mean_ms": pa.Column(float, pa.Check.ge(0), nullable=True),
-        "clat_p50_ms": pa.Column(float, pa.Check.ge(0), nullable=True),
-        "clat_p99_ms": pa.Column(float, pa.Check.ge(0), nullable=True),
-        "clat_p999_ms": pa.Column(float, pa.Check.ge(0), nullable=True),
-        "usr_cpu_pct": pa.Column(float, pa.Check.ge(0), nullable=True),
-        "sys_cpu_pct": pa.Column(float, pa.Check.ge(0), nullable=True),
-        "error": pa.Column(int),
-    },
-    strict=True,
-    ordered=True,
-)
 
-HISTOGRAM_SCHEMA = pa.DataFrameSchema(
-    {
-        "job": pa.Column(str),
-        "direction": pa.Column(str, pa.Check.isin(DIRECTIONS)),
-        "lat_ns": pa.Column(int, pa.Check.ge(0)),
-        "count": pa.Column(int, pa.Check.ge(0)),
-    },
-    strict=True,
-    ordered=True,
-)
+@functools.cache
+def jobs_schema() -> pa.DataFrameSchema:
+    """The jobs frame's schema; pandera is imported here, when a file is parsed (not on import)."""
+    import pandera.pandas as pa
+
+    return pa.DataFrameSchema(
+        {
+            "job": pa.Column(str),
+            "rw": pa.Column(str, nullable=True),
+            "direction": pa.Column(str, pa.Check.isin(DIRECTIONS)),
+            "bs_bytes": pa.Column(float, pa.Check.gt(0), nullable=True),
+            "iodepth": pa.Column("Int64", pa.Check.ge(1), nullable=True),
+            "numjobs": pa.Column("Int64", pa.Check.ge(1), nullable=True),
+            "iops": pa.Column(float, pa.Check.ge(0)),
+            "bw_bytes_per_s": pa.Column(float, pa.Check.ge(0)),
+            "io_bytes": pa.Column(int, pa.Check.ge(0)),
+            "runtime_s": pa.Column(float, pa.Check.ge(0)),
+            "clat_mean_ms": pa.Column(float, pa.Check.ge(0), nullable=True),
+            "lat_mean_ms": pa.Column(float, pa.Check.ge(0), nullable=True),
+            "clat_p50_ms": pa.Column(float, pa.Check.ge(0), nullable=True),
+            "clat_p99_ms": pa.Column(float, pa.Check.ge(0), nullable=True),
+            "clat_p999_ms": pa.Column(float, pa.Check.ge(0), nullable=True),
+            "usr_cpu_pct": pa.Column(float, pa.Check.ge(0), nullable=True),
+            "sys_cpu_pct": pa.Column(float, pa.Check.ge(0), nullable=True),
+            "error": pa.Column(int),
+        },
+        strict=True,
+        ordered=True,
+    )
+
+
+@functools.cache
+def histogram_schema() -> pa.DataFrameSchema:
+    """The latency bins frame's schema (pandera imported on first use, as for :func:`jobs_schema`)."""
+    import pandera.pandas as pa
+
+    return pa.DataFrameSchema(
+        {
+            "job": pa.Column(str),
+            "direction": pa.Column(str, pa.Check.isin(DIRECTIONS)),
+            "lat_ns": pa.Column(int, pa.Check.ge(0)),
+            "count": pa.Column(int, pa.Check.ge(0)),
+        },
+        strict=True,
+        ordered=True,
+    )
+
+
+_LAZY_SCHEMAS = {"JOBS_SCHEMA": jobs_schema, "HISTOGRAM_SCHEMA": histogram_schema}
+
+
+def __getattr__(name: str) -> Any:
+    """``JOBS_SCHEMA`` and ``HISTOGRAM_SCHEMA``, built on first use (module attributes, PEP 562)."""
+    if name in _LAZY_SCHEMAS:
+        return _LAZY_SCHEMAS[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -188,9 +212,9 @@ def parse_text(text: str, path: str | Path = "<text>", allow_interrupted: bool =
         path=str(path),
         format=FORMAT_JSON_PLUS if bins or _has_bins(doc) else FORMAT_JSON,
         fio_version=str(version) if version is not None else None,
-        jobs=_validate(path, JOBS_SCHEMA, pd.DataFrame(rows, columns=list(JOBS_SCHEMA.columns))),
+        jobs=_validate(path, jobs_schema(), pd.DataFrame(rows, columns=list(jobs_schema().columns))),
         histogram=_validate(
-            path, HISTOGRAM_SCHEMA, pd.DataFrame(bins, columns=list(HISTOGRAM_SCHEMA.columns))
+            path, histogram_schema(), pd.DataFrame(bins, columns=list(histogram_schema().columns))
         ),
         unparsed=outside,
         warnings=warnings,
@@ -652,6 +676,10 @@ def _has_bins(doc: dict[str, Any]) -> bool:
 
 def _validate(path: str | Path, schema: pa.DataFrameSchema, df: pd.DataFrame) -> pd.DataFrame:
     """Coerce and check a frame against its schema; a failure means the input was bad."""
+    import pandera.pandas as pa  # imported already, by the schema
+
+    from iscsi_report.core.ingest import schemas  # pandera's fast path: only where a file is parsed
+
     try:
         return schemas.validate(schema, schemas.astype(schema, df))
     except (pa.errors.SchemaError, ValueError, TypeError) as exc:

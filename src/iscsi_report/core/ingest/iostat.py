@@ -6,20 +6,23 @@ Columns are read by their header NAME and renamed with units (``rkb_per_s``, ``w
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-import pandera.pandas as pa
 
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest.textio import decode_json, loads_json, read_text
 from iscsi_report.core.units import KIB_PER_MIB
+
+if TYPE_CHECKING:
+    import pandera.pandas as pa
 
 FORMAT_TEXT = "iostat-text"
 FORMAT_JSON = "iostat-json"
@@ -132,26 +135,49 @@ _TS_RE = re.compile(r"^\d[\d/.\-]+[ T]\d{1,2}:\d{2}:\d{2}(?:\s?[AP]M|[+-]\d{4})?
 _DOT_NUM_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
 _COMMA_NUM_RE = re.compile(r"^-?\d+(?:,\d+)?$")
 
-_METRIC = pa.Column(float, pa.Check.ge(0), nullable=True, required=False)
-DEVICES_SCHEMA = pa.DataFrameSchema(
-    {
-        "report": pa.Column(int, pa.Check.ge(0)),
-        "since_boot": pa.Column(bool),
-        "timestamp": pa.Column("datetime64[ns]", nullable=True, required=False),
-        "device": pa.Column(str),
-        **{name: _METRIC for name, _ in DEVICE_COLUMNS.values()},
-    },
-    strict=False,
-)
-CPU_SCHEMA = pa.DataFrameSchema(
-    {
-        "report": pa.Column(int, pa.Check.ge(0)),
-        "since_boot": pa.Column(bool),
-        "timestamp": pa.Column("datetime64[ns]", nullable=True, required=False),
-        **{f"{c}_pct": pa.Column(float, pa.Check.in_range(0, 100), required=False) for c in CPU_COLUMNS},
-    },
-    strict=True,
-)
+
+@functools.cache
+def devices_schema() -> pa.DataFrameSchema:
+    """The device rows' schema; pandera is imported here, when a file is parsed (not on import)."""
+    import pandera.pandas as pa
+
+    metric = pa.Column(float, pa.Check.ge(0), nullable=True, required=False)
+    return pa.DataFrameSchema(
+        {
+            "report": pa.Column(int, pa.Check.ge(0)),
+            "since_boot": pa.Column(bool),
+            "timestamp": pa.Column("datetime64[ns]", nullable=True, required=False),
+            "device": pa.Column(str),
+            **{name: metric for name, _ in DEVICE_COLUMNS.values()},
+        },
+        strict=False,
+    )
+
+
+@functools.cache
+def cpu_schema() -> pa.DataFrameSchema:
+    """The CPU rows' schema (pandera imported on first use, as for :func:`devices_schema`)."""
+    import pandera.pandas as pa
+
+    return pa.DataFrameSchema(
+        {
+            "report": pa.Column(int, pa.Check.ge(0)),
+            "since_boot": pa.Column(bool),
+            "timestamp": pa.Column("datetime64[ns]", nullable=True, required=False),
+            **{f"{c}_pct": pa.Column(float, pa.Check.in_range(0, 100), required=False) for c in CPU_COLUMNS},
+        },
+        strict=True,
+    )
+
+
+_LAZY_SCHEMAS = {"DEVICES_SCHEMA": devices_schema, "CPU_SCHEMA": cpu_schema}
+
+
+def __getattr__(name: str) -> Any:
+    """``DEVICES_SCHEMA`` and ``CPU_SCHEMA``, built on first use (module attributes, PEP 562)."""
+    if name in _LAZY_SCHEMAS:
+        return _LAZY_SCHEMAS[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -287,8 +313,8 @@ def _parse_text(path: str | Path, text: str) -> IostatResult:
         date=header["date"] if header else None,
         cpu_count=int(header["cpus"]) if header and header["cpus"] else None,
         sysstat_version=None,
-        devices=_frame(path, DEVICES_SCHEMA, st.devices, device=True),
-        cpu=_frame(path, CPU_SCHEMA, st.cpu, device=False),
+        devices=_frame(path, devices_schema(), st.devices, device=True),
+        cpu=_frame(path, cpu_schema(), st.cpu, device=False),
         unparsed=unparsed,
         warnings=warnings,
     )
@@ -467,6 +493,8 @@ def _frame(
     else:
         df["timestamp"] = pd.to_datetime(df["timestamp"])
     df["report"] = df["report"].astype(int)
+    import pandera.pandas as pa  # imported already, by the schema
+
     try:
         return schema.validate(df)
     except pa.errors.SchemaError as exc:
@@ -516,8 +544,8 @@ def _parse_json(path: str | Path, text: str) -> IostatResult:
         date=_opt_str(host.get("date")),
         cpu_count=cpus if isinstance(cpus, int) and not isinstance(cpus, bool) else None,
         sysstat_version=_opt_str(_json_version(host)),
-        devices=_frame(path, DEVICES_SCHEMA, devices, device=True),
-        cpu=_frame(path, CPU_SCHEMA, cpu, device=False),
+        devices=_frame(path, devices_schema(), devices, device=True),
+        cpu=_frame(path, cpu_schema(), cpu, device=False),
         unparsed=[],
         warnings=warnings,
     )

@@ -49,6 +49,8 @@ _HIGH_NIBBLES = 0xF0 * _ONES
 _LOW_NIBBLES = 0x0F * _ONES
 _DIGIT_CARRY = 0x06 * _ONES  # a low nibble above 9 carries into the high nibble when 6 is added
 _ALL_ONES = np.uint64(2**64 - 1)
+_SOURCE_WORDS = 2  # a reply's source is compared in its first 16 bytes (an IPv4 address fits)
+_MAX_SUSPECT_LINES = 1000  # beyond this many lines to check one by one, one regex pass is quicker
 # SWAR digit combination: 8 digits (first digit in the lowest byte) -> pairs -> quads -> value
 _PAIR_MUL, _QUAD_MUL, _OCTET_MUL = 10 * 2**8 + 1, 100 * 2**16 + 1, 10_000 * 2**32 + 1
 _PAIR_MASK, _QUAD_MASK = 0x00FF00FF00FF00FF, 0x0000FFFF0000FFFF
@@ -352,6 +354,17 @@ class _FastReplies:
 
 
 @dataclass
+class _Sources:
+    """Where each taken reply's source (between " bytes from " and ': ') starts, its length, and
+    the two words from its start (its bytes and what follows: equal words and lengths up to 16
+    bytes mean equal sources)."""
+
+    start: np.ndarray
+    length: np.ndarray
+    words: tuple[np.ndarray, np.ndarray]
+
+
+@dataclass
 class _Lines:
     """Lines of a padded block: starts[i]:ends[i] is its line i without the newline."""
 
@@ -436,7 +449,7 @@ def _line_prefix(buf: np.ndarray, words: np.ndarray, start: np.ndarray) -> tuple
     return timestamp, after_from, ok
 
 
-def _block_replies(buf: np.ndarray, lines: _Lines, events: np.ndarray) -> _FastReplies:
+def _block_replies(buf: np.ndarray, lines: _Lines, events: np.ndarray) -> tuple[_FastReplies, _Sources]:
     """Recognise the common reply lines of a padded block and parse their numbers.
 
     Candidates have 2 or 3 '=' and at least _MIN_REPLY_BYTES, so with _PAD bytes around the
@@ -459,6 +472,11 @@ def _block_replies(buf: np.ndarray, lines: _Lines, events: np.ndarray) -> _FastR
     ok &= key_ok
     timestamp, src_start, prefix_ok = _line_prefix(buf, words, start)
     ok &= prefix_ok & (src_start < separator)  # SRC is not empty
+    src = src_start[ok]
+    # a taken reply has ': seq=N time=X ms' or more (over 16 bytes) after its source: both
+    # words lie in its line
+    pair = (_words_at(words, src), _words_at(words, src + _WORD_BYTES))
+    sources = _Sources(src, separator[ok] - src, pair)
     return _FastReplies(
         line=cand[ok],
         seq=seq[ok].astype(np.int64),
@@ -467,7 +485,7 @@ def _block_replies(buf: np.ndarray, lines: _Lines, events: np.ndarray) -> _FastR
         timestamp_s=timestamp[ok],
         duplicate=dup[ok],
         short_seq_key=bool((short_key & ok).any()),
-    )
+    ), sources
 
 
 @dataclass
@@ -476,6 +494,9 @@ class _Scan:
 
     fast: _FastReplies
     todo: np.ndarray  # rows (line index, start, end, previous line's start, its end) in bytes
+    source: tuple[int, int] | None = None  # (start, end) of the first taken reply's source
+    # (start, end) of the taken replies whose source may differ from the first's
+    other_sources: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
 
 
 def _scan(data: str | bytes) -> _Scan:
@@ -484,20 +505,46 @@ def _scan(data: str | bytes) -> _Scan:
     data is UTF-8 bytes or an ASCII str (whose character offsets are its byte offsets), so
     a str never needs encoding whole.
     """
-    replies, todo = [], []
+    replies, todo, others = [], [], [np.zeros((0, 2), np.int64)]
+    first_source: tuple[int, int, np.uint64, np.uint64] | None = None  # start, length, words
     scratch = np.zeros(0, dtype=np.uint8)
     first_line, previous = 0, (0, 0)  # line index at the block start, bounds of the line before it
     for start, end in _blocks(data):
         block = scratch = _padded_block(data, start, end, scratch)
         lines, events = _split_lines(block, final=end == len(data))
-        fast = _block_replies(block, lines, events)
+        fast, sources = _block_replies(block, lines, events)
         todo.append(_other_lines(lines, fast.line, start - _PAD, first_line, previous))
+        if first_source is None and len(sources.start):
+            w0, w1 = sources.words
+            first_source = (int(sources.start[0]) + start - _PAD, int(sources.length[0]), w0[0], w1[0])
+        if first_source is not None:
+            differ = _other_source(sources, first_source)
+            taken = fast.line[differ]
+            others.append(np.column_stack((lines.starts[taken], lines.ends[taken])) + (start - _PAD))
         fast.line += first_line
         replies.append(fast)
         if len(lines.starts):
             previous = (lines.starts[-1] + start - _PAD, lines.ends[-1] + start - _PAD)
         first_line += len(lines.starts)
-    return _Scan(_concat_replies(replies), np.concatenate([np.zeros((0, 5), np.int64), *todo]))
+    source = None if first_source is None else (first_source[0], first_source[0] + first_source[1])
+    return _Scan(
+        _concat_replies(replies),
+        np.concatenate([np.zeros((0, 5), np.int64), *todo]),
+        source,
+        np.concatenate(others),
+    )
+
+
+def _other_source(sources: _Sources, first: tuple[int, int, np.uint64, np.uint64]) -> np.ndarray:
+    """Which taken replies may have another source than the first reply (a longer one always may)."""
+    w0, w1 = sources.words
+    differ: np.ndarray = (
+        (sources.length != first[1])
+        | (sources.length > _SOURCE_WORDS * _WORD_BYTES)
+        | (w0 != first[2])
+        | (w1 != first[3])
+    )
+    return differ
 
 
 def _other_lines(
@@ -771,7 +818,7 @@ def parse_text(text: str, path: str | Path = "<text>") -> PingResult:
         raise IngestError(path, "ping output has neither replies nor a statistics footer")
     cols = _merge(fast, state)
     _check_replies(path, cols)
-    _check_sources(path, text, state.header)
+    _check_sources(path, text, state.header, _suspect_lines(scan, data) if data is text else None)
     _check_variants(path, text, state.short_seq_key)
     result = PingResult(
         path=path,
@@ -863,23 +910,41 @@ def _pinged(header: str | None) -> tuple[str, str] | None:
     return m["name"] or ip, ip
 
 
-def _check_sources(path: str, text: str, header: str | None) -> None:
-    """Every reply comes from the host the header pings (by address, or a name with it in parens)."""
+def _suspect_lines(scan: _Scan, data: str | bytes) -> tuple[str | None, np.ndarray]:
+    """(the first taken reply's source, (start, end) of every line whose source may differ from it):
+    the careful path's lines and the taken replies :func:`_scan` found another source in."""
+    source = None if scan.source is None else str(data[scan.source[0] : scan.source[1]])
+    return source, np.concatenate((scan.todo[:, 1:3], scan.other_sources))
+
+
+def _check_sources(
+    path: str, text: str, header: str | None, suspects: tuple[str | None, np.ndarray] | None = None
+) -> None:
+    """Every reply comes from the host the header pings (by address, or a name with it in parens).
+
+    With ``suspects`` (from :func:`_suspect_lines`, for an ASCII text) only the lines whose
+    source may differ from the first reply's are searched, when the first reply's is the pinged
+    host's; otherwise the whole text is.
+    """
     pinged = _pinged(header)
     if pinged is None or "pinging broadcast address" in text[:65536]:
         return
     name, ip = (re.escape(x) for x in pinged)
     # a literal start lets re skip to each " bytes from "; the line's head is checked after
     other = re.compile(rf" bytes from (?!(?:{ip}|{name})[:,%]|\S+ \({ip}\)[:,])(?P<src>[^\n]*?)[:,] ")
-    for m in other.finditer(text):
-        start = text.rfind("\n", 0, m.start()) + 1
-        if _REPLY_HEAD_RE.fullmatch(text, start, m.start()):
-            raise IngestError(
-                path,
-                f"reply from {m['src'][:60]!r} but the header pings {pinged[0]} ({pinged[1]}): "
-                "replies from another host",
-                line=_line_at(text, start),
-            )
+    spans: list[tuple[int, int]] = [(0, len(text))]
+    if suspects is not None and suspects[0] in pinged and len(suspects[1]) <= _MAX_SUSPECT_LINES:
+        spans = sorted((int(a), int(b)) for a, b in suspects[1])  # the first offending line is named
+    for start, end in spans:
+        for m in other.finditer(text, start, end):
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            if _REPLY_HEAD_RE.fullmatch(text, line_start, m.start()):
+                raise IngestError(
+                    path,
+                    f"reply from {m['src'][:60]!r} but the header pings {pinged[0]} ({pinged[1]}): "
+                    "replies from another host",
+                    line=_line_at(text, line_start),
+                )
 
 
 def _check_variants(path: str, text: str, short_seq_key: bool) -> None:
@@ -929,8 +994,11 @@ def unanswered_count(result: PingResult) -> int:
     """Probes reported unanswered ("no answer yet", "Request timeout") that never got a reply,
     counted once per sequence number (ping -O may report one probe on several lines, and a
     late reply answers it). A seq reused after a 16-bit wrap counts once."""
-    replied = set(result.seq.tolist())
-    return len(set(result.unanswered_seq) - replied)
+    pending = set(result.unanswered_seq)
+    if not pending:
+        return 0  # the common case: no Python set of every reply's seq is built
+    answered = result.seq[np.isin(result.seq, np.fromiter(pending, np.int64, len(pending)))]
+    return len(pending - set(answered.tolist()))
 
 
 def claims(text: str) -> bool:
