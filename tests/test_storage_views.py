@@ -126,3 +126,32 @@ def test_iostat_over_time_is_aggregated_to_a_few_hundred_points() -> None:
         busiest = table.loc[table["file"] == f.rel, "block_device"].iloc[0]
         assert per_file[f.rel] == int((~devices["since_boot"] & (devices["device"] == busiest)).sum())
     assert report.svg(charts.iostat_over_time(table)).lstrip().startswith("<svg")
+
+
+def _kinds_table() -> pd.DataFrame:
+    """Local throughput rows of one device: queue depth 1 direct, queue depth 8 direct, buffered."""
+    rows = []
+    for iodepth, direct in ((1, True), (8, True), (1, False)):
+        for bs_kib, mib in ((64, 100.0), (1024, 300.0)):
+            rows.append(
+                {"scenario": "local", "device": "ssd", "rw": "write", "iodepth": iodepth, "engine": "libaio",
+                 "direct": direct, "numjobs": 1, "bs_bytes": bs_kib * 1024, "bs_kib": bs_kib,
+                 "mib_per_s": mib * iodepth, "iops": mib * iodepth * 1024 / bs_kib, "op_ms": bs_kib / mib}
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_each_run_kind_is_its_own_series_and_the_fit_shows_only_its_points() -> None:
+    table = _kinds_table()
+    words = storage.run_kind_words(table)
+    # only what varies is named: the queue depth and direct vs buffered, not rw, engine or jobs
+    assert sorted(set(words)) == ["queue depth 1, buffered", "queue depth 1, direct", "queue depth 8, direct"]
+    assert set(storage.run_kind_words(table[table["iodepth"] == 8])) == {""}
+    spec = charts.throughput_by_bs(table.assign(kind=words)).to_dict()
+    encoding = spec["hconcat"][0]["encoding"]
+    assert encoding["strokeDash"]["field"] == "kind" and encoding["shape"]["field"] == "kind"
+    single = charts.throughput_by_bs(table[table["iodepth"] == 8].assign(kind=""))
+    assert "strokeDash" not in single.to_dict()["hconcat"][0]["encoding"]  # one kind: no second legend
+    fitted = storage.fitted_points(table)
+    assert set(zip(fitted["iodepth"], fitted["direct"], strict=True)) == {(1, True)}
+    assert len(fitted) == 2

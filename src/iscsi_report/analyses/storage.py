@@ -178,6 +178,35 @@ def is_validation(runs: pd.DataFrame) -> pd.Series:
     return runs["validation"].fillna(False).astype(bool)
 
 
+# How each run label reads in a chart's legend (the labels that vary within the chart only).
+_KIND_WORDS: dict[str, Any] = {
+    "rw": str,
+    "iodepth": lambda v: f"queue depth {v:g}" if isinstance(v, (int, float)) else f"queue depth {v}",
+    "engine": str,
+    "direct": lambda v: "direct" if _same(v, True) else "buffered",
+    "numjobs": lambda v: f"{v} jobs",
+}
+
+
+def run_kind_words(rows: pd.DataFrame) -> pd.Series:
+    """Each row's run kind in words, naming only the labels that vary between the rows ('' if none).
+
+    A chart draws one series per kind, so a queue-depth-8 or buffered run never joins the line of
+    the queue-depth-1 direct writes the model reads.
+    """
+    varying = [k for k in RUN_KIND if k in rows and rows[k].astype(str).nunique() > 1]
+    if not varying:
+        return pd.Series("", index=rows.index, dtype=str)
+    return rows.apply(lambda r: ", ".join(_KIND_WORDS[k](r[k]) for k in varying), axis=1).astype(str)
+
+
+def fitted_points(local: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the run kind the device fit reads (MODEL_FIT_LABELS): the points its line is drawn over."""
+    if local.empty:
+        return local
+    return local[local.apply(lambda r: exclusion_reason(r) == "", axis=1).astype(bool)]
+
+
 def throughput_by_bs(runs: pd.DataFrame) -> pd.DataFrame:
     """Mean MiB/s, IOPS and per-op ms per scenario, device, network, R2T, run kind and block size."""
     if runs.empty:
@@ -835,19 +864,17 @@ def iostat_over_time(ds: Measurements, max_points: int = MAX_TIME_POINTS) -> pd.
 def percentile_points(table: pd.DataFrame) -> pd.DataFrame:
     """Local runs' percentiles, tidy (device, bs_kib, percentile, ms, source): from bins, else fio's."""
     local = table[is_local(table)] if len(table) else table
+    kinds = run_kind_words(local) if len(local) else pd.Series(dtype=str)
     rows = []
-    for _, r in local.iterrows():
+    for i, r in local.iterrows():
+        at = (r["device"], r["bs_bytes"] / BYTES_PER_KIB)
         for name in PERCENTILE_LEVELS:
             from_bins = r.get(f"bins_{name}_ms")
             if from_bins is not None and not pd.isna(from_bins):
-                rows.append(
-                    (r["device"], r["bs_bytes"] / BYTES_PER_KIB, name, float(from_bins), "json+ bins")
-                )
+                rows.append((*at, name, float(from_bins), "json+ bins", kinds[i]))
             elif name in FIO_PERCENTILE_COLUMNS and not pd.isna(r[f"fio_{name}_ms"]):
-                rows.append(
-                    (r["device"], r["bs_bytes"] / BYTES_PER_KIB, name, float(r[f"fio_{name}_ms"]), "fio")
-                )
-    return pd.DataFrame(rows, columns=["device", "bs_kib", "percentile", "ms", "source"])
+                rows.append((*at, name, float(r[f"fio_{name}_ms"]), "fio", kinds[i]))
+    return pd.DataFrame(rows, columns=["device", "bs_kib", "percentile", "ms", "source", "kind"])
 
 
 def percentile_summary(table: pd.DataFrame, tolerance_ms: float = 1e-9) -> dict[str, float]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import altair as alt
 import pandas as pd
 from altair.typing import ChartType
@@ -13,10 +15,21 @@ HEIGHT = 180
 BS_AXIS = alt.X("bs_kib:Q", scale=alt.Scale(type="log", base=2), title="block size (KiB, log2)")
 
 
+def _by_kind(table: pd.DataFrame) -> dict[str, Any]:
+    """Encodings that give each run kind (column ``kind``, words) its own series, when there are several."""
+    if "kind" not in table or table["kind"].nunique() < 2:
+        return {}
+    return {
+        "strokeDash": alt.StrokeDash("kind:N", title="run kind"),
+        "shape": alt.Shape("kind:N", title="run kind"),
+    }
+
+
 def throughput_by_bs(table: pd.DataFrame, color: str = "device") -> alt.HConcatChart:
-    """MiB/s and IOPS against block size, one line per ``color`` value, side by side."""
+    """MiB/s and IOPS against block size, one line per ``color`` value and run kind, side by side."""
     kind = color if color in theme.COLOURS else "device"
-    base = alt.Chart(table).encode(x=BS_AXIS, color=theme.color(color, kind, table[color], title=color))
+    colour = theme.color(color, kind, table[color], title=color)
+    base = alt.Chart(table).encode(x=BS_AXIS, color=colour, **_by_kind(table))
     mib = base.mark_line(point=True).encode(
         y=alt.Y("mib_per_s:Q", title="throughput (MiB/s)", scale=alt.Scale(zero=True))
     )
@@ -116,6 +129,7 @@ def latency_percentiles(points: pd.DataFrame) -> alt.Chart:
             y=alt.Y("ms:Q", title="completion latency (ms, log)", scale=alt.Scale(type="log")),
             color=alt.Color("percentile:N", sort=PERCENTILE_ORDER, title="percentile"),
             shape=alt.Shape("source:N", title="computed from"),
+            **({"strokeDash": alt.StrokeDash("kind:N", title="run kind")} if _by_kind(shown) else {}),
         )
         .properties(width=WIDTH, height=HEIGHT)
         .facet(facet=alt.Facet("device:N", title=None), columns=2)
