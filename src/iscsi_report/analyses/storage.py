@@ -864,16 +864,16 @@ def iostat_over_time(ds: Measurements, max_points: int = MAX_TIME_POINTS) -> pd.
 def percentile_points(table: pd.DataFrame) -> pd.DataFrame:
     """Local runs' percentiles, tidy (device, bs_kib, percentile, ms, source): from bins, else fio's."""
     local = table[is_local(table)] if len(table) else table
-    kinds = run_kind_words(local) if len(local) else pd.Series(dtype=str)
+    kinds = run_kind_words(local).tolist() if len(local) else []
     rows = []
-    for i, r in local.iterrows():
+    for kind, (_, r) in zip(kinds, local.iterrows(), strict=True):
         at = (r["device"], r["bs_bytes"] / BYTES_PER_KIB)
         for name in PERCENTILE_LEVELS:
             from_bins = r.get(f"bins_{name}_ms")
             if from_bins is not None and not pd.isna(from_bins):
-                rows.append((*at, name, float(from_bins), "json+ bins", kinds[i]))
+                rows.append((*at, name, float(from_bins), "json+ bins", kind))
             elif name in FIO_PERCENTILE_COLUMNS and not pd.isna(r[f"fio_{name}_ms"]):
-                rows.append((*at, name, float(r[f"fio_{name}_ms"]), "fio", kinds[i]))
+                rows.append((*at, name, float(r[f"fio_{name}_ms"]), "fio", kind))
     return pd.DataFrame(rows, columns=["device", "bs_kib", "percentile", "ms", "source", "kind"])
 
 
