@@ -112,17 +112,25 @@ def _papermill(args: list[str], env: dict[str, str], log: Path, cwd: Path, warm_
     """Run papermill, logging to ``log``; interrupt it (then kill it) if the job is cancelled."""
     with open(log, "wb") as fh:
         proc = _start(args, env, fh, cwd, warm_kernel)
-        while True:
-            try:
-                return proc.wait(timeout=STOP_POLL_S)
-            except subprocess.TimeoutExpired:
-                if executors.stop_requested():
-                    proc.send_signal(signal.SIGINT)  # as Ctrl-C would: papermill stops its kernel
-                    try:
-                        return proc.wait(timeout=STOP_GRACE_S)
-                    except subprocess.TimeoutExpired:
-                        proc.kill()
-                        return proc.wait()
+        rc = _wait(proc)
+        if isinstance(proc, warm.Forked) and proc.lost:
+            fh.write(f"\n{warm.LOST_MESSAGE}\n".encode())
+        return rc
+
+
+def _wait(proc: Process) -> int:
+    """Papermill's exit status; interrupt it (then kill it) if the job is cancelled."""
+    while True:
+        try:
+            return proc.wait(timeout=STOP_POLL_S)
+        except subprocess.TimeoutExpired:
+            if executors.stop_requested():
+                proc.send_signal(signal.SIGINT)  # as Ctrl-C would: papermill stops its kernel
+                try:
+                    return proc.wait(timeout=STOP_GRACE_S)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    return proc.wait()
 
 
 def run_notebook(job: NotebookJob, warm_kernel: bool = True) -> JobResult:

@@ -29,6 +29,7 @@ COLD_ENV = "ISCSI_REPORT_COLD"  # set (non-empty) to start every kernel cold, as
 START_TIMEOUT_S = 180.0  # for the zygote's imports, on a loaded machine
 STOP_TIMEOUT_S = 5.0  # for the zygote to exit once its stdin is closed
 LOST_RC = -signal.SIGKILL  # a child whose zygote died before saying how it ended
+LOST_MESSAGE = "the warm kernel pool's fork server died while this notebook ran (the notebook died with it)"
 SOCKET_NAME = "zygote.sock"
 LOG_NAME = "zygote.log"
 
@@ -49,6 +50,7 @@ class Forked:
     def __init__(self, sock: socket.socket, pid: int, reader: zygote.LineReader) -> None:
         self.sock, self.pid, self.reader = sock, pid, reader
         self.returncode: int | None = None
+        self.lost = False  # the zygote died before saying how the child ended (the child died with it)
 
     def wait(self, timeout: float | None = None) -> int:
         """The exit status, waiting at most ``timeout`` seconds (then TimeoutExpired)."""
@@ -59,7 +61,11 @@ class Forked:
                 sel.register(self.sock, selectors.EVENT_READ)
                 if not sel.select(timeout):
                     raise subprocess.TimeoutExpired(f"forked {self.pid}", timeout or 0.0)
-        doc = self.reader.read()
+        try:
+            doc = self.reader.read()
+        except OSError:
+            doc = None
+        self.lost = doc is None
         self.returncode = int(doc["exit"]) if doc else LOST_RC
         self.sock.close()
         return self.returncode
