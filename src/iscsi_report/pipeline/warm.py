@@ -40,8 +40,11 @@ def cold_by_default() -> bool:
 
 
 def kernelspec_argv() -> list[str]:
-    """The kernelspec's argv: the launcher that asks the zygote (named in the env) for a kernel."""
-    return [sys.executable, "-c", zygote.BOOT, zygote.__file__, "kernel", "-f", "{connection_file}"]
+    """The kernelspec's argv: the launcher that asks the zygote (named in the env) for a kernel.
+
+    ``-S``: the launcher needs only the standard library, so it skips site-packages' start-up.
+    """
+    return [sys.executable, "-S", "-c", zygote.BOOT, zygote.__file__, "kernel", "-f", "{connection_file}"]
 
 
 class Forked:
