@@ -90,9 +90,13 @@ def on_dask(tmp: Path, pairs: int) -> dict[str, object]:
 
 
 def _study(dest: Path) -> Path:
-    """A copy of the real params, chapters and datasets (as the e2e tests' study project)."""
-    for folder in STUDY_FOLDERS:
-        shutil.copytree(ROOT / folder, dest / folder)
+    """A copy of the real params, chapters, datasets and package (as the e2e tests' study project).
+
+    The package is copied inside it: chapters find ``data/published`` beside their package's ``src``.
+    """
+    skip = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for folder in (*STUDY_FOLDERS, "src"):
+        shutil.copytree(ROOT / folder, dest / folder, ignore=skip)
     shutil.copytree(ROOT / "book", dest / "book", ignore=shutil.ignore_patterns("runs"))
     shutil.copy(ROOT / "_config.yml", dest / "_config.yml")
     return dest
@@ -114,7 +118,9 @@ def compare(tmp: Path) -> dict[str, object]:
         project = _study(tmp / f"study-{mode}")
         started = time.perf_counter()
         cmd = [PY, "-m", "iscsi_report.cli", "--root", str(project), "run", "--jobs", "2"]
-        proc = subprocess.run(cmd + (["--cold"] if mode == "cold" else []), capture_output=True, text=True)
+        env = {**os.environ, "PYTHONPATH": str(project / "src")}
+        args = cmd + (["--cold"] if mode == "cold" else [])
+        proc = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
         seconds[mode] = time.perf_counter() - started
         if proc.returncode != 0:
             sys.exit(f"{mode} study run failed:\n{proc.stdout[-4000:]}{proc.stderr[-2000:]}")
