@@ -93,10 +93,13 @@ class Zygote:
         self._dir: Path | None = None
         self._pythonpath: str | None = None
         self.starts = 0  # how many zygotes this process started (a restart counts)
+        self.failure = ""  # why a zygote failed to come up: this process then runs every job cold
 
     def socket_path(self) -> Path:
         """The running zygote's socket, starting one if none runs (or it imports another path)."""
         with self._lock:
+            if self.failure:
+                raise OSError(self.failure)
             alive = self._proc is not None and self._proc.poll() is None
             if not alive or self._pythonpath != os.environ.get("PYTHONPATH", ""):
                 self._stop_locked()
@@ -124,7 +127,8 @@ class Zygote:
         if _read_line(self._proc.stdout, START_TIMEOUT_S) != zygote.READY:
             detail = (self._dir / LOG_NAME).read_text(errors="replace")[-2000:]
             self._stop_locked()
-            raise OSError(f"the warm kernel pool did not start: {detail}")
+            self.failure = f"the warm kernel pool did not start: {detail}"
+            raise OSError(self.failure)
 
     def stop(self) -> None:
         """Stop the zygote (its children die with it) and remove its folder."""
