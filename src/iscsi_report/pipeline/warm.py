@@ -4,7 +4,7 @@ The batch process (local pool) or each Dask worker process starts one zygote (``
 the first time a job asks for it; every notebook then gets a papermill runner and a kernel forked
 from it, with the scientific stack already imported. :func:`spawn_papermill` returns a handle that
 acts as the ``subprocess.Popen`` ``execute`` waits on; :func:`kernelspec_argv` is the kernel launcher
-that asks the same zygote for a forked kernel. If no zygote can be started, the job runs cold.
+that asks the same zygote for a forked kernel. If a zygote cannot start, the process runs cold from then on.
 """
 
 from __future__ import annotations
