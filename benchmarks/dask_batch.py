@@ -1,7 +1,7 @@
 """Per-notebook overhead, and N notebook runs on the local pool vs a two-worker Dask cluster on loopback.
 
 Usage: nice -n 5 .venv/bin/python benchmarks/dask_batch.py [--runs 40] [--workers 2] [--rounds 3]
-       [--batch-only | --overhead-only] [--baseline REV] [--dask-defaults] [--out FILE.json]
+       [--batch-only | --overhead-only] [--baseline REV] [--dask-defaults] [--cold] [--out FILE.json]
 
 1. Where a notebook's seconds go (best of 3 each): Python start, kernel start to kernel_info (the
    stock ipykernel launcher, and the runner's without debugpy), papermill's own import (stock, and
@@ -262,12 +262,15 @@ def _stats(runs: list[dict[str, float]], key: str) -> dict[str, float]:
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
-def batch(tmp: Path, runs: int, workers: int, rounds: int = 1, tuned: bool = True) -> dict[str, object]:
+def batch(
+    tmp: Path, runs: int, workers: int, rounds: int = 1, tuned: bool = True, extra: tuple[str, ...] = ()
+) -> dict[str, object]:
     """``runs`` notebooks: a local pool of ``workers`` vs ``workers`` Dask workers, ``rounds`` times each.
 
     The order alternates local, Dask, local, ... so that a change in the machine's background load
     falls on both; every batch is reported, with medians and the spread. ``tuned`` starts the
     scheduler and workers with :data:`DASK_BATCH_ENV` (as README recommends for a batch cluster).
+    ``extra``: more arguments for every ``run`` (``--cold``: today's kernels, not the warm pool).
     """
     env = {**os.environ, **(DASK_BATCH_ENV if tuned else {})}
     project = _project(tmp / "batch", runs, CHAPTER)
@@ -286,8 +289,8 @@ def batch(tmp: Path, runs: int, workers: int, rounds: int = 1, tuned: bool = Tru
         _wait_for_workers(address, workers)
         cluster = [p.pid for p in procs]
         for r in range(rounds):
-            local.append(_measured(project, ["--jobs", str(workers)], []))
-            dask.append(_measured(project, ["--scheduler", address], cluster))
+            local.append(_measured(project, ["--jobs", str(workers), *extra], []))
+            dask.append(_measured(project, ["--scheduler", address, *extra], cluster))
             print(f"round {r + 1}: local {local[-1]} dask {dask[-1]}", flush=True)
     finally:
         for proc in reversed(procs):
@@ -333,6 +336,7 @@ def main() -> None:
     parser.add_argument("--overhead-only", action="store_true", help="skip the local vs Dask batches")
     parser.add_argument("--baseline", help="git revision whose package is the 'before' runner")
     parser.add_argument("--dask-defaults", action="store_true", help="workers with Dask's default config")
+    parser.add_argument("--cold", action="store_true", help="batches with `run --cold` (no warm kernel pool)")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     doc: dict[str, object] = {}
@@ -342,7 +346,8 @@ def main() -> None:
             doc["overhead"] = overhead(Path(tmp), args.baseline)
             print(json.dumps(doc["overhead"], indent=1), flush=True)
         if not args.overhead_only:
-            result = batch(Path(tmp), args.runs, args.workers, args.rounds, tuned=not args.dask_defaults)
+            extra = ("--cold",) if args.cold else ()
+            result = batch(Path(tmp), args.runs, args.workers, args.rounds, not args.dask_defaults, extra)
             doc["batch"] = result
             print(
                 json.dumps({k: v for k, v in result.items() if k not in ("local", "dask")}, indent=1),

@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-from iscsi_report.cli.run import add_scheduler_argument
+from iscsi_report.cli.run import add_cold_argument, add_scheduler_argument
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.paths import Project
 from iscsi_report.pipeline.book import make_book
@@ -34,6 +34,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="with RUN names: the site holds only those runs (the others' published pages left out)",
     )
     add_scheduler_argument(parser)
+    add_cold_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,7 +42,9 @@ def run(args: argparse.Namespace) -> int:
     project = Project.at(args.root)
     try:
         watch_sigint()
-        return make_book(project, args.params or None, args.jobs, args.force, args.scheduler, args.only)
+        return make_book(
+            project, args.params or None, args.jobs, args.force, args.scheduler, args.only, args.cold
+        )
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

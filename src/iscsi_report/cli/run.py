@@ -12,6 +12,7 @@ from iscsi_report.pipeline.batch import run_batch
 from iscsi_report.pipeline.executors import check_address
 from iscsi_report.pipeline.interrupt import INTERRUPTED_STATUS, unless_interrupted, watch_sigint
 from iscsi_report.pipeline.locking import pipeline_lock
+from iscsi_report.pipeline.warm import COLD_ENV
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -26,6 +27,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--force", action="store_true", help="ignore the cache, run everything")
     add_scheduler_argument(parser)
+    add_cold_argument(parser)
+
+
+def add_cold_argument(parser: argparse.ArgumentParser) -> None:
+    """``--cold``: start every kernel afresh instead of forking it from the warm pool."""
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help=f"start a fresh papermill process and kernel per notebook instead of forking them from the "
+        f"warm pool (the stack pre-imported); also when {COLD_ENV} is set",
+    )
 
 
 def add_scheduler_argument(parser: argparse.ArgumentParser) -> None:
@@ -53,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         watch_sigint()
         with pipeline_lock(project):
-            status = run_batch(project, args.params or None, args.jobs, args.force, args.scheduler)
+            status = run_batch(project, args.params or None, args.jobs, args.force, args.scheduler, args.cold)
             return unless_interrupted(status)
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)

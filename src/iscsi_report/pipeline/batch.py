@@ -15,6 +15,7 @@ way, and a thread waiting on a papermill process is all a local worker would do.
 
 from __future__ import annotations
 
+import functools
 import shutil
 import sys
 import uuid
@@ -27,6 +28,7 @@ from iscsi_report.pipeline.execute import run_notebook
 from iscsi_report.pipeline.params import NotebookJob, discover, jobs_for
 from iscsi_report.pipeline.prune import prune
 from iscsi_report.pipeline.publish import Outcome, publish
+from iscsi_report.pipeline.warm import cold_by_default
 
 
 def plan(project: Project, selected: list[str] | None) -> list[NotebookJob]:
@@ -53,13 +55,18 @@ def _outcome(
 
 
 def _execute_all(
-    project: Project, todo: list[NotebookJob], code: str, pool: executors.Executor, stream: TextIO
+    project: Project,
+    todo: list[NotebookJob],
+    code: str,
+    pool: executors.Executor,
+    stream: TextIO,
+    warm_kernel: bool,
 ) -> list[Outcome]:
     """Submit every job to ``pool``, publish each as it completes; on Ctrl-C cancel them all."""
     progress = executors.Progress(len(todo), stream)
+    job_fn = functools.partial(run_notebook, warm_kernel=warm_kernel)
     futures = {
-        pool.submit(run_notebook, job, key=f"{job.run}/{job.notebook}-{uuid.uuid4().hex[:8]}"): job
-        for job in todo
+        pool.submit(job_fn, job, key=f"{job.run}/{job.notebook}-{uuid.uuid4().hex[:8]}"): job for job in todo
     }
     outcomes = []
     try:
@@ -82,11 +89,13 @@ def run_jobs(
     force: bool = False,
     stream: TextIO = sys.stdout,
     executor: executors.Executor | None = None,
+    warm_kernel: bool = True,
 ) -> list[Outcome]:
     """Execute stale jobs in parallel, print progress and return every job's outcome.
 
     ``executor`` defaults to the local pool of ``n_workers`` threads; a :class:`DaskExecutor` runs
     the same job function on a cluster, and the outputs are published here either way.
+    ``warm_kernel``: notebooks run in kernels forked from each executing process's warm pool.
     """
     code = code_digest(*project.notebook_code_dirs)
     shutil.rmtree(project.cache_dir / "exec", ignore_errors=True)  # leftovers of killed runs
@@ -101,7 +110,7 @@ def run_jobs(
             print(f"queued  {job.run}/{job.notebook}: {reason}", file=stream, flush=True)
     if todo:  # a batch with nothing to run never contacts a cluster
         with executor or executors.LocalExecutor(n_workers) as pool:
-            outcomes += _execute_all(project, todo, code, pool, stream)
+            outcomes += _execute_all(project, todo, code, pool, stream, warm_kernel)
     order = {(j.run, j.notebook): i for i, j in enumerate(jobs)}
     return sorted(outcomes, key=lambda o: order[(o.job.run, o.job.notebook)])
 
@@ -125,16 +134,23 @@ def run_batch(
     n_workers: int,
     force: bool = False,
     scheduler: str | None = None,
+    cold: bool = False,
 ) -> int:
     """Validate, execute (locally, or on the Dask scheduler given) and summarise; 1 if any notebook failed.
 
     Over all params files (none selected), outputs of runs that no longer exist are removed first.
+    ``cold`` (or :data:`.warm.COLD_ENV` set): every kernel starts afresh instead of from the warm pool.
     """
     jobs = plan(project, selected)
     if selected is None:
         prune(project, jobs)
     outcomes = run_jobs(
-        project, jobs, n_workers, force, executor=executors.executor_for(scheduler, n_workers)
+        project,
+        jobs,
+        n_workers,
+        force,
+        executor=executors.executor_for(scheduler, n_workers),
+        warm_kernel=not (cold or cold_by_default()),
     )
     print_summary(outcomes)
     return 1 if any(o.status == "FAILED" for o in outcomes) else 0

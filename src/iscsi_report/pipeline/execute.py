@@ -1,6 +1,9 @@
 """The job function: execute one notebook with papermill in a staging folder, return its outputs.
 
 One papermill process per notebook, a pinned kernel, absolute paths, a per-cell execution timeout.
+Warm (the default): the papermill process and its kernel are forked from this process's zygote
+(``pipeline/warm.py``) with the scientific stack imported; cold (``run --cold``): both are started
+afresh, papermill as ``python -c PAPERMILL_BOOT`` and the kernel as ``python -c KERNEL_BOOT``.
 :func:`run_notebook` writes nothing outside its staging folder and returns the executed notebook
 (made publishable) and its CSV tables as bytes with their sha256, so it may run on this machine or
 on a Dask worker; ``publish`` verifies and places them on the submitting side.
@@ -18,6 +21,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import nbformat
 import yaml
@@ -26,7 +30,7 @@ from iscsi_report.core.digest import code_digest, sha256_bytes
 from iscsi_report.core.ingest.textio import READS_LOG_ENV
 from iscsi_report.core.keep import PARSE_CACHE_ENV
 from iscsi_report.core.paths import Project
-from iscsi_report.pipeline import cache, diagnose, executors, sanitize
+from iscsi_report.pipeline import cache, diagnose, executors, sanitize, warm
 from iscsi_report.pipeline.params import NotebookJob, read_notebook
 
 KERNEL_NAME = "iscsi-report"
@@ -54,6 +58,9 @@ PAPERMILL_BOOT = (
 )
 
 
+Process = subprocess.Popen[bytes] | warm.Forked  # papermill, started cold or forked warm
+
+
 @dataclass(frozen=True)
 class JobResult:
     """What the job function sends back: outputs as bytes with their sha256, and where it ran."""
@@ -72,12 +79,17 @@ class JobResult:
     reads_repeated: dict[str, int] = field(default_factory=dict)  # files read more than once
 
 
-def kernel_env(jupyter_dir: Path) -> dict[str, str]:
-    """Pin the kernel to this interpreter via a private kernelspec; return the env to use it."""
+def kernel_env(jupyter_dir: Path, warm_kernel: bool = False) -> dict[str, str]:
+    """Pin the kernel to this interpreter via a private kernelspec; return the env to use it.
+
+    ``warm_kernel``: the kernelspec's argv is the warm pool's launcher (a kernel forked from the
+    zygote the env names; cold if none is named or reachable).
+    """
     kdir = jupyter_dir / "kernels" / KERNEL_NAME
     kdir.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-c", KERNEL_BOOT, "-f", "{connection_file}"]
     spec = {
-        "argv": [sys.executable, "-c", KERNEL_BOOT, "-f", "{connection_file}"],
+        "argv": warm.kernelspec_argv() if warm_kernel else argv,
         "display_name": "iscsi-report (pinned)",
         "language": "python",
     }
@@ -85,28 +97,48 @@ def kernel_env(jupyter_dir: Path) -> dict[str, str]:
     return {**os.environ, "JUPYTER_PATH": str(jupyter_dir), "PYTHONHASHSEED": "0"}
 
 
-def _papermill(cmd: list[str], env: dict[str, str], log: Path, cwd: Path) -> int:
+def _start(args: list[str], env: dict[str, str], log: IO[bytes], cwd: Path, warm_kernel: bool) -> Process:
+    """Papermill with ``args``: forked from the zygote if ``warm_kernel`` (cold if it cannot start)."""
+    if warm_kernel:
+        try:
+            return warm.spawn_papermill(args, env, log, cwd)
+        except OSError as exc:
+            print(f"warm    kernel pool unavailable, running cold: {exc}", flush=True)
+    cmd = [sys.executable, "-c", PAPERMILL_BOOT, *args]
+    return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd)
+
+
+def _papermill(args: list[str], env: dict[str, str], log: Path, cwd: Path, warm_kernel: bool) -> int:
     """Run papermill, logging to ``log``; interrupt it (then kill it) if the job is cancelled."""
     with open(log, "wb") as fh:
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env, cwd=cwd)
-        while True:
-            try:
-                return proc.wait(timeout=STOP_POLL_S)
-            except subprocess.TimeoutExpired:
-                if executors.stop_requested():
-                    proc.send_signal(signal.SIGINT)  # as Ctrl-C would: papermill stops its kernel
-                    try:
-                        return proc.wait(timeout=STOP_GRACE_S)
-                    except subprocess.TimeoutExpired:
-                        proc.kill()
-                        return proc.wait()
+        proc = _start(args, env, fh, cwd, warm_kernel)
+        rc = _wait(proc)
+        if isinstance(proc, warm.Forked) and proc.lost:
+            fh.write(f"\n{warm.LOST_MESSAGE}\n".encode())
+        return rc
 
 
-def run_notebook(job: NotebookJob) -> JobResult:
+def _wait(proc: Process) -> int:
+    """Papermill's exit status; interrupt it (then kill it) if the job is cancelled."""
+    while True:
+        try:
+            return proc.wait(timeout=STOP_POLL_S)
+        except subprocess.TimeoutExpired:
+            if executors.stop_requested():
+                proc.send_signal(signal.SIGINT)  # as Ctrl-C would: papermill stops its kernel
+                try:
+                    return proc.wait(timeout=STOP_GRACE_S)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    return proc.wait()
+
+
+def run_notebook(job: NotebookJob, warm_kernel: bool = True) -> JobResult:
     """The job function: execute one notebook with papermill in a staging folder; return its outputs.
 
     It writes nothing outside its own staging folder (removed at the end), so it may run on any
     machine that sees the project root at the same path; :func:`.publish.publish` does the rest.
+    ``warm_kernel``: fork papermill and the kernel from this process's warm pool (else start cold).
     """
     started = time.monotonic()
     worker = executors.worker_name()
@@ -116,7 +148,7 @@ def run_notebook(job: NotebookJob) -> JobResult:
         return JobResult(False, 0.0, worker, detail + "; workers need it on a shared filesystem")
     work = project.cache_dir / "exec" / job.run / f"{job.notebook}-{uuid.uuid4().hex[:8]}"
     try:
-        return _execute_in(project, job, work, worker, started)
+        return _execute_in(project, job, work, worker, started, warm_kernel)
     except OSError as exc:
         detail = f"cannot stage outputs on worker {worker}: {type(exc).__name__}: {exc}"
         return JobResult(False, time.monotonic() - started, worker, detail)
@@ -124,7 +156,9 @@ def run_notebook(job: NotebookJob) -> JobResult:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _execute_in(project: Project, job: NotebookJob, work: Path, worker: str, started: float) -> JobResult:
+def _execute_in(
+    project: Project, job: NotebookJob, work: Path, worker: str, started: float, warm_kernel: bool
+) -> JobResult:
     """:func:`run_notebook` inside its staging folder ``work``."""
     staged_results = work / "results"
     staged_results.mkdir(parents=True)
@@ -136,10 +170,7 @@ def _execute_in(project: Project, job: NotebookJob, work: Path, worker: str, sta
     code = code_digest(*project.notebook_code_dirs)  # the code the kernel is about to import
     source_nb = work / "source.ipynb"  # the MyST text notebook, converted in the staging folder
     nbformat.write(read_notebook(job.source), source_nb)
-    cmd = [
-        sys.executable,
-        "-c",
-        PAPERMILL_BOOT,
+    args = [
         str(source_nb),
         str(out_nb),
         "-f",
@@ -153,12 +184,12 @@ def _execute_in(project: Project, job: NotebookJob, work: Path, worker: str, sta
         "--no-progress-bar",
     ]
     run_env = {
-        **kernel_env(work / "jupyter"),
+        **kernel_env(work / "jupyter", warm_kernel),
         READS_LOG_ENV: str(work / "reads.log"),
         PARSE_CACHE_ENV: os.environ.get(PARSE_CACHE_ENV) or str(project.cache_dir / "parsed"),
     }
     for attempt in range(1, KERNEL_START_ATTEMPTS + 1):
-        rc = _papermill(cmd, run_env, log, project.root)
+        rc = _papermill(args, run_env, log, project.root, warm_kernel)
         if rc == 0 or attempt == KERNEL_START_ATTEMPTS or not diagnose.kernel_failed_to_start(log):
             break
         print(f"retry   {job.run}/{job.notebook}: the kernel failed to start (attempt {attempt})", flush=True)

@@ -5,7 +5,9 @@ papermill in its own staging folder and returns the outputs as bytes with their 
 submitting side (``publish.publish``) verifies them, publishes each file atomically and writes the
 cache record last, whichever executor ran the job. :class:`LocalExecutor` is a thread pool, each
 thread waiting on one papermill process; :class:`DaskExecutor` submits the same function to a Dask
-scheduler (``iscsi-report run --scheduler tcp://HOST:PORT``).
+scheduler (``iscsi-report run --scheduler tcp://HOST:PORT``). Either way the executing process (the
+batch, or each Dask worker) keeps one warm kernel pool (``pipeline/warm.py``) that its jobs fork
+their papermill process and kernel from.
 
 Supported Dask deployment: a shared filesystem. Every worker
 

@@ -1,0 +1,428 @@
+"""The warm pool's fork server ("zygote") and its kernel launcher: standard library only, never the project.
+
+The zygote imports the heavy third-party stack once (pandas, scipy, statsmodels, altair, IPython,
+ipykernel, papermill, ...), but never ``iscsi_report``: it is run by path (``python -c``
+:data:`BOOT`), not as a module of the package, so a notebook always imports the project's code
+fresh from disk. It creates no thread, no zmq context and no event loop before it forks.
+
+For each request on its Unix socket it forks one child: a fresh process, hence a fresh namespace
+that no earlier notebook can have polluted. A request names what the child runs (``papermill`` or
+``kernel``), its argv, environment and working folder, and passes the child's stdin, stdout and
+stderr as file descriptors (SCM_RIGHTS). The zygote answers ``{"pid": N}``, then ``{"exit": RC}``
+(RC as ``Popen.returncode``: negative for a signal) when the child ends; meanwhile the requester
+may send ``{"signal": N}`` lines. If the requester's connection closes first, the child is killed;
+if the zygote dies, its children die with it (PR_SET_PDEATHSIG); the zygote itself exits when its
+parent (the batch or a Dask worker process) closes its stdin, by exiting or dying.
+
+``kernel`` mode of this file is the kernelspec's launcher: a small process that asks the zygote for
+a forked kernel, proxies SIGINT/SIGTERM/SIGHUP to it and exits as the kernel did, so that
+jupyter_client and papermill see an ordinary kernel process. Without a zygote it execs the cold
+kernel instead.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import ctypes
+import importlib
+import json
+import os
+import selectors
+import shutil
+import signal
+import socket
+import sys
+import traceback
+from collections.abc import Iterator
+from typing import Any
+
+SOCKET_ENV = "ISCSI_REPORT_ZYGOTE"  # the zygote's socket, for the kernel launcher
+# ``python -c BOOT <this file> <mode> ...``: run this file by path, without the '' (cwd) entry that
+# ``-c`` puts first on sys.path (the cold kernel drops it too).
+BOOT = (
+    "import runpy, sys\nif sys.path and sys.path[0] == '':\n    del sys.path[0]\n"
+    "runpy.run_path(sys.argv[1], run_name='__main__')"
+)
+# The cold kernel's start (execute.KERNEL_BOOT does the same): ipykernel without debugpy.
+COLD_KERNEL_BOOT = (
+    "import sys\nsys.modules['debugpy'] = None\nif sys.path and sys.path[0] == '':\n    del sys.path[0]\n"
+    "from ipykernel import kernelapp\nkernelapp.launch_new_instance()"
+)
+# What the zygote imports before it forks: the third-party modules chapters and the runner use.
+PRELOAD = (
+    "numpy",
+    "pandas",
+    "scipy.stats",
+    "scipy.optimize",
+    "scipy.signal",
+    "scipy.ndimage",
+    "statsmodels.api",
+    "statsmodels.formula.api",
+    "statsmodels.stats.outliers_influence",
+    "altair",
+    "vl_convert",
+    "pandera.pandas",
+    "pydantic",
+    "yaml",
+    "IPython",
+    "IPython.display",
+    "myst_nb",
+    "ipykernel.kernelapp",
+    "ipykernel.ipkernel",
+    "ipykernel.zmqshell",
+    "ipykernel.debugger",  # the rest of this group: what a kernel's start imports
+    "ipykernel.kernelspec",
+    "IPython.core.completerlib",
+    "IPython.core.debugger",
+    "IPython.core.oinspect",
+    "IPython.extensions.storemagic",
+    "tornado.platform.asyncio",
+    "tornado.queues",
+    "sqlite3",
+    "psutil",
+    "jupyter_client.manager",
+    "nbformat",
+    "nbclient",
+    "papermill.cli",
+    "papermill.execute",
+)
+READY = b"ready\n"  # the zygote's one line on stdout once it listens
+LISTEN_BACKLOG = 64
+MAX_FDS = 3  # stdin, stdout, stderr
+RECV_BYTES = 65536
+REQUEST_TIMEOUT_S = 30.0  # a connected requester sends its whole request within this
+PR_SET_PDEATHSIG = 1  # prctl(2)
+EXIT_FAILED = 1  # a child that could not start its work
+PARENT_POLL_S = 1.0  # how often the launcher checks its parent, as ipykernel's own poller does
+
+
+class _KernelLike:
+    """What ``get_ipython()`` returns while the zygote imports: a shell that has a kernel.
+
+    Libraries that ask at import time whether they run in a Jupyter kernel (pandas picks its
+    ``display.max_columns`` so) must get the answer they get when a cold kernel imports them.
+    """
+
+    kernel = None
+
+
+@contextlib.contextmanager
+def _as_in_a_kernel() -> Iterator[None]:
+    """Make ``get_ipython`` a builtin for the block, as IPython does in a kernel."""
+    builtins.get_ipython = lambda: _KernelLike()  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        del builtins.get_ipython  # type: ignore[attr-defined]
+
+
+def preload() -> None:
+    """Import the stack once, as a cold kernel would see it; refuse the project's own package."""
+    sys.modules["debugpy"] = None  # type: ignore[assignment]  # as the cold kernel: no debugger
+    with _as_in_a_kernel():
+        for name in PRELOAD:
+            importlib.import_module(name)
+    leaked = sorted(m for m in sys.modules if m == "iscsi_report" or m.startswith("iscsi_report."))
+    if leaked:
+        raise RuntimeError(f"the zygote must not import the project, yet imported {leaked[:3]}")
+
+
+# ------------------------------------------------------------------------------ wire format
+
+
+def send_json(sock: socket.socket, doc: dict[str, Any], fds: list[int] | None = None) -> None:
+    """One JSON line, with file descriptors attached if given."""
+    data = json.dumps(doc).encode() + b"\n"
+    if fds:
+        sent = socket.send_fds(sock, [data], fds)
+        sock.sendall(data[sent:])
+    else:
+        sock.sendall(data)
+
+
+class LineReader:
+    """JSON lines from a socket, keeping what arrives past the line that was asked for."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buffer = b""
+        self.fds: list[int] = []
+
+    def read(self) -> dict[str, Any] | None:
+        """The next JSON line (None at end of stream); attached fds collect in :attr:`fds`."""
+        while b"\n" not in self.buffer:
+            data, fds, _flags, _addr = socket.recv_fds(self.sock, RECV_BYTES, MAX_FDS)
+            self.fds += fds
+            if not data:
+                return None
+            self.buffer += data
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        doc: dict[str, Any] = json.loads(line)
+        return doc
+
+    def has_line(self) -> bool:
+        """True if a whole line is already buffered."""
+        return b"\n" in self.buffer
+
+
+# ------------------------------------------------------------------------------ the forked child
+
+
+def _die_with(parent_pid: int) -> None:
+    """Have the kernel SIGKILL this process when the zygote dies; exit now if it already has."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:
+        os._exit(EXIT_FAILED)
+
+
+def _reseed() -> None:
+    """Fresh entropy for numpy's global generator (``random`` reseeds itself after fork)."""
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed()
+
+
+def _run(kind: str, argv: list[str]) -> int:
+    """Run the child's work in this process: papermill's command line, or an ipykernel."""
+    sys.argv = argv
+    if kind == "papermill":
+        from papermill.cli import papermill  # type: ignore[import-untyped]
+
+        papermill.main(args=argv[1:], prog_name="papermill")  # exits through SystemExit
+        return 0
+    if kind == "kernel":
+        from ipykernel import kernelapp
+
+        # ipykernel reads this from the env at import (in the zygote): give the value a cold kernel reads.
+        parent = int(os.environ.get("JPY_PARENT_PID") or 0)
+        kernelapp.IPKernelApp.launch_instance(parent_handle=parent)
+        return 0
+    raise ValueError(f"unknown kind {kind!r}")
+
+
+def _child(request: dict[str, Any], fds: list[int], zygote_pid: int, inherited: list[int]) -> None:
+    """The forked child: take the requester's stdio, env and folder, run, and never return."""
+    code = EXIT_FAILED
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for fd in inherited:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        os.setsid()  # like a cold kernel (jupyter_client starts it in its own session)
+        _die_with(zygote_pid)
+        for target, fd in enumerate(fds):  # received descriptors are all above 2 (0-2 are open)
+            os.dup2(fd, target)
+        for fd in fds:
+            os.close(fd)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        importlib.invalidate_caches()
+        _reseed()
+        code = _run(request["kind"], request["argv"])
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_FAILED)
+    except BaseException:  # whatever happened, the requester gets an exit status
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+
+
+# ------------------------------------------------------------------------------ the server
+
+
+class Server:
+    """The zygote's single-threaded loop: accept requests, fork, relay signals and exit statuses."""
+
+    def __init__(self, path: str) -> None:
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(path)
+        self.listener.listen(LISTEN_BACKLOG)
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_w, False)
+        os.set_blocking(self.wake_r, False)
+        signal.set_wakeup_fd(self.wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)  # wakes select through the wakeup fd
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.listener, selectors.EVENT_READ, "accept")
+        self.selector.register(self.wake_r, selectors.EVENT_READ, "reap")
+        self.selector.register(sys.stdin.fileno(), selectors.EVENT_READ, "parent")
+        self.conns: dict[int, tuple[socket.socket, LineReader]] = {}  # pid -> its requester
+
+    def serve(self) -> None:
+        """Until the parent closes stdin: handle each ready source in turn."""
+        while True:
+            for key, _ in self.selector.select():
+                if key.data == "accept":
+                    self._accept()
+                elif key.data == "reap":
+                    self._reap()
+                elif key.data == "parent":
+                    if not os.read(sys.stdin.fileno(), RECV_BYTES):
+                        self._shutdown()
+                        return
+                else:
+                    self._from_requester(key.data)
+
+    def _open_fds(self) -> list[int]:
+        """Descriptors a child must close: the listener, the wakeup pipe, other requesters."""
+        own = [self.listener.fileno(), self.wake_r, self.wake_w, sys.stdin.fileno()]
+        return own + [conn.fileno() for conn, _ in self.conns.values()]
+
+    def _accept(self) -> None:
+        """Read one request and fork its child; answer its pid."""
+        conn, _ = self.listener.accept()
+        conn.settimeout(REQUEST_TIMEOUT_S)
+        reader = LineReader(conn)
+        try:
+            request = reader.read()
+        except (OSError, ValueError):
+            request = None
+        if request is None or len(reader.fds) != MAX_FDS:
+            for fd in reader.fds:
+                os.close(fd)
+            conn.close()
+            return
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        zygote_pid = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            _child(request, reader.fds, zygote_pid, [*self._open_fds(), conn.fileno()])
+        for fd in reader.fds:
+            os.close(fd)
+        conn.settimeout(None)
+        self.conns[pid] = (conn, reader)
+        self.selector.register(conn, selectors.EVENT_READ, pid)
+        with contextlib.suppress(OSError):
+            send_json(conn, {"pid": pid})
+
+    def _from_requester(self, pid: int) -> None:
+        """A signal to relay, or the requester gone (then its child is killed)."""
+        _conn, reader = self.conns[pid]
+        try:
+            doc = reader.read()
+            while doc is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, int(doc["signal"]))
+                if not reader.has_line():
+                    return
+                doc = reader.read()
+        except (OSError, ValueError, KeyError):
+            pass
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        self._forget(pid)
+
+    def _forget(self, pid: int) -> None:
+        """Stop watching a child's requester."""
+        conn, _ = self.conns.pop(pid)
+        self.selector.unregister(conn)
+        conn.close()
+
+    def _reap(self) -> None:
+        """Collect every ended child and tell its requester how it ended."""
+        with contextlib.suppress(BlockingIOError):
+            while os.read(self.wake_r, RECV_BYTES):
+                pass
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid in self.conns:
+                with contextlib.suppress(OSError):
+                    send_json(self.conns[pid][0], {"exit": os.waitstatus_to_exitcode(status)})
+                self._forget(pid)
+
+    def _shutdown(self) -> None:
+        """The parent is gone: kill every child still running."""
+        for pid in list(self.conns):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def serve(path: str) -> None:
+    """The zygote: preload, listen on ``path``, say ready, serve until the parent goes."""
+    preload()
+    server = Server(path)
+    sys.stdout.buffer.write(READY)
+    sys.stdout.flush()
+    try:
+        server.serve()
+    finally:  # its private folder (the requester's own clean-up does not run if it was SIGKILLed)
+        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------ the kernel launcher
+
+
+def _exit_as(code: int) -> None:
+    """Exit with ``code`` as Popen reports it: a negative one by that signal."""
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    sys.exit(code)
+
+
+def launch_kernel(argv: list[str]) -> None:
+    """The kernelspec's argv: a forked kernel from the zygote, or the cold kernel without one."""
+    path = os.environ.get(SOCKET_ENV, "")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+    except OSError:
+        cold = [sys.executable, "-c", COLD_KERNEL_BOOT, *argv]
+        os.execv(sys.executable, cold)
+    env = {k: v for k, v in os.environ.items() if k != SOCKET_ENV}
+    request = {"kind": "kernel", "argv": ["-c", *argv], "env": env, "cwd": os.getcwd()}
+    send_json(sock, request, [0, 1, 2])
+    reader = LineReader(sock)
+    if reader.read() is None:  # no pid: the zygote refused or died
+        sys.exit(EXIT_FAILED)
+
+    def relay(signum: int, _frame: object) -> None:
+        with contextlib.suppress(OSError):
+            send_json(sock, {"signal": signum})
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, relay)
+    _wait_while_parent_lives(sock, os.getppid())
+    doc = reader.read()
+    _exit_as(int(doc["exit"]) if doc else EXIT_FAILED)
+
+
+def _wait_while_parent_lives(sock: socket.socket, parent_pid: int) -> None:
+    """Until the zygote writes, exit if the launcher's parent (papermill) goes, as a cold kernel would.
+
+    The cold kernel polls its parent (ipykernel's ParentPollerUnix); a forked one's parent is the
+    zygote, so the launcher polls instead, and its exit closes the socket: the zygote kills the kernel.
+    """
+    with selectors.DefaultSelector() as sel:
+        sel.register(sock, selectors.EVENT_READ)
+        while not sel.select(PARENT_POLL_S):
+            if os.getppid() != parent_pid:
+                sys.exit(EXIT_FAILED)
+
+
+def main(args: list[str]) -> None:
+    """``serve SOCKET`` or ``kernel -f CONNECTION_FILE``."""
+    if args[0] == "serve":
+        serve(args[1])
+    elif args[0] == "kernel":
+        launch_kernel(args[1:])
+    else:
+        sys.exit(f"usage: zygote.py serve SOCKET | kernel -f CONNECTION_FILE (not {args[0]!r})")
+
+
+if __name__ == "__main__":
+    main(sys.argv[2:])  # argv: [this file (runpy), this file, mode, ...]

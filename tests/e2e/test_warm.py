@@ -1,0 +1,131 @@
+"""The warm kernel pool (issue 28): forked kernels give a cold kernel's results, and nothing leaks.
+
+Every notebook's kernel is forked from one fork server ("zygote") per executing process. These tests
+run real batches on small throwaway projects: the chapters of one params file executed warm and cold
+publish the same bytes; a notebook that pollutes its process (a pandas option, the working folder,
+module globals) leaves the next notebook untouched; a crashed kernel, and a crashed zygote, fail
+only their own notebook; ``--cold`` never uses the zygote.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .projects import LAB, add_notebook, cli, make_project, make_study_project
+
+pytestmark = [pytest.mark.e2e]
+
+RUN = "t"
+SMALL_RUN = LAB  # the params file whose every chapter is compared warm against cold (runs in seconds)
+# Records what a notebook's process looks like: the pandas option, working folder and module globals
+# a polluting notebook changes, and the kernel's parent (the zygote when warm, papermill when cold).
+PROBE = (
+    "import json, os, pathlib\nimport numpy as np\nimport pandas as pd\n"
+    "from iscsi_report.presentation import report\n"
+    "parent = pathlib.Path(f'/proc/{os.getppid()}/cmdline').read_bytes().replace(b'\\0', b' ').decode()\n"
+    "seen = {'max_columns': pd.get_option('display.max_columns'),\n"
+    "        'cwd_is_root': os.path.samefile(os.getcwd(), project_root),\n"
+    "        'numpy_polluted': hasattr(np, 'polluted'), 'report_polluted': hasattr(report, 'polluted'),\n"
+    "        'parent_pid': os.getppid(), 'parent': parent}\n"
+    "pathlib.Path(project_root, f'probe-{run_name}.json').write_text(json.dumps(seen))"
+)
+POLLUTE = (
+    "import os, pathlib\nimport numpy as np\nimport pandas as pd\n"
+    "from iscsi_report.presentation import report\n"
+    "pathlib.Path(project_root, 'polluter.pid').write_text(str(os.getppid()))\n"
+    "pd.set_option('display.max_columns', 3)\nnp.polluted = True\nreport.polluted = True\nos.chdir('/')"
+)
+CRASH_KERNEL = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"
+CRASH_ZYGOTE = (  # warm: the kernel's parent is the zygote
+    "import os, pathlib, signal\npathlib.Path(project_root, 'zygote.pid').write_text(str(os.getppid()))\n"
+    "os.kill(os.getppid(), signal.SIGKILL)"
+)
+ZYGOTE_MARK = "zygote.py serve"  # in the zygote's command line
+
+
+def _project(dest: Path, notebooks: list[str]) -> Path:
+    """A tiny project whose one run executes ``notebooks`` in this order (with ``--jobs 1``)."""
+    project = make_project(dest, runs={RUN: (LAB, notebooks)})
+    for name, code in (
+        ("probe", PROBE),
+        ("pollute", POLLUTE),
+        ("crash", CRASH_KERNEL),
+        ("zkill", CRASH_ZYGOTE),
+    ):
+        add_notebook(project, name, code)
+    return project
+
+
+def _probe(project: Path) -> dict[str, object]:
+    seen: dict[str, object] = json.loads((project / f"probe-{RUN}.json").read_text())
+    return seen
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_every_chapter_of_a_run_publishes_the_same_bytes_warm_and_cold(tmp_path: Path) -> None:
+    outputs = {}
+    for mode in ("warm", "cold"):
+        project = make_study_project(tmp_path / mode)
+        args = ["run", SMALL_RUN, "--jobs", "2"] + (["--cold"] if mode == "cold" else [])
+        result = cli(project, *args)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "kernel pool unavailable" not in result.stdout
+        outputs[mode] = (
+            _digests(project / "book" / "runs" / SMALL_RUN),
+            _digests(project / "results" / SMALL_RUN),
+        )
+    chapters = yaml.safe_load((tmp_path / "warm" / "params" / f"{SMALL_RUN}.yaml").read_text())["notebooks"]
+    notebooks, tables = outputs["warm"]
+    assert sorted(notebooks) == sorted(f"{nb}.ipynb" for nb in chapters)
+    assert tables, "the run should publish CSV tables"
+    assert outputs["warm"] == outputs["cold"]
+
+
+@pytest.mark.parametrize("mode", ["warm", "cold"])
+def test_a_polluting_notebook_does_not_reach_the_next_one(tmp_path: Path, mode: str) -> None:
+    project = _project(tmp_path / "p", ["pollute", "probe"])
+    result = cli(project, "run", "--jobs", "1", *(["--cold"] if mode == "cold" else []))
+    assert result.returncode == 0, result.stdout + result.stderr
+    seen = _probe(project)
+    assert seen["max_columns"] == 20  # pandas' default in a Jupyter kernel, not the polluter's 3
+    assert seen["cwd_is_root"] is True
+    assert seen["numpy_polluted"] is False and seen["report_polluted"] is False
+    if mode == "warm":  # the same zygote forked both kernels
+        assert ZYGOTE_MARK in str(seen["parent"])
+        assert int((project / "polluter.pid").read_text()) == seen["parent_pid"]
+    else:  # --cold never asks a zygote: the kernel's parent is papermill's own process
+        assert ZYGOTE_MARK not in str(seen["parent"]) and "papermill" in str(seen["parent"])
+
+
+def test_a_crashed_kernel_fails_its_notebook_and_the_next_gets_a_fresh_one(tmp_path: Path) -> None:
+    project = _project(tmp_path / "p", ["crash", "probe"])
+    result = cli(project, "run", "--jobs", "1")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"FAILED {RUN}/crash: cell 2 [import os, signal]: the kernel died" in result.stdout
+    assert f"{RUN:24} {'probe':18}" in result.stdout and (project / f"probe-{RUN}.json").is_file()
+    assert ZYGOTE_MARK in str(_probe(project)["parent"])
+
+
+def test_a_crashed_zygote_fails_its_notebook_and_is_restarted(tmp_path: Path) -> None:
+    project = _project(tmp_path / "p", ["zkill", "probe"])
+    result = cli(project, "run", "--jobs", "1")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"FAILED {RUN}/zkill:" in result.stdout
+    assert "fork server died" in result.stdout
+    seen = _probe(project)  # the next notebook ran, in a kernel forked by a new zygote
+    assert ZYGOTE_MARK in str(seen["parent"])
+    assert seen["parent_pid"] != int((project / "zygote.pid").read_text())
+    assert not (project / "book" / "runs" / RUN / "zkill.ipynb").exists()
+    assert (project / "book" / "runs" / RUN / "probe.ipynb").is_file()
