@@ -129,3 +129,12 @@ def test_a_crashed_zygote_fails_its_notebook_and_is_restarted(tmp_path: Path) ->
     assert seen["parent_pid"] != int((project / "zygote.pid").read_text())
     assert not (project / "book" / "runs" / RUN / "zkill.ipynb").exists()
     assert (project / "book" / "runs" / RUN / "probe.ipynb").is_file()
+
+
+def test_a_local_batch_of_one_notebook_starts_cold(tmp_path: Path) -> None:
+    # the fork server costs more to start than one notebook saves (batch.WARM_MIN_LOCAL_NOTEBOOKS)
+    project = _project(tmp_path / "p", ["probe"])
+    result = cli(project, "run", "--jobs", "1")
+    assert result.returncode == 0, result.stdout + result.stderr
+    parent = str(_probe(project)["parent"])
+    assert ZYGOTE_MARK not in parent and "papermill" in parent

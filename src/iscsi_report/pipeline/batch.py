@@ -30,6 +30,9 @@ from iscsi_report.pipeline.prune import prune
 from iscsi_report.pipeline.publish import Outcome, publish
 from iscsi_report.pipeline.warm import cold_by_default
 
+# Fewest notebooks a local batch runs warm (BENCHMARKS.md, warm kernel pool: warm wins from the second).
+WARM_MIN_LOCAL_NOTEBOOKS = 2
+
 
 def plan(project: Project, selected: list[str] | None) -> list[NotebookJob]:
     """Every job of the selected params files, all validated before anything runs."""
@@ -109,6 +112,9 @@ def run_jobs(
             todo.append(job)
             print(f"queued  {job.run}/{job.notebook}: {reason}", file=stream, flush=True)
     if todo:  # a batch with nothing to run never contacts a cluster
+        # A local process starts its fork server once (about 5 s): for one notebook that costs more
+        # than it saves, so it starts cold. A Dask worker keeps its server across batches.
+        warm_kernel = warm_kernel and (executor is not None or len(todo) >= WARM_MIN_LOCAL_NOTEBOOKS)
         with executor or executors.LocalExecutor(n_workers) as pool:
             outcomes += _execute_all(project, todo, code, pool, stream, warm_kernel)
     order = {(j.run, j.notebook): i for i, j in enumerate(jobs)}
