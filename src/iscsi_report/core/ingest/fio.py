@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from iscsi_report.core.errors import IngestError
+from iscsi_report.core.ingest import lazy_attributes
 from iscsi_report.core.ingest.textio import INT64_MAX, decode_json, read_text
 from iscsi_report.core.units import BYTES_PER_KIB, MS_PER_S, NS_PER_MS
 
@@ -123,14 +124,8 @@ def histogram_schema() -> pa.DataFrameSchema:
     )
 
 
-_LAZY_SCHEMAS = {"JOBS_SCHEMA": jobs_schema, "HISTOGRAM_SCHEMA": histogram_schema}
-
-
-def __getattr__(name: str) -> Any:
-    """``JOBS_SCHEMA`` and ``HISTOGRAM_SCHEMA``, built on first use (module attributes, PEP 562)."""
-    if name in _LAZY_SCHEMAS:
-        return _LAZY_SCHEMAS[name]()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# ``JOBS_SCHEMA`` and ``HISTOGRAM_SCHEMA``, built on first use (PEP 562): importing fio skips pandera.
+__getattr__ = lazy_attributes(__name__, {"JOBS_SCHEMA": jobs_schema, "HISTOGRAM_SCHEMA": histogram_schema})
 
 
 @dataclass

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from iscsi_report.core.errors import IngestError
+from iscsi_report.core.ingest import lazy_attributes
 from iscsi_report.core.ingest.textio import decode_json, loads_json, read_text
 from iscsi_report.core.units import KIB_PER_MIB
 
@@ -170,14 +171,8 @@ def cpu_schema() -> pa.DataFrameSchema:
     )
 
 
-_LAZY_SCHEMAS = {"DEVICES_SCHEMA": devices_schema, "CPU_SCHEMA": cpu_schema}
-
-
-def __getattr__(name: str) -> Any:
-    """``DEVICES_SCHEMA`` and ``CPU_SCHEMA``, built on first use (module attributes, PEP 562)."""
-    if name in _LAZY_SCHEMAS:
-        return _LAZY_SCHEMAS[name]()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# ``DEVICES_SCHEMA`` and ``CPU_SCHEMA``, built on first use (PEP 562): importing iostat skips pandera.
+__getattr__ = lazy_attributes(__name__, {"DEVICES_SCHEMA": devices_schema, "CPU_SCHEMA": cpu_schema})
 
 
 @dataclass
