@@ -41,7 +41,7 @@ STUDY_FOLDERS = ("notebooks", "params", "data/published", "data/preregistered", 
 
 def _batch_s(project: Path, mode: str, extra: list[str]) -> float:
     """Wall seconds of one forced batch, cold or warm."""
-    return dask_batch._run(project, *extra, *(["--cold"] if mode == "cold" else []))
+    return dask_batch._run(project, *extra, f"--{mode}")
 
 
 def marginal(tmp: Path, pairs: int, extra: list[str], label: str) -> dict[str, object]:
@@ -119,7 +119,7 @@ def compare(tmp: Path) -> dict[str, object]:
         started = time.perf_counter()
         cmd = [PY, "-m", "iscsi_report.cli", "--root", str(project), "run", "--jobs", "2"]
         env = {**os.environ, "PYTHONPATH": str(project / "src")}
-        args = cmd + (["--cold"] if mode == "cold" else [])
+        args = [*cmd, f"--{mode}"]
         proc = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
         seconds[mode] = time.perf_counter() - started
         if proc.returncode != 0:

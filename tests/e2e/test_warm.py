@@ -78,7 +78,7 @@ def test_every_chapter_of_a_run_publishes_the_same_bytes_warm_and_cold(tmp_path:
     outputs = {}
     for mode in ("warm", "cold"):
         project = make_study_project(tmp_path / mode)
-        args = ["run", SMALL_RUN, "--jobs", "2"] + (["--cold"] if mode == "cold" else [])
+        args = ["run", SMALL_RUN, "--jobs", "2", f"--{mode}"]
         result = cli(project, *args)
         assert result.returncode == 0, result.stdout + result.stderr
         assert "kernel pool unavailable" not in result.stdout
@@ -96,7 +96,7 @@ def test_every_chapter_of_a_run_publishes_the_same_bytes_warm_and_cold(tmp_path:
 @pytest.mark.parametrize("mode", ["warm", "cold"])
 def test_a_polluting_notebook_does_not_reach_the_next_one(tmp_path: Path, mode: str) -> None:
     project = _project(tmp_path / "p", ["pollute", "probe"])
-    result = cli(project, "run", "--jobs", "1", *(["--cold"] if mode == "cold" else []))
+    result = cli(project, "run", "--jobs", "1", f"--{mode}")
     assert result.returncode == 0, result.stdout + result.stderr
     seen = _probe(project)
     assert seen["max_columns"] == 20  # pandas' default in a Jupyter kernel, not the polluter's 3
@@ -111,7 +111,7 @@ def test_a_polluting_notebook_does_not_reach_the_next_one(tmp_path: Path, mode: 
 
 def test_a_crashed_kernel_fails_its_notebook_and_the_next_gets_a_fresh_one(tmp_path: Path) -> None:
     project = _project(tmp_path / "p", ["crash", "probe"])
-    result = cli(project, "run", "--jobs", "1")
+    result = cli(project, "run", "--jobs", "1", "--warm")
     assert result.returncode == 1, result.stdout + result.stderr
     assert f"FAILED {RUN}/crash: cell 2 [import os, signal]: the kernel died" in result.stdout
     assert f"{RUN:24} {'probe':18}" in result.stdout and (project / f"probe-{RUN}.json").is_file()
@@ -120,7 +120,7 @@ def test_a_crashed_kernel_fails_its_notebook_and_the_next_gets_a_fresh_one(tmp_p
 
 def test_a_crashed_zygote_fails_its_notebook_and_is_restarted(tmp_path: Path) -> None:
     project = _project(tmp_path / "p", ["zkill", "probe"])
-    result = cli(project, "run", "--jobs", "1")
+    result = cli(project, "run", "--jobs", "1", "--warm")
     assert result.returncode == 1, result.stdout + result.stderr
     assert f"FAILED {RUN}/zkill:" in result.stdout
     assert "fork server died" in result.stdout
@@ -131,8 +131,8 @@ def test_a_crashed_zygote_fails_its_notebook_and_is_restarted(tmp_path: Path) ->
     assert (project / "book" / "runs" / RUN / "probe.ipynb").is_file()
 
 
-def test_a_local_batch_of_one_notebook_starts_cold(tmp_path: Path) -> None:
-    # the fork server costs more to start than one notebook saves (batch.WARM_MIN_LOCAL_NOTEBOOKS)
+def test_a_small_local_batch_starts_cold_unless_asked(tmp_path: Path) -> None:
+    # the fork server costs more to start than a few notebooks save (batch.WARM_MIN_LOCAL_NOTEBOOKS)
     project = _project(tmp_path / "p", ["probe"])
     result = cli(project, "run", "--jobs", "1")
     assert result.returncode == 0, result.stdout + result.stderr

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         watch_sigint()
         return make_book(
-            project, args.params or None, args.jobs, args.force, args.scheduler, args.only, args.cold
+            project, args.params or None, args.jobs, args.force, args.scheduler, args.only, args.kernels
         )
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)

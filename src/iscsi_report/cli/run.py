@@ -8,7 +8,7 @@ import sys
 
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.paths import Project
-from iscsi_report.pipeline.batch import run_batch
+from iscsi_report.pipeline.batch import WARM_MIN_LOCAL_NOTEBOOKS, run_batch
 from iscsi_report.pipeline.executors import check_address
 from iscsi_report.pipeline.interrupt import INTERRUPTED_STATUS, unless_interrupted, watch_sigint
 from iscsi_report.pipeline.locking import pipeline_lock
@@ -31,12 +31,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def add_cold_argument(parser: argparse.ArgumentParser) -> None:
-    """``--cold``: start every kernel afresh instead of forking it from the warm pool."""
-    parser.add_argument(
+    """``--cold`` / ``--warm``: how kernels start (default: warm for batches big enough to gain)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
         "--cold",
-        action="store_true",
+        dest="kernels",
+        action="store_const",
+        const="cold",
+        default="auto",
         help=f"start a fresh papermill process and kernel per notebook instead of forking them from the "
-        f"warm pool (the stack pre-imported); also when {COLD_ENV} is set",
+        f"warm pool (the stack pre-imported); also when {COLD_ENV} is set. Default: warm on Dask and "
+        f"for a local batch of {WARM_MIN_LOCAL_NOTEBOOKS} notebooks or more, where the pool's start pays off",
+    )
+    group.add_argument(
+        "--warm",
+        dest="kernels",
+        action="store_const",
+        const="warm",
+        help="fork every notebook's papermill process and kernel from the warm pool, however small the batch",
     )
 
 
@@ -65,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         watch_sigint()
         with pipeline_lock(project):
-            status = run_batch(project, args.params or None, args.jobs, args.force, args.scheduler, args.cold)
+            selected = args.params or None
+            status = run_batch(project, selected, args.jobs, args.force, args.scheduler, args.kernels)
             return unless_interrupted(status)
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)

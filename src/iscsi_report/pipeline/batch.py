@@ -30,8 +30,9 @@ from iscsi_report.pipeline.prune import prune
 from iscsi_report.pipeline.publish import Outcome, publish
 from iscsi_report.pipeline.warm import cold_by_default
 
-# Fewest notebooks a local batch runs warm (BENCHMARKS.md, warm kernel pool: warm wins from the second).
-WARM_MIN_LOCAL_NOTEBOOKS = 2
+# Fewest notebooks a local batch runs warm by default: the pool's start (5 s and more under load)
+# outweighed its gain on the test suite's batches of two to six notebooks (BENCHMARKS.md, issue 28).
+WARM_MIN_LOCAL_NOTEBOOKS = 8
 
 
 def plan(project: Project, selected: list[str] | None) -> list[NotebookJob]:
@@ -93,12 +94,14 @@ def run_jobs(
     stream: TextIO = sys.stdout,
     executor: executors.Executor | None = None,
     warm_kernel: bool = True,
+    warm_min_local: int = 1,
 ) -> list[Outcome]:
     """Execute stale jobs in parallel, print progress and return every job's outcome.
 
     ``executor`` defaults to the local pool of ``n_workers`` threads; a :class:`DaskExecutor` runs
     the same job function on a cluster, and the outputs are published here either way.
-    ``warm_kernel``: notebooks run in kernels forked from each executing process's warm pool.
+    ``warm_kernel``: notebooks run in kernels forked from each executing process's warm pool; on
+    this machine's pool only when at least ``warm_min_local`` notebooks are to run.
     """
     code = code_digest(*project.notebook_code_dirs)
     shutil.rmtree(project.cache_dir / "exec", ignore_errors=True)  # leftovers of killed runs
@@ -112,10 +115,12 @@ def run_jobs(
             todo.append(job)
             print(f"queued  {job.run}/{job.notebook}: {reason}", file=stream, flush=True)
     if todo:  # a batch with nothing to run never contacts a cluster
-        # A local process starts its fork server once (about 5 s): for one notebook that costs more
-        # than it saves, so it starts cold. A Dask worker keeps its server across batches.
-        warm_kernel = warm_kernel and (executor is not None or len(todo) >= WARM_MIN_LOCAL_NOTEBOOKS)
-        with executor or executors.LocalExecutor(n_workers) as pool:
+        pool = executor or executors.LocalExecutor(n_workers)
+        # A local batch starts its fork server once (5 s and more: the imports), which a few
+        # notebooks do not repay; a Dask worker keeps its server across batches.
+        local = isinstance(pool, executors.LocalExecutor)
+        warm_kernel = warm_kernel and (not local or len(todo) >= warm_min_local)
+        with pool:
             outcomes += _execute_all(project, todo, code, pool, stream, warm_kernel)
     order = {(j.run, j.notebook): i for i, j in enumerate(jobs)}
     return sorted(outcomes, key=lambda o: order[(o.job.run, o.job.notebook)])
@@ -140,12 +145,14 @@ def run_batch(
     n_workers: int,
     force: bool = False,
     scheduler: str | None = None,
-    cold: bool = False,
+    kernels: str = "auto",
 ) -> int:
     """Validate, execute (locally, or on the Dask scheduler given) and summarise; 1 if any notebook failed.
 
     Over all params files (none selected), outputs of runs that no longer exist are removed first.
-    ``cold`` (or :data:`.warm.COLD_ENV` set): every kernel starts afresh instead of from the warm pool.
+    ``kernels``: "cold" (or :data:`.warm.COLD_ENV` set) starts every kernel afresh, "warm" forks
+    every one from the warm pool, "auto" forks them on Dask and in a local batch of at least
+    :data:`WARM_MIN_LOCAL_NOTEBOOKS` notebooks (below that the pool's start costs more than it saves).
     """
     jobs = plan(project, selected)
     if selected is None:
@@ -156,7 +163,8 @@ def run_batch(
         n_workers,
         force,
         executor=executors.executor_for(scheduler, n_workers),
-        warm_kernel=not (cold or cold_by_default()),
+        warm_kernel=not (kernels == "cold" or cold_by_default()),
+        warm_min_local=1 if kernels == "warm" else WARM_MIN_LOCAL_NOTEBOOKS,
     )
     print_summary(outcomes)
     return 1 if any(o.status == "FAILED" for o in outcomes) else 0

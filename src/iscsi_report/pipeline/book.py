@@ -24,17 +24,17 @@ def make_book(
     force: bool = False,
     scheduler: str | None = None,
     only: bool = False,
-    cold: bool = False,
+    kernels: str = "auto",
 ) -> int:
     """Run the batch (the ``selected`` runs, or all); build the book only if every notebook succeeded.
 
-    With ``selected`` the site keeps every other run already published, unless ``only``; ``cold``
-    starts every kernel afresh instead of from the warm pool.
+    With ``selected`` the site keeps every other run already published, unless ``only``; ``kernels``
+    ("auto", "warm" or "cold") says how kernels start (:func:`.batch.run_batch`).
 
     A failure caused by Ctrl-C ends as KeyboardInterrupt (see :mod:`.interrupt`).
     """
     with pipeline_lock(project):
-        status = unless_interrupted(run_batch(project, selected, n_workers, force, scheduler, cold))
+        status = unless_interrupted(run_batch(project, selected, n_workers, force, scheduler, kernels))
         if status != 0:
             print(
                 "book: not built because a notebook failed; the previous site is untouched", file=sys.stderr
