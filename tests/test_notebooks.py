@@ -24,6 +24,17 @@ def test_source_notebook_is_clean(path: Path) -> None:
     assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
 
 
+# A clock read in a chapter makes two executions of the same inputs publish different bytes (issue 24).
+CLOCKS = ("time.time(", "perf_counter(", "monotonic(", "datetime.now(", "date.today(", "process_time(")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_chapter_reads_a_clock(path: Path) -> None:
+    """Chapters are functions of their inputs: no wall-clock reading may reach a published page."""
+    code = "\n".join(c.source for c in read_notebook(path).cells if c.cell_type == "code")
+    assert [clock for clock in CLOCKS if clock in code] == []
+
+
 def test_every_params_file_validates_and_every_chapter_is_in_the_toc() -> None:
     project = Project.at(ROOT)
     listed = toc_files(project)
