@@ -11,6 +11,11 @@ SYSTEM_PACKAGES := chromium datamash fio sysstat iperf3 iputils-ping
 LOCK_EXTRAS := --extra test --extra publish --extra build-backend
 LINT_PATHS := src tests tools benchmarks scripts
 
+# The project's own modules (src/, and the copies the end-to-end tests make) are compiled once and
+# kept in __pycache__ (git-ignored) even where the environment sets PYTHONDONTWRITEBYTECODE: every
+# kernel, papermill and jupyter-book process imports them again.
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: book test lint lock test-latest check-site publish release clean sysdeps venv labsetup
 
 book: venv

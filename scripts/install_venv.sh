@@ -21,7 +21,9 @@ fi
 if [ -x "$uv_dir/bin/uv" ] || "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
   --require-hashes --no-deps --target "$uv_dir" -r scripts/uv.lock.txt; then
   uv=("$uv_dir/bin/uv" pip)
-  "${uv[@]}" install --quiet --python "$venv/bin/python" --require-hashes --no-deps -r "$lock"
+  # --compile-bytecode: uv writes no .pyc by default (pip does); with PYTHONDONTWRITEBYTECODE set,
+  # as in CI, every process would then compile the whole stack from source (BENCHMARKS.md, issue 28).
+  "${uv[@]}" install --quiet --python "$venv/bin/python" --require-hashes --no-deps --compile-bytecode -r "$lock"
   "${uv[@]}" install --quiet --python "$venv/bin/python" --no-deps --no-build-isolation -e .
   "${uv[@]}" check --quiet --python "$venv/bin/python"
 else
