@@ -210,14 +210,12 @@ def load(raw_dir: str | Path) -> LabData:
     """Read the whole lab dataset through the measurements layer: every file checked against its sha256.
 
     The frames come from the kept assembly when one was kept for the same checked inputs by the
-    same code; otherwise they are assembled from the parses and kept.
+    same code; otherwise they are assembled from the parses and kept, by one process at a time
+    (chapters executed side by side wait for one assembly instead of each parsing the sweep).
     """
     ds = open_dataset(raw_dir)
     stored = keep.path_for(ASSEMBLED_KIND, assembly_code(), checked_inputs(ds))
-    frames = keep.load(stored)
-    if not isinstance(frames, Assembled):
-        frames = assemble(ds)
-        keep.store(stored, frames)
+    frames = keep.once(stored, lambda: assemble(ds), lambda kept: isinstance(kept, Assembled))
     return LabData(ds, frames.runs, frames.networks, frames.captures, Captures(ds))
 
 

@@ -224,9 +224,5 @@ def load_file(path: str | Path, max_bytes: int = MAX_YAML_BYTES) -> YamlDoc:
     """
     text = read_text(path, max_bytes=max_bytes)
     stored = keep.path_for("yaml", keep.code_of("yamlio.py"), hashlib.sha256(text.encode()).hexdigest())
-    doc = keep.load(stored)
-    if isinstance(doc, YamlDoc):
-        return replace(doc, path=str(path))
-    doc = load_text(text, path)
-    keep.store(stored, doc)
-    return doc
+    doc: YamlDoc = keep.once(stored, lambda: load_text(text, path), lambda kept: isinstance(kept, YamlDoc))
+    return replace(doc, path=str(path))
