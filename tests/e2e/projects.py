@@ -124,10 +124,17 @@ def _execute_study(folder: Path) -> Path:
     """The real params, chapters and datasets in a copy running its own ``src/``, every run executed."""
     root = make_study_project(folder / "study")
     env = copy_package(root)
-    result = cli(root, "run", "--jobs", "2", env=env, timeout=3600)
+    # --warm: the warm pool's e2e test compares this execution with a cold one of the same chapters
+    result = cli(root, "run", "--jobs", "2", "--warm", env=env, timeout=3600)
     assert result.returncode == 0, result.stdout + result.stderr
     (folder / STUDY_STDOUT).write_text(result.stdout)
     return root
+
+
+def shared_study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The study executed once per test run (warm), shared: (root, stdout). Read it, never change it."""
+    root = build_once(tmp_path_factory, "study", _execute_study)
+    return root, (root.parent / STUDY_STDOUT).read_text()
 
 
 def executed_study(tmp_path_factory: pytest.TempPathFactory, dest: Path) -> tuple[Path, str]:
@@ -136,9 +143,9 @@ def executed_study(tmp_path_factory: pytest.TempPathFactory, dest: Path) -> tupl
     The copy keeps its run cache (content-keyed, no paths in it): ``run`` or ``book`` on it executes
     nothing that already ran; its ``src/`` is its own (``study_env``), free to edit.
     """
-    shared = build_once(tmp_path_factory, "study", _execute_study)
+    shared, stdout = shared_study(tmp_path_factory)
     shutil.copytree(shared, dest, symlinks=True)
-    return dest, (shared.parent / STUDY_STDOUT).read_text()
+    return dest, stdout
 
 
 def study_env(root: Path) -> dict[str, str]:

@@ -1,10 +1,11 @@
 """The warm kernel pool (issue 28): forked kernels give a cold kernel's results, and nothing leaks.
 
 Every notebook's kernel is forked from one fork server ("zygote") per executing process. These tests
-run real batches on small throwaway projects: the chapters of one params file executed warm and cold
-publish the same bytes; a notebook that pollutes its process (a pandas option, the working folder,
-module globals) leaves the next notebook untouched; a crashed kernel, and a crashed zygote, fail
-only their own notebook; ``--cold`` never uses the zygote.
+run real batches on small throwaway projects: the chapters of one params file executed cold
+publish the same bytes as the study executed warm once per test run (``projects.shared_study``);
+a notebook that pollutes its process (a pandas option, the working folder, module globals) leaves
+the next notebook untouched; a crashed kernel, and a crashed zygote, fail only their own
+notebook; ``--cold`` never uses the zygote.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .projects import LAB, add_notebook, cli, make_project, make_study_project
+from .projects import LAB, add_notebook, cli, make_project, make_study_project, shared_study
 
 pytestmark = [pytest.mark.e2e]
 
@@ -74,20 +75,21 @@ def _digests(folder: Path) -> dict[str, str]:
     }
 
 
-def test_every_chapter_of_a_run_publishes_the_same_bytes_warm_and_cold(tmp_path: Path) -> None:
-    outputs = {}
-    for mode in ("warm", "cold"):
-        project = make_study_project(tmp_path / mode)
-        args = ["run", SMALL_RUN, "--jobs", "2", f"--{mode}"]
-        result = cli(project, *args)
-        assert result.returncode == 0, result.stdout + result.stderr
-        assert "kernel pool unavailable" not in result.stdout
-        outputs[mode] = (
-            _digests(project / "book" / "runs" / SMALL_RUN),
-            _digests(project / "results" / SMALL_RUN),
-        )
-    chapters = yaml.safe_load((tmp_path / "warm" / "params" / f"{SMALL_RUN}.yaml").read_text())["notebooks"]
-    notebooks, tables = outputs["warm"]
+def test_every_chapter_of_a_run_publishes_the_same_bytes_warm_and_cold(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # warm: the study the chapter tests execute once per test run, every params file, with --warm
+    warm, warm_stdout = shared_study(tmp_path_factory)
+    assert "kernel pool unavailable" not in warm_stdout
+    cold = make_study_project(tmp_path / "cold")
+    result = cli(cold, "run", SMALL_RUN, "--jobs", "2", "--cold")
+    assert result.returncode == 0, result.stdout + result.stderr
+    outputs = {
+        mode: (_digests(root / "book" / "runs" / SMALL_RUN), _digests(root / "results" / SMALL_RUN))
+        for mode, root in (("warm", warm), ("cold", cold))
+    }
+    chapters = yaml.safe_load((cold / "params" / f"{SMALL_RUN}.yaml").read_text())["notebooks"]
+    notebooks, tables = outputs["cold"]
     assert sorted(notebooks) == sorted(f"{nb}.ipynb" for nb in chapters)
     assert tables, "the run should publish CSV tables"
     assert outputs["warm"] == outputs["cold"]
