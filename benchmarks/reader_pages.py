@@ -74,7 +74,8 @@ def main() -> None:
         wide_total += len(wide)
         opened += figure
         print(
-            f"{path}: {len(widths)} tables shown, {len(wide)} wider than {MAX_COLUMNS} {wide}, figure first: {figure}"
+            f"{path}: {len(widths)} tables shown, {len(wide)} wider than {MAX_COLUMNS} {wide}, "
+            f"figure first: {figure}"
         )
     print(
         f"total: {wide_total} tables wider than {MAX_COLUMNS} columns shown by default; "

@@ -233,11 +233,9 @@ def test_every_scroll_box_is_a_named_keyboard_stop() -> None:
     out = report.html_table(df, "boxes", caption='Latency <per> "run"')
     boxes = re.findall(r'<div class="iscsi-table-wrap[^"]*"([^>]*)>', out)
     assert len(boxes) == 2  # the shown view and the full table in its <details>
-    assert boxes[0] == ' tabindex="0" role="region" aria-label="Latency &lt;per&gt; &quot;run&quot;"'
-    assert (
-        boxes[1]
-        == ' tabindex="0" role="region" aria-label="Latency &lt;per&gt; &quot;run&quot; (all rows and columns)"'
-    )
+    label = "Latency &lt;per&gt; &quot;run&quot;"
+    assert boxes[0] == f' tabindex="0" role="region" aria-label="{label}"'
+    assert boxes[1] == f' tabindex="0" role="region" aria-label="{label} (all rows and columns)"'
     unnamed = report.html_table(df.iloc[:3, :3], "iostat_cpu")
     assert 'aria-label="Table iostat cpu"' in unnamed
 

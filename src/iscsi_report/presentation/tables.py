@@ -164,7 +164,7 @@ def region_label(name: str, caption: str = "") -> str:
 
 
 def _table(view: View, table_name: str, label: str) -> tuple[str, bool]:
-    """One ``<table>`` in its scrolling wrapper (a named, focusable region), and whether a cell showed a dash."""
+    """One ``<table>`` in its scrolling box (a named keyboard stop), and whether a cell showed a dash."""
     wide = len(view.columns) >= STICKY_COLUMNS
     classes = [c.css_class for c in view.columns]
     th = "".join(
