@@ -219,6 +219,14 @@ def test_a_twenty_column_frame_shows_eight_columns_and_the_full_table_collapsed(
     assert "Shown above: 8 of 20 columns." in before
 
 
+def test_a_wide_summary_shows_eight_columns_too() -> None:
+    tidy = pd.DataFrame({"device": ["hdd"] * 12, "term": [f"t{i}" for i in range(12)], "ms": np.arange(12.0)})
+    summary = tables.spread(tidy, ["device"], "term", "ms")
+    out = report.html_table(tidy, "terms", summary=summary)
+    assert headers(out) == ["Device", *(f"T{i}" for i in range(7))]
+    assert len(summary.columns) == 13 and "<details" in out
+
+
 def test_a_page_may_not_ask_for_more_than_eight_columns() -> None:
     df = pd.DataFrame({f"m{i}_ms": [1.0] for i in range(12)})
     with pytest.raises(ReportError, match="at most 8"):

@@ -19,7 +19,6 @@ from iscsi_report.analyses.provenance import TOOLS as TOOLS  # what a page passe
 from iscsi_report.core import markup
 from iscsi_report.presentation.report import Context, display_markdown
 
-
 BANNER_TITLE = "Inputs reconstructed from published summaries, not measured — details"
 DROPDOWN = ":class: dropdown"  # sphinx-togglebutton shows a collapsed admonition as its title line
 
@@ -68,7 +67,7 @@ def tool_lines(raw_dir: Path, tools: Sequence[str]) -> list[tuple[str, str, str]
 def banner_markdown(
     raw_dir: Path, link_to: Callable[[Path], str], tools: Sequence[str] = TOOLS, note: str = ""
 ) -> str:
-    """The banner's MyST (a collapsed warning admonition), or "" when the manifest does not say reconstructed."""
+    """The banner's MyST (a collapsed warning admonition); "" unless the manifest says reconstructed."""
     if not sources.reconstructed(raw_dir):
         return ""
     shown = "/".join(raw_dir.parts[-3:])  # data/raw/<dataset>: the project path, as every download names it

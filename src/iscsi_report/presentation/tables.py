@@ -231,8 +231,10 @@ def render(
     parts: list[str] = []
     dashed = False
     if summary is not None:
-        brief = formatted(shown_frame(summary), name, places)
-        main, dashed = _table(View(list(brief.values()), len(summary), []), name, label)
+        brief_frame = shown_frame(summary)
+        brief = formatted(brief_frame, name, places)
+        brief_view = main_view(brief_frame, name, brief, None, len(brief_frame))  # at most WIDE_COLUMNS too
+        main, dashed = _table(brief_view, name, label)
         parts.append(main)
         parts.append(
             f'<p class="{NOTE_CLASS}">{_escape("Shown above: a summary; the full table below.")}</p>'
