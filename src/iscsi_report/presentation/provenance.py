@@ -1,7 +1,7 @@
 """The reconstructed-data banner: which of a page's inputs the source published and which were invented.
 
-Every chapter reading a reconstructed dataset opens with :func:`banner`: one line (a MyST warning
-admonition collapsed as a dropdown, :data:`BANNER_TITLE`) whose details name, per tool the page
+Every chapter reading a reconstructed dataset opens with :func:`banner`: one line (a MyST admonition
+styled as a warning and collapsed as a dropdown, :data:`BANNER_TITLE`) whose details name, per tool the page
 reads, what is published and what the generator invented (counted by
 :func:`iscsi_report.analyses.provenance.tool_counts`), with download links to the dataset's README
 and generation targets. The line keeps the chapter's answer in the first screen; the details are
@@ -20,7 +20,9 @@ from iscsi_report.core import markup
 from iscsi_report.presentation.report import Context, display_markdown
 
 BANNER_TITLE = "Inputs reconstructed from published summaries, not measured — details"
-DROPDOWN = ":class: dropdown"  # sphinx-togglebutton shows a collapsed admonition as its title line
+# A titled admonition (``{warning}`` takes no title) styled as a warning; sphinx-togglebutton shows an
+# admonition of class ``dropdown`` collapsed to its title line.
+BANNER_CLASS = ":class: warning dropdown"
 
 
 @dataclass(frozen=True)
@@ -74,8 +76,8 @@ def banner_markdown(
     readme = markup.link(f"{shown}/{sources.README}", link_to(raw_dir / sources.README))
     targets = markup.link(f"{shown}/{sources.TARGETS}", link_to(raw_dir / sources.TARGETS))
     lines = [
-        f":::{{warning}} {BANNER_TITLE}",
-        DROPDOWN,
+        f":::{{admonition}} {BANNER_TITLE}",
+        BANNER_CLASS,
         "",
         f"This page reads the dataset {markup.code(raw_dir.name)}, which was **generated** from the "
         "summaries its source published, not measured. Only what the source printed is evidence; "
