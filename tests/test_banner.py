@@ -23,7 +23,9 @@ def _blog_notebooks() -> list[str]:
 
 def test_banner_names_published_and_invented_inputs_of_the_blog_dataset():
     text = provenance.banner_markdown(BLOG_RAW, lambda p: p.relative_to(ROOT).as_posix())
-    assert text.startswith(":::{warning}") and text.rstrip().endswith(":::")
+    assert text.startswith(":::{admonition}") and text.rstrip().endswith(":::")
+    title, klass = text.splitlines()[:2]
+    assert title == ":::{admonition} " + provenance.BANNER_TITLE and klass == ":class: warning dropdown"
     assert "data/raw/blog-2023/README.md" in text and "generation_targets.yaml" in text
     iostat = next(line for line in text.splitlines() if line.startswith("- **iostat**"))
     # 6 libiscsi runs have a published CPU share; the other 17 of 23 iostat files are invented.

@@ -408,3 +408,14 @@ def test_printed_inputs_are_read_from_the_published_file(tmp_path: Path, result)
     sets = blog_audit.r2t.parameter_sets(blog_audit.open_dataset(RAW).iscsi_parameters, RAW / "manifest.yaml")
     formula = blog_audit.formula_table(published, sets).set_index("key")
     assert formula.loc["model.r2t1.wireless_hdd", "op_ms"] == pytest.approx(71.14, abs=1e-9)
+
+
+def test_the_verdict_chart_counts_every_number_once(table) -> None:
+    from iscsi_report.presentation.charts import audit as audit_charts
+
+    counts = blog_audit.verdict_counts(table)
+    spec = audit_charts.verdict_bars(counts).to_dict()
+    rows = next(iter(spec["datasets"].values()))
+    assert sum(r["numbers"] for r in rows) == len(table)
+    assert {r["verdict"] for r in rows} == set(table["verdict"])
+    assert spec["encoding"]["y"]["sort"] == list(audit.VERDICTS)

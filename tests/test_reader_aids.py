@@ -301,7 +301,9 @@ def test_measured_dataset_pages_open_with_what_the_dataset_is() -> None:
     ds = open_dataset(VETH)
     box = about.dataset_box(ds, "network")
     assert box.startswith(":::{admonition} About this dataset: This machine") and box.endswith(":::")
-    assert box.splitlines()[1] == ":class: note"
+    title, klass = box.splitlines()[:2]
+    assert klass == ":class: note dropdown", "one line in the first screen, the details one click away"
+    assert title.endswith("(parts measured, no iSCSI traffic) — details")
     assert "veth pair" in box and "No iSCSI traffic is in this dataset" in box
     assert "interpretation" in about.dataset_box(ds, "network"), "the chapter's own note from notes.yaml"
     assert about.dataset_box(ds, "model") != about.dataset_box(ds, "storage")

@@ -196,16 +196,56 @@ def test_a_wide_table_scrolls_with_a_sticky_first_column_and_leaves_details_to_t
     wide["bs_kib"] = [64.0, 128.0]
     wide["bs_bytes"] = [65536, 131072]  # shows the same as bs_kib: once on the page
     out = report.html_table(wide, "wide")
-    assert out.startswith(
-        '<div class="iscsi-table-wrap iscsi-table-wide"><table class="iscsi-table dataframe" id="T_wide">'
-    )
+    assert out.startswith('<div class="iscsi-table-wrap iscsi-table-wide" tabindex="0" role="region"')
     main = headers(out)
-    assert main[0] == "Device" and "File" not in main and main.count("Block size (KiB)") == 1
+    assert main[0] == "Device" and "File" not in main and len(main) == tables.WIDE_COLUMNS
     assert "File" in headers(out, "T_wide-all")
-    assert "Shown above: 12 of 14 columns." in out
+    assert "Shown above: 8 of 14 columns." in out
     assert "<summary>All 2 rows and 14 columns</summary>" in out
-    narrow = report.html_table(wide.iloc[:, :5], "narrow")
-    assert narrow.startswith('<div class="iscsi-table-wrap"><table') and "<details" not in narrow
+    narrow = report.html_table(wide.iloc[:, :4], "narrow")
+    assert narrow.startswith('<div class="iscsi-table-wrap" tabindex="0"') and "<details" not in narrow
+
+
+def test_a_twenty_column_frame_shows_eight_columns_and_the_full_table_collapsed() -> None:
+    df = pd.DataFrame({f"m{i}_ms": [1.0 + i, 2.5 + i, 4.0 + i] for i in range(19)})
+    df.insert(0, "network", ["ethernet", "wifi", "veth"])
+    out = report.html_table(df, "twenty", caption="Twenty columns")
+    assert headers(out) == ["Network", *(f"M{i} (ms)" for i in range(7))]
+    full = headers(out, "T_twenty-all")
+    assert len(full) == 20 and full[0] == "Network"
+    before, details = out.split("<details", 1)
+    assert before.count("<th ") == tables.WIDE_COLUMNS  # the visible table: eight columns, no more
+    assert details.count("<th ") == 20 and "<summary>All 3 rows and 20 columns</summary>" in details
+    assert "Shown above: 8 of 20 columns." in before
+
+
+def test_a_wide_summary_shows_eight_columns_too() -> None:
+    tidy = pd.DataFrame({"device": ["hdd"] * 12, "term": [f"t{i}" for i in range(12)], "ms": np.arange(12.0)})
+    summary = tables.spread(tidy, ["device"], "term", "ms")
+    out = report.html_table(tidy, "terms", summary=summary)
+    assert headers(out) == ["Device", *(f"T{i}" for i in range(7))]
+    assert len(summary.columns) == 13 and "<details" in out
+
+
+def test_a_page_may_not_ask_for_more_than_eight_columns() -> None:
+    df = pd.DataFrame({f"m{i}_ms": [1.0] for i in range(12)})
+    with pytest.raises(ReportError, match="at most 8"):
+        report.html_table(df, "many", columns=list(df.columns[:9]))
+    assert len(headers(report.html_table(df, "eight", columns=list(df.columns[:8])))) == 8
+
+
+def test_every_scroll_box_is_a_named_keyboard_stop() -> None:
+    df = pd.DataFrame(
+        {"run": [f"r{i}" for i in range(40)], **{f"m{i}_ms": np.arange(40.0) for i in range(12)}}
+    )
+    out = report.html_table(df, "boxes", caption='Latency <per> "run"')
+    boxes = re.findall(r'<div class="iscsi-table-wrap[^"]*"([^>]*)>', out)
+    assert len(boxes) == 2  # the shown view and the full table in its <details>
+    label = "Latency &lt;per&gt; &quot;run&quot;"
+    assert boxes[0] == f' tabindex="0" role="region" aria-label="{label}"'
+    assert boxes[1] == f' tabindex="0" role="region" aria-label="{label} (all rows and columns)"'
+    unnamed = report.html_table(df.iloc[:3, :3], "iostat_cpu")
+    assert 'aria-label="Table iostat cpu"' in unnamed
 
 
 def test_columns_with_one_value_in_every_row_of_a_wide_table_become_a_note() -> None:
@@ -317,3 +357,25 @@ def test_years_seeds_and_ports_are_names_not_quantities() -> None:
     cols = t.formatted(pd.DataFrame({"year": [2017, 2023], "port": [3260, 80], "count": [12345, 7]}), "x", 3)
     assert cols["year"].cells == ["2017", "2023"] and cols["port"].cells == ["3260", "80"]
     assert cols["count"].cells[0] == "12,345"
+
+
+def test_the_sites_markdown_tables_become_named_keyboard_stops() -> None:
+    from iscsi_report.pipeline import sphinx_site
+
+    captioned = (
+        '<div class="pst-scrollable-table-container"><table class="table" id="t1">'
+        '<caption><span class="caption-text">Labels &amp; types</span><a class="headerlink" href="#t1">#</a>'
+        "</caption><thead><tr><th>a</th></tr></thead></table></div>"
+    )
+    bare = (
+        '<p>x</p><div class="pst-scrollable-table-container"><table class="table"><thead><tr>'
+        '<th class="head"><p>label</p></th><th class="head"><p>type</p></th><th>set by</th><th>more</th>'
+        "</tr></thead><tbody><tr><td>1</td></tr></tbody></table></div>"
+    )
+    body = sphinx_site.label_table_boxes(captioned + bare)
+    boxes = re.findall(r'<div class="pst-scrollable-table-container"([^>]*)>', body)
+    assert boxes == [
+        ' tabindex="0" role="region" aria-label="Labels &amp; types"',
+        ' tabindex="0" role="region" aria-label="Table: label, type, set by"',
+    ]
+    assert body.replace(boxes[0], "").replace(boxes[1], "") == captioned + bare  # nothing else changed

@@ -13,6 +13,11 @@ MathJax loads only on a page with math of its own. Sphinx also loads it on a pag
 includes a page with math (the root page includes every chapter), which costs a page without a
 formula MathJax's script and fonts; such a page drops it here.
 
+A table the theme wraps in a scrolling box (a markdown table: ``pst-scrollable-table-container``)
+becomes a named keyboard stop: ``tabindex="0"``, ``role="region"`` and an ``aria-label`` from its
+caption, else from its first headers (the chapters' own tables are labelled where they are
+rendered, :mod:`iscsi_report.presentation.tables`).
+
 Each chapter page offers its executed notebook (the published ``.ipynb`` the page was built
 from) and its MyST source (``notebooks/<chapter>.md``) for download: both are copied under
 ``_downloads/chapters/<run>/`` and linked at the top of the page.
@@ -86,6 +91,39 @@ def without_mathjax(scripts: list[Any], mathjax_path: str) -> list[Any]:
     return [s for s in scripts if _script_key(s)[0] not in (mathjax_path, f"_static/{mathjax_path}")]
 
 
+THEME_TABLE_BOX = '<div class="pst-scrollable-table-container">'
+THEME_TABLE = re.compile(re.escape(THEME_TABLE_BOX) + r"(?P<table><table\b.*?</table>)", re.S)
+CAPTION = re.compile(r"<caption\b[^>]*>(.*?)</caption>", re.S)
+HEADER = re.compile(r"<th\b[^>]*>(.*?)</th>", re.S)
+TAG = re.compile(r"<[^>]+>")
+LABEL_HEADERS = 3  # a table without a caption is named by this many of its first headers
+
+
+def _words(fragment: str) -> str:
+    """The text of an HTML fragment, tags dropped, on one line."""
+    return " ".join(html.unescape(TAG.sub(" ", fragment)).split())
+
+
+def table_box_label(table: str) -> str:
+    """A theme table's name for a screen reader: its caption, else 'Table: ' and its first headers."""
+    caption = CAPTION.search(table)
+    if caption and _words(caption.group(1)):
+        return _words(caption.group(1)).rstrip("#").strip()
+    heads = [w for w in (_words(h) for h in HEADER.findall(table)) if w][:LABEL_HEADERS]
+    return "Table: " + ", ".join(heads) if heads else "Table"
+
+
+def label_table_boxes(body: str) -> str:
+    """Every theme table box as a focusable, named region (a keyboard user can scroll it)."""
+
+    def named(found: re.Match[str]) -> str:
+        label = html.escape(table_box_label(found["table"]), quote=True)
+        box = THEME_TABLE_BOX[:-1] + f' tabindex="0" role="region" aria-label="{label}">'
+        return box + found["table"]
+
+    return THEME_TABLE.sub(named, body)
+
+
 DOWNLOADS_DIR = "_downloads/chapters"  # in the site: _downloads/chapters/<run>/<chapter>.{ipynb,md}
 DOWNLOADS_CLASS = "iscsi-chapter-downloads"
 
@@ -119,7 +157,7 @@ def _downloads(app: Any, pagename: str) -> str:
 
 def _on_page(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
     """Per page: drop repeated scripts (in place: the builder restores its list per page), and
-    MathJax where the page has no math of its own; add the icon."""
+    MathJax where the page has no math of its own; add the icon; name the theme's table boxes."""
     scripts = context.get("script_files")
     if isinstance(scripts, list):
         scripts[:] = dedupe_scripts(scripts)
@@ -127,7 +165,7 @@ def _on_page(app: Any, pagename: str, templatename: str, context: dict[str, Any]
             scripts[:] = without_mathjax(scripts, app.config.mathjax_path)
     context["metatags"] = context.get("metatags", "") + ICON_LINK
     if isinstance(context.get("body"), str):
-        context["body"] = _downloads(app, pagename) + context["body"]
+        context["body"] = _downloads(app, pagename) + label_table_boxes(context["body"])
 
 
 def _literal_quotes(app: Any, config: Any) -> None:

@@ -24,10 +24,12 @@ NO_ISCSI = (
     "ping and iperf3 runs cross the network alone, so the chapters over it show the parts "
     "an iSCSI write is made of, measured separately; any iSCSI figure is the model's."
 )
+NO_ISCSI_TAG = " (parts measured, no iSCSI traffic)"  # the box's title line says it while the box is closed
 
 
 def box_markdown(found: facts.DatasetFacts) -> str:
-    """The page's opening note on a measured dataset (MyST admonition); "" on a reconstructed one.
+    """The page's opening note on a measured dataset (a MyST admonition collapsed to its title line,
+    so the chapter's answer stays in the first screen); "" on a reconstructed one.
 
     What matters most comes first: whether any iSCSI traffic is in the data, then the dataset's
     note for this chapter, then the manifest's description (tools, versions, how it was captured).
@@ -41,7 +43,8 @@ def box_markdown(found: facts.DatasetFacts) -> str:
         paragraphs.append("*How it was measured:* " + markup.text(found.description))
     if not paragraphs:
         return ""  # an admonition needs a body: nothing to say beyond the page itself
-    head = [f":::{{admonition}} About this dataset: {markup.text(found.title)}", ":class: note", ""]
+    title = f"About this dataset: {markup.text(found.title)}" + ("" if found.has_iscsi else NO_ISCSI_TAG)
+    head = [f":::{{admonition}} {title} — details", ":class: note dropdown", ""]
     return "\n".join([*head, "\n\n".join(paragraphs), ":::"])
 
 

@@ -1,9 +1,11 @@
 """The reconstructed-data banner: which of a page's inputs the source published and which were invented.
 
-Every chapter reading a reconstructed dataset opens with :func:`banner`, a MyST warning admonition
-naming, per tool the page reads, what is published and what the generator invented (counted by
+Every chapter reading a reconstructed dataset opens with :func:`banner`: one line (a MyST admonition
+styled as a warning and collapsed as a dropdown, :data:`BANNER_TITLE`) whose details name, per tool the page
+reads, what is published and what the generator invented (counted by
 :func:`iscsi_report.analyses.provenance.tool_counts`), with download links to the dataset's README
-and generation targets. On measured data it shows nothing.
+and generation targets. The line keeps the chapter's answer in the first screen; the details are
+one click away. On measured data it shows nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +18,11 @@ from iscsi_report.analyses import provenance as sources
 from iscsi_report.analyses.provenance import TOOLS as TOOLS  # what a page passes to banner
 from iscsi_report.core import markup
 from iscsi_report.presentation.report import Context, display_markdown
+
+BANNER_TITLE = "Inputs reconstructed from published summaries, not measured — details"
+# A titled admonition (``{warning}`` takes no title) styled as a warning; sphinx-togglebutton shows an
+# admonition of class ``dropdown`` collapsed to its title line.
+BANNER_CLASS = ":class: warning dropdown"
 
 
 @dataclass(frozen=True)
@@ -62,14 +69,16 @@ def tool_lines(raw_dir: Path, tools: Sequence[str]) -> list[tuple[str, str, str]
 def banner_markdown(
     raw_dir: Path, link_to: Callable[[Path], str], tools: Sequence[str] = TOOLS, note: str = ""
 ) -> str:
-    """The banner's MyST (a warning admonition), or "" when the manifest does not say reconstructed."""
+    """The banner's MyST (a collapsed warning admonition); "" unless the manifest says reconstructed."""
     if not sources.reconstructed(raw_dir):
         return ""
     shown = "/".join(raw_dir.parts[-3:])  # data/raw/<dataset>: the project path, as every download names it
     readme = markup.link(f"{shown}/{sources.README}", link_to(raw_dir / sources.README))
     targets = markup.link(f"{shown}/{sources.TARGETS}", link_to(raw_dir / sources.TARGETS))
     lines = [
-        ":::{warning} Reconstructed data, not measurements",
+        f":::{{admonition}} {BANNER_TITLE}",
+        BANNER_CLASS,
+        "",
         f"This page reads the dataset {markup.code(raw_dir.name)}, which was **generated** from the "
         "summaries its source published, not measured. Only what the source printed is evidence; "
         f"everything else was invented to be plausible. Method and judgement calls: {readme}; the "

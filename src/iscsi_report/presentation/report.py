@@ -84,8 +84,9 @@ class Context:
     ) -> None:
         """Write ``df`` to ``<results_dir>/<name>.csv``, then show it for a reader with a download link.
 
-        ``columns``: the columns the page shows first, in order (default: identifying columns first,
-        detail columns of a wide table left to the collapsed full table); ``preview_rows``: rows shown
+        ``columns``: the columns the page shows, in order, at most :data:`tables.WIDE_COLUMNS` (default:
+        identifying columns first, detail columns and the rest of a wide table left to the collapsed
+        full table); ``preview_rows``: rows shown
         before the full table (default: all, or the first ten of a long table); ``dash_note``: what a
         dash (a missing value) means in this table; ``summary``: a shorter frame shown instead, the
         full table collapsed below it.
@@ -103,6 +104,7 @@ class Context:
             preview_rows=preview_rows,
             dash_note=dash_note,
             summary=summary,
+            caption=caption,
         )
         display(HTML(shown))
         display_markdown(markup.link(f"Download {name}.csv", self.table_link(name)))
@@ -180,10 +182,18 @@ def html_table(
     preview_rows: int | None = None,
     dash_note: str | None = None,
     summary: pd.DataFrame | None = None,
+    caption: str = "",
 ) -> str:
     """``df`` for a reader (:mod:`~iscsi_report.presentation.tables`): human headers, escaped, named ids."""
     return tables.render(
-        df, name, decimals, shown=columns, preview_rows=preview_rows, dash_note=dash_note, summary=summary
+        df,
+        name,
+        decimals,
+        shown=columns,
+        preview_rows=preview_rows,
+        dash_note=dash_note,
+        summary=summary,
+        caption=caption,
     )
 
 

@@ -2,9 +2,13 @@
 
 - headers are human, with units (:mod:`iscsi_report.presentation.columns`), numbers formatted per
   column and right-aligned, a missing value shown as an em dash with a note under the table;
-- identifying columns (verdict, configuration, network...) lead; a table wider than
-  :data:`WIDE_COLUMNS` columns scrolls inside its wrapper with its first column kept in view, and
-  leaves its detail columns (files, engine...) to the full table;
+- identifying columns (verdict, configuration, network...) lead; the page shows at most
+  :data:`WIDE_COLUMNS` columns: the ones the chapter picks (``shown``) or, by default, the
+  identifying ones and the first others, leaving detail columns (files, engine...), repeats and the
+  rest to the full table; a table of :data:`STICKY_COLUMNS` columns or more keeps its first column
+  in view while the rest scrolls;
+- every scrolling box is a keyboard stop (``tabindex="0"``) and a named region (``role="region"``,
+  ``aria-label`` from the caption), so a keyboard or screen-reader user can reach and scroll it;
 - a table longer than :data:`LONG_ROWS` rows shows its first :data:`PREVIEW_ROWS` rows;
 - whenever the page shows less than the frame, the full table follows in a collapsed
   ``<details>`` block (and the chapter links the CSV).
@@ -27,7 +31,8 @@ from iscsi_report.core import markup
 from iscsi_report.core.errors import ReportError
 from iscsi_report.presentation import columns as cols
 
-WIDE_COLUMNS = 8  # more columns than this: scroll with a sticky first column, detail columns left out
+WIDE_COLUMNS = 8  # the most columns the page shows of a table; the rest wait in the collapsed full table
+STICKY_COLUMNS = 5  # from this many columns a phone-wide column scrolls: the first column stays in view
 LONG_ROWS = 25  # more rows than this: a preview, the full table collapsed
 PREVIEW_ROWS = 10
 DEFAULT_DASH_NOTE = "not applicable or not measured"
@@ -117,12 +122,17 @@ def main_view(
 ) -> View:
     """The columns and rows the page shows before the collapsed full table.
 
-    ``shown`` picks the columns; by default the identifying ones lead and, in a wide table, detail
-    columns, repeats of an earlier column and (listed in a note instead) columns with one value
-    in every row are left to the full table.
+    ``shown`` picks the columns (at most :data:`WIDE_COLUMNS`); by default the identifying ones
+    lead and, in a wide table, detail columns, repeats of an earlier column and (listed in a note
+    instead) columns with one value in every row are left to the full table, then the first
+    :data:`WIDE_COLUMNS` are kept.
     """
     constants: list[Column] = []
     if shown is not None:
+        if len(shown) > WIDE_COLUMNS:
+            raise ReportError(
+                f"table {name!r}: {len(shown)} columns asked for; a page shows at most {WIDE_COLUMNS}"
+            )
         missing = [c for c in shown if c not in columns]
         if missing:
             have = list(map(str, df.columns))
@@ -142,14 +152,20 @@ def main_view(
         if len(picked) > WIDE_COLUMNS and len(df) > 1:
             constants = [c for c in picked if c.constant and not c.key]
             picked = [c for c in picked if all(c is not k for k in constants)] or picked
+        picked = picked[:WIDE_COLUMNS]
     if rows is None:
         rows = PREVIEW_ROWS if len(df) > LONG_ROWS else len(df)
     return View(picked, min(max(rows, 0), len(df)), constants)
 
 
-def _table(view: View, table_name: str) -> tuple[str, bool]:
-    """One ``<table>`` in its scrolling wrapper, and whether a cell showed a dash."""
-    wide = len(view.columns) > WIDE_COLUMNS
+def region_label(name: str, caption: str = "") -> str:
+    """What a screen reader calls a table's scrolling box: its caption, else its name in words."""
+    return markup.flat(caption).strip() or "Table " + re.sub(r"[_-]+", " ", name).strip()
+
+
+def _table(view: View, table_name: str, label: str) -> tuple[str, bool]:
+    """One ``<table>`` in its scrolling box (a named keyboard stop), and whether a cell showed a dash."""
+    wide = len(view.columns) >= STICKY_COLUMNS
     classes = [c.css_class for c in view.columns]
     th = "".join(
         f'<th scope="col"{k}>{_escape(c.title)}</th>' for c, k in zip(view.columns, classes, strict=True)
@@ -165,7 +181,8 @@ def _table(view: View, table_name: str) -> tuple[str, bool]:
         body.append("<tr>" + "".join(tds) + "</tr>")
     wrap = f"{WRAP_CLASS} {WIDE_CLASS}" if wide else WRAP_CLASS
     out = (
-        f'<div class="{wrap}"><table class="{TABLE_CLASS} dataframe" id="{table_id(table_name)}">'
+        f'<div class="{wrap}" tabindex="0" role="region" aria-label="{_escape(label)}">'
+        f'<table class="{TABLE_CLASS} dataframe" id="{table_id(table_name)}">'
         f"<thead><tr>{th}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
     )
     return out, dashed
@@ -198,9 +215,10 @@ def render(
     preview_rows: int | None = None,
     dash_note: str | None = None,
     summary: pd.DataFrame | None = None,
+    caption: str = "",
 ) -> str:
     """The page's HTML for ``df``: the main view (or ``summary``), the full table collapsed when it
-    shows more, notes."""
+    shows more, notes; ``caption`` names the scrolling boxes for a screen reader."""
     places = 6 if decimals is None else decimals
     df = shown_frame(df)
     columns = formatted(df, name, places)
@@ -208,18 +226,21 @@ def render(
     first = list(shown or [])  # the caller's columns lead the full table too
     rest = [c for c in cols.shown_order(list(df.columns)) if c not in first]
     full = View([columns[c] for c in first + rest], len(df), [])
+    label = region_label(name, caption)
     partial = view.rows < len(df) or len(view.columns) + len(view.constants) < len(full.columns)
     parts: list[str] = []
     dashed = False
     if summary is not None:
-        brief = formatted(shown_frame(summary), name, places)
-        main, dashed = _table(View(list(brief.values()), len(summary), []), name)
+        brief_frame = shown_frame(summary)
+        brief = formatted(brief_frame, name, places)
+        brief_view = main_view(brief_frame, name, brief, None, len(brief_frame))  # at most WIDE_COLUMNS too
+        main, dashed = _table(brief_view, name, label)
         parts.append(main)
         parts.append(
             f'<p class="{NOTE_CLASS}">{_escape("Shown above: a summary; the full table below.")}</p>'
         )
     elif view.rows > 0:
-        main, dashed = _table(view, name)
+        main, dashed = _table(view, name, label)
         parts.append(main)
     if view.constants and view.rows > 0:
         same = "; ".join(f"{c.title}: {c.cells[0]}" for c in view.constants)
@@ -232,7 +253,7 @@ def render(
             left.append(f"{len(view.columns) + len(view.constants)} of {_count(len(full.columns), 'column')}")
         if view.rows:
             parts.append(f'<p class="{NOTE_CLASS}">{_escape("Shown above: " + ", ".join(left))}.</p>')
-        whole, dashed_full = _table(full, f"{name}-all")
+        whole, dashed_full = _table(full, f"{name}-all", f"{label} (all rows and columns)")
         dashed |= dashed_full
         what = f"All {_count(len(df), 'row')} and {_count(len(full.columns), 'column')}"
         parts.append(f'<details class="{FULL_CLASS}"><summary>{_escape(what)}</summary>{whole}</details>')
