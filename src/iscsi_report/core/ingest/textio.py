@@ -73,7 +73,7 @@ def files_read() -> list[Path]:
     return list(_READS)
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
     """A file type in words, for the refusal of anything but a regular file."""
     for test, name in (
         (stat.S_ISDIR, "a directory"),
@@ -90,7 +90,7 @@ def _kind(mode: int) -> str:
 def _refuse_special(p: Path, mode: int) -> None:
     """IngestError unless mode is a regular file's."""
     if not stat.S_ISREG(mode):
-        raise IngestError(p, f"{_kind(mode)}; expected a regular file holding a tool's output")
+        raise IngestError(p, f"{file_kind(mode)}; expected a regular file holding a tool's output")
 
 
 def _read_regular(p: Path, max_bytes: int) -> bytes:
