@@ -2613,6 +2613,32 @@ for _name, _extra, _needs in (
     )
 
 
+def _project_argv(argv: list[str]) -> Callable[[Path], Trial]:
+    """A builder: ``iscsi-report project`` with exactly ``argv``."""
+    return lambda tmp: Trial(lambda: _main(argv), None)
+
+
+_NO_LINK = ["project", "--bs", "1m", "--one-way-ms", "1", "--device-mib-s", "500"]
+_add(
+    "project",
+    "project-per-64k-1e-300",  # was blamed on the link: "link_bps must be a finite number > 0, got inf"
+    _project_argv([*_NO_LINK, "--per-64k-ms", "1e-300"]),
+    Ok(_refused("--per-64k-ms", "must be a finite number >= 5.24288e-05"), counts_as="clear_error"),
+)
+_add(
+    "project",
+    "project-device-ceiling-named-by-flags",  # named the internal device_bytes_per_s
+    _project_argv(["project", "--bs", "1m", "--one-way-ms", "1", "--link-mbps", "1000", "--device-ms", "0"]),
+    Ok(
+        lambda res: _assert(
+            res[0] == 2 and "--device-mib-s" in res[2] and "--device-ms" in res[2] and "_per_s" not in res[2],
+            res,
+        ),
+        counts_as="clear_error",
+    ),
+)
+
+
 def _project_huge_sweep(tmp: Path) -> Trial:
     """59 x 59 x 59 combinations: refused at once with the count, not expanded in memory."""
     many = ",".join(str(i) for i in range(1, 60))
