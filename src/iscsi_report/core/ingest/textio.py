@@ -68,6 +68,16 @@ def record_read(path: str | Path, resolved: bool = False) -> None:
             fh.write(f"{real}\n")
 
 
+def record_listing(folder: str | Path) -> None:
+    """Append a folder whose entries this process enumerated to $ISCSI_REPORT_READS_LOG: a run that
+    chose its inputs by listing a folder (the fleet, every dataset) is stale once an entry is added
+    or removed. Not a file read: the chapter's list of raw files leaves it out."""
+    log = os.environ.get(READS_LOG_ENV)
+    if log:
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"{Path(folder).resolve()}\n")
+
+
 def files_read() -> list[Path]:
     """Every raw file this process has read so far (a chapter lists them as its sources)."""
     return list(_READS)
