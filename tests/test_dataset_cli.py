@@ -416,3 +416,22 @@ def test_check_reports_an_interval_the_probes_contradict(
     assert (
         f"ping/lan-200ms.txt: label interval_s: the manifest says {interval_s:g} but the file's probes" in out
     )
+
+
+def test_check_reports_a_2_ms_log_labelled_2_s(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's case as written: a real 2 ms ping log (lab-veth-2026) whose label says 2 s."""
+    root = tmp_path / "one"
+    (root / "ping").mkdir(parents=True)
+    shutil.copy(Path(__file__).parents[1] / "data/raw/lab-veth-2026/ping/veth-2ms.txt", root / "ping")
+    assert _init(root, "--label", "side=initiator", "--label", "network=veth") == 0
+
+    def two_seconds(doc: dict[str, Any]) -> None:
+        doc["files"][0]["labels"]["interval_s"] = 2
+
+    _edit_manifest(root, two_seconds)
+    capsys.readouterr()
+    assert main(["dataset", "check", str(root)]) == 1
+    assert (
+        "ping/veth-2ms.txt: label interval_s: the manifest says 2 but the file's probes"
+        in capsys.readouterr().out
+    )

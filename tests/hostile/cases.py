@@ -1477,6 +1477,14 @@ _add(
 )
 _add(
     "manifest",
+    "symlink-to-etc-passwd",
+    _manifest(
+        {"files": [_entry("ping/y.txt")]}, setup=lambda r: (r / "ping" / "y.txt").symlink_to("/etc/passwd")
+    ),
+    Err(("leaves the dataset folder",), json_path="files[0].path"),
+)
+_add(
+    "manifest",
     "checksum-mismatch-names-command",
     _manifest({"files": [_entry(sha256="0" * 64)]}, call="verify"),
     Err(("sha256 is", "iscsi-report dataset update"), error=IngestError),
