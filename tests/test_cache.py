@@ -5,10 +5,16 @@ from __future__ import annotations
 import io
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from iscsi_report.analyses import about, fleet
+from iscsi_report.core.dataset import Dataset
+from iscsi_report.core.ingest import textio
+from iscsi_report.core.ingest.textio import READS_LOG_ENV
+from iscsi_report.core.measurements import Measurements
 from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import cache
 from iscsi_report.pipeline.params import NotebookJob
@@ -119,3 +125,46 @@ def test_pruning_deletes_only_the_runs_own_tables_whatever_the_record_lists(tmp_
     assert victim.read_text() == "keep me", "a file outside the project is never deleted"
     assert other.read_text() == "x", "another run's table is not this record's to delete"
     assert not own.exists() and not (project.runs_dir / "gone").exists()
+
+
+def _record_from_reads(
+    project: Project, job: NotebookJob, read: Callable[[], object], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Call ``read`` with a reads log as a batch kernel does; save the job's record from that log."""
+    log = project.root / "reads.log"
+    monkeypatch.setenv(READS_LOG_ENV, str(log))
+    read()
+    monkeypatch.delenv(READS_LOG_ENV)
+    reads, repeated = cache.read_log(project, log)
+    cache.save_record(project, job, cache.Record(cache.static_key(job, "code"), reads, {}, 1.0, repeated))
+
+
+def test_a_new_dataset_makes_a_run_that_listed_the_datasets_stale(
+    setup: tuple[Project, NotebookJob], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fleet chapter picks every dataset with a manifest: a new one must re-execute it (issue 24)."""
+    project, job = setup
+    (project.raw_dir / "host-a").mkdir()
+    (project.raw_dir / "host-a" / "manifest.yaml").write_text("files: []\n")
+    _record_from_reads(project, job, lambda: fleet.manifests(project.raw_dir), monkeypatch)
+    assert cache.load_record(project, job).reads == {"data/raw": cache.listing_digest(project.raw_dir)}
+    assert cache.why_stale(project, job, "code") is None
+    (project.raw_dir / "host-b").mkdir()
+    (project.raw_dir / "host-b" / "manifest.yaml").write_text("files: []\n")
+    assert cache.why_stale(project, job, "code") == "raw input changed"
+    assert project.raw_dir not in textio.files_read(), "a listed folder is no raw file to download"
+
+
+def test_an_edited_notes_file_makes_the_chapters_that_read_it_stale(
+    setup: tuple[Project, NotebookJob], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, job = setup
+    root = project.raw_dir / "x"
+    root.mkdir()
+    (root / "notes.yaml").write_text("chapters:\n  network: first words\n")
+    ds = Measurements(Dataset("x", root, "x", False, "", {}, []))
+    _record_from_reads(project, job, lambda: about.notes(ds), monkeypatch)
+    assert "data/raw/x/notes.yaml" in cache.load_record(project, job).reads
+    assert cache.why_stale(project, job, "code") is None
+    (root / "notes.yaml").write_text("chapters:\n  network: other words\n")
+    assert cache.why_stale(project, job, "code") == "raw input changed"

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 import yaml
 
 from iscsi_report.cli import main
-from iscsi_report.core import dataset
+from iscsi_report.core import atomic, dataset
 from iscsi_report.core.ingest.textio import sha256_file
 
 FILES = {
@@ -258,3 +261,177 @@ def test_check_reports_an_unpaired_iostat_file_and_what_it_loses(
     assert main(["dataset", "check", str(raw)]) == 1
     out = capsys.readouterr().out
     assert "iostat/w64k.txt: pairs with no fio file" in out and "left out of the model" in out
+
+
+# ---- hostile input (issue 24) ----------------------------------------------------------------------
+
+
+def test_init_refuses_the_file_system_root(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["dataset", "init", "/"]) == 2
+    assert (
+        capsys.readouterr().err
+        == "/: the file system's root is no dataset folder: give a folder of raw files\n"
+    )
+
+
+def test_init_names_a_folder_it_cannot_walk(
+    raw: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As root every folder can be listed: the walk is made to fail as it does in /proc."""
+    denied = PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+    monkeypatch.setattr(Path, "rglob", mock.Mock(side_effect=denied))
+    assert _init(raw, "--label", "side=local") == 2
+    assert capsys.readouterr().err == f"{raw}: cannot list the folder: [Errno 13] Permission denied\n"
+
+
+@pytest.mark.parametrize(
+    ("where", "why"),
+    [("missing/folder/labels.md", "No such file or directory"), ("/dev/full", "No space left on device")],
+)
+def test_labels_write_that_fails_is_one_line_naming_the_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str, why: str
+) -> None:
+    target = tmp_path / where if not where.startswith("/") else Path(where)
+    if where == "/dev/full" and not target.exists():
+        pytest.skip("this system has no /dev/full")
+    assert main(["dataset", "labels", "--write", str(target)]) == 2
+    assert capsys.readouterr().err == f"{target}: --write: cannot write the label page: {why}\n"
+
+
+def test_init_names_a_fifo_it_leaves_out(raw: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    os.mkfifo(raw / "ping" / "live.txt")
+    _write_ok_manifest(raw)
+    out = capsys.readouterr().out
+    assert "note: ping/live.txt: a FIFO (named pipe), not a regular file: left out" in out
+    assert "ping/live.txt" not in (raw / "manifest.yaml").read_text()
+    assert main(["dataset", "check", str(raw)]) == 0
+    assert "note: ping/live.txt: a FIFO (named pipe)" in capsys.readouterr().out
+
+
+def test_check_names_a_nul_byte_in_a_listed_path(raw: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _write_ok_manifest(raw)
+
+    def nul(doc: dict[str, Any]) -> None:
+        next(e for e in doc["files"] if e["path"] == "fio/w64k.json")["path"] = "fio/w64k\0.json"
+
+    _edit_manifest(raw, nul)
+    capsys.readouterr()
+    assert main(["dataset", "check", str(raw)]) == 1
+    first = capsys.readouterr().out.splitlines()[0]
+    assert (
+        first.startswith(f"{raw / 'manifest.yaml'}:")
+        and "at files[" in first
+        and "contains a NUL byte" in first
+    )
+
+
+def test_check_names_a_listed_file_it_cannot_read(
+    raw: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """chmod 000 does not stop root: the open is refused as the kernel refuses another user."""
+    _write_ok_manifest(raw)
+    listed = raw / "fio" / "w64k.json"
+    listed.chmod(0)
+    real_open, real_os_open = open, os.open
+
+    def refuse(path: Any) -> None:
+        if isinstance(path, str | Path) and Path(path) == listed:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+
+    monkeypatch.setattr("builtins.open", lambda p, *a, **k: refuse(p) or real_open(p, *a, **k))
+    monkeypatch.setattr(os, "open", lambda p, *a, **k: refuse(p) or real_os_open(p, *a, **k))
+    capsys.readouterr()
+    assert main(["dataset", "check", str(raw)]) == 2
+    assert capsys.readouterr().err == f"{listed}: cannot read file: Permission denied\n"
+
+
+def test_update_on_read_only_data_is_one_line(raw: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The atomic writer's open refused as on a read-only mount (root ignores mode bits)."""
+    _write_ok_manifest(raw)
+    (raw / "fio/w64k.json").write_text((raw / "fio/w64k.json").read_text() + "\n")
+    before = (raw / "manifest.yaml").read_text()
+    capsys.readouterr()
+    with mock.patch.object(
+        atomic, "open", side_effect=OSError(errno.EROFS, os.strerror(errno.EROFS)), create=True
+    ):
+        assert main(["dataset", "update", str(raw)]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err == f"{raw / 'manifest.yaml'}: cannot write the updated checksums: Read-only file system"
+        " (read-only data?)\n"
+    )
+    assert (raw / "manifest.yaml").read_text() == before
+
+
+def test_check_reports_a_ping_file_labelled_tshark(raw: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _write_ok_manifest(raw)
+
+    def tshark(doc: dict[str, Any]) -> None:
+        next(e for e in doc["files"] if e["path"] == "ping/lan-200ms.txt")["tool"] = "tshark"
+
+    _edit_manifest(raw, tshark)
+    capsys.readouterr()
+    assert main(["dataset", "check", str(raw)]) == 1
+    assert (
+        "ping/lan-200ms.txt: the manifest says tool tshark but the file is ping output"
+        in capsys.readouterr().out
+    )
+
+
+def test_check_reports_a_bytes_field_that_never_matches(
+    raw: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write_ok_manifest(raw)
+
+    def wrong_size(doc: dict[str, Any]) -> None:
+        next(e for e in doc["files"] if e["path"] == "fio/w64k.json")["bytes"] = 12345
+
+    _edit_manifest(raw, wrong_size)
+    size = (raw / "fio/w64k.json").stat().st_size
+    capsys.readouterr()
+    assert main(["dataset", "check", str(raw)]) == 1
+    assert (
+        "fio/w64k.json: the manifest says bytes: 12345 but the file (whose sha256 it matches) holds "
+        f"{size} bytes" in (capsys.readouterr().out)
+    )
+
+
+@pytest.mark.parametrize("interval_s", [1e308, 2.0])
+def test_check_reports_an_interval_the_probes_contradict(
+    raw: Path, capsys: pytest.CaptureFixture[str], interval_s: float
+) -> None:
+    """interval_s: 1e308, and a 200 ms log labelled 2 s (the issue's 2 ms log labelled 2 s, at this
+    fixture's interval): the probes' timestamps refute the label."""
+    _write_ok_manifest(raw)
+
+    def interval(doc: dict[str, Any]) -> None:
+        next(e for e in doc["files"] if e["path"] == "ping/lan-200ms.txt")["labels"]["interval_s"] = (
+            interval_s
+        )
+
+    _edit_manifest(raw, interval)
+    capsys.readouterr()
+    assert main(["dataset", "check", str(raw)]) == 1
+    out = capsys.readouterr().out
+    assert (
+        f"ping/lan-200ms.txt: label interval_s: the manifest says {interval_s:g} but the file's probes" in out
+    )
+
+
+def test_check_reports_a_2_ms_log_labelled_2_s(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's case as written: a real 2 ms ping log (lab-veth-2026) whose label says 2 s."""
+    root = tmp_path / "one"
+    (root / "ping").mkdir(parents=True)
+    shutil.copy(Path(__file__).parents[1] / "data/raw/lab-veth-2026/ping/veth-2ms.txt", root / "ping")
+    assert _init(root, "--label", "side=initiator", "--label", "network=veth") == 0
+
+    def two_seconds(doc: dict[str, Any]) -> None:
+        doc["files"][0]["labels"]["interval_s"] = 2
+
+    _edit_manifest(root, two_seconds)
+    capsys.readouterr()
+    assert main(["dataset", "check", str(root)]) == 1
+    assert (
+        "ping/veth-2ms.txt: label interval_s: the manifest says 2 but the file's probes"
+        in capsys.readouterr().out
+    )

@@ -160,3 +160,19 @@ def test_cache_reuses_rows_until_a_file_of_the_dataset_changes(
     update_checksums(raw / "host-a")  # an intended change to a listed file
     fleet.fleet_table(raw, cache_dir=cache)
     assert len(calls) == 1 and len(list(cache.glob("host-a-*.json"))) == 1  # the stale entry is gone
+
+
+def test_a_file_the_manifest_does_not_list_is_neither_read_nor_linked(tmp_path: Path) -> None:
+    """An unlisted ``secret.txt`` beside the raw files is never read, so the fleet page's list of raw
+    files (the only links the site copies into ``_downloads``) never names it (issue 24)."""
+    from iscsi_report.presentation.report import Context
+
+    raw = _copy_with(tmp_path, "lab-veth-2026", {"ping", "iperf3", "fio", "iostat"})
+    secrets = [raw / "secret.txt", raw / "ping" / "secret.txt"]
+    for secret in secrets:
+        secret.write_text("password\n", encoding="utf-8")
+    fleet.fleet_table(raw.parent)  # cold: every listed file parsed
+    read = [p for p in textio.files_read() if p.is_relative_to(tmp_path.resolve())]
+    assert read and not {s.resolve() for s in secrets} & set(read)
+    links = Context("r", "", tmp_path.resolve(), tmp_path / "results").raw_links_markdown(read)
+    assert "host-a/ping/" in links and "secret" not in links

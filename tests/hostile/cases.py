@@ -1477,6 +1477,14 @@ _add(
 )
 _add(
     "manifest",
+    "symlink-to-etc-passwd",
+    _manifest(
+        {"files": [_entry("ping/y.txt")]}, setup=lambda r: (r / "ping" / "y.txt").symlink_to("/etc/passwd")
+    ),
+    Err(("leaves the dataset folder",), json_path="files[0].path"),
+)
+_add(
+    "manifest",
     "checksum-mismatch-names-command",
     _manifest({"files": [_entry(sha256="0" * 64)]}, call="verify"),
     Err(("sha256 is", "iscsi-report dataset update"), error=IngestError),
@@ -2309,6 +2317,7 @@ for _id, _address in (
 _BATCH_CELL = (
     "run_name = ''\ndataset = ''\nproject_root = ''\nresults_dir = ''\n"
     "n_draws = 10000\nseed = 20231231\none_way_ms = [0.01, 0.02]\ndatasets = []\nbins = 20\n"
+    "cpu_cores = 1\npublished = 'blog-2023.yaml'\njudged = 'lab'\n"
 )
 
 
@@ -2467,6 +2476,13 @@ for _id, _override, _needs in (
     ("list-inf", "one_way_ms: [.inf]", ("one_way_ms[0]", "finite number")),
     ("list-string-item", "one_way_ms: [0.5, fast]", ("one_way_ms[1]", "expected float")),
     ("int-4000-digits", "bins: " + "9" * 4000, ("bins", "within 64 bits")),
+    ("cpu-cores-0", "cpu_cores: 0", ("notebooks.chap.cpu_cores", "from 1 to 4096")),
+    ("cpu-cores-negative", "cpu_cores: -2", ("notebooks.chap.cpu_cores", "from 1 to 4096")),
+    ("published-path-up", "published: ../../../etc/passwd", ("notebooks.chap.published", "never a path")),
+    ("published-absolute", "published: /etc/passwd", ("notebooks.chap.published", "never a path")),
+    ("dataset-name-path", "judged: ../other/x", ("notebooks.chap.judged", "never a path")),
+    ("dataset-list-item-path", "datasets: [ok, ../../etc]", ("notebooks.chap.datasets[1]", "never a path")),
+    ("name-trailing-newline", 'judged: "lab\\n"', ("notebooks.chap.judged", "never a path")),
 ):
     _add("batch", _id, _batch(_bp(_override), names="params"), Err(_needs, error=ParamsError))
 _add(
@@ -2476,6 +2492,32 @@ _add(
     Err(("number out of range",), line=3, error=ParamsError),
 )
 _add("batch", "empty-list-default-ok", _batch(_bp("datasets: []")), _one_job)
+
+
+def _published_outside(name: str) -> Callable[[Path], Trial]:
+    """blog_audit's published-numbers file named ``name`` (called by the audit chapter with its
+    ``published`` parameter): anything but a file of data/published is refused, never read."""
+
+    def build(tmp: Path) -> Trial:
+        from iscsi_report.analyses.blog_audit import published_in
+
+        folder = tmp / "data" / "published"
+        _write(folder, "blog-2023.yaml", "numbers: []\n")
+        _write(tmp, "data/secret.yaml", "numbers: []\n")
+        (folder / "link.yaml").symlink_to(tmp / "data" / "secret.yaml")
+        return Trial(lambda: published_in(folder, name), name)
+
+    return build
+
+
+for _id, _name in (("up", "../secret.yaml"), ("absolute", "/etc/passwd"), ("link-out", "link.yaml")):
+    _add("batch", f"published-file-{_id}", _published_outside(_name), Err(("data/published", "not a path")))
+_add(
+    "batch",
+    "published-file-in-folder-ok",
+    _published_outside("blog-2023.yaml"),
+    Ok(lambda p: _assert(p.name == "blog-2023.yaml" and p.parent.name == "published", p)),
+)
 
 
 def _yml(tmp: Path) -> Trial:
@@ -2577,6 +2619,32 @@ for _name, _extra, _needs in (
         _project_flag(_extra),
         Ok(_refused(_flag, _needs), counts_as="clear_error"),
     )
+
+
+def _project_argv(argv: list[str]) -> Callable[[Path], Trial]:
+    """A builder: ``iscsi-report project`` with exactly ``argv``."""
+    return lambda tmp: Trial(lambda: _main(argv), None)
+
+
+_NO_LINK = ["project", "--bs", "1m", "--one-way-ms", "1", "--device-mib-s", "500"]
+_add(
+    "project",
+    "project-per-64k-1e-300",  # was blamed on the link: "link_bps must be a finite number > 0, got inf"
+    _project_argv([*_NO_LINK, "--per-64k-ms", "1e-300"]),
+    Ok(_refused("--per-64k-ms", "must be a finite number >= 5.24288e-05"), counts_as="clear_error"),
+)
+_add(
+    "project",
+    "project-device-ceiling-named-by-flags",  # named the internal device_bytes_per_s
+    _project_argv(["project", "--bs", "1m", "--one-way-ms", "1", "--link-mbps", "1000", "--device-ms", "0"]),
+    Ok(
+        lambda res: _assert(
+            res[0] == 2 and "--device-mib-s" in res[2] and "--device-ms" in res[2] and "_per_s" not in res[2],
+            res,
+        ),
+        counts_as="clear_error",
+    ),
+)
 
 
 def _project_huge_sweep(tmp: Path) -> Trial:

@@ -653,10 +653,23 @@ class BlogAudit:
     generated_from: frozenset[str] = frozenset()  # ids the dataset was generated to reproduce
 
 
+def published_in(published_dir: str | Path, published_file: str) -> Path:
+    """The published-numbers file named ``published_file`` inside ``published_dir``; ReportError
+    for a name that leads elsewhere (a path, ``..``, a link out), so no other file is ever read."""
+    folder = Path(published_dir).resolve()
+    path = (folder / published_file).resolve()
+    if Path(published_file).name != published_file or path.parent != folder:
+        raise ReportError(
+            f"published file {published_file!r}: expected the name of a file in {folder} "
+            "(data/published), not a path"
+        )
+    return path
+
+
 def run(dataset_dir: str | Path, published_dir: str | Path, published_file: str = BLOG_FILE) -> BlogAudit:
     """Recompute every published number of the blog from the dataset; ReportError if any is left out."""
     ds = open_dataset(dataset_dir)
-    published = audit.load_published(Path(published_dir) / published_file)
+    published = audit.load_published(published_in(published_dir, published_file))
     sets = r2t.parameter_sets(ds.iscsi_parameters, ds.root / "manifest.yaml")
     runs = storage.fio_runs(ds)
     cpu = storage.iostat_cpu(ds)

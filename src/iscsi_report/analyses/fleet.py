@@ -30,7 +30,7 @@ from iscsi_report.core import model
 from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.digest import code_digest
 from iscsi_report.core.errors import ReportError
-from iscsi_report.core.ingest.textio import sha256_file
+from iscsi_report.core.ingest.textio import record_listing, sha256_file
 from iscsi_report.core.measurements import Measurements, open_dataset
 from iscsi_report.core.units import BITS_PER_BYTE, BITS_PER_MBIT, BYTES_PER_KIB, BYTES_PER_MIB, MS_PER_S
 
@@ -78,7 +78,9 @@ class Provenance:
 
 
 def manifests(raw_root: Path) -> list[str]:
-    """Every dataset under ``raw_root`` with a manifest, by name."""
+    """Every dataset under ``raw_root`` with a manifest, by name (the listing recorded: a new
+    dataset makes the run that listed them stale)."""
+    record_listing(raw_root)
     return sorted(p.parent.name for p in raw_root.glob(f"*/{datasets.MANIFEST}"))
 
 

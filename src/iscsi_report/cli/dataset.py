@@ -163,7 +163,11 @@ def write_manifest(
         sc.doc["title"] = title
     target = root / dataset.MANIFEST
     labels.validate_doc(sc.doc, target)
-    write_atomic(target, yaml.safe_dump(sc.doc, sort_keys=False, allow_unicode=True))
+    try:
+        write_atomic(target, yaml.safe_dump(sc.doc, sort_keys=False, allow_unicode=True))
+    except OSError as exc:
+        why = exc.strerror or exc
+        raise IngestError(target, f"cannot write the manifest: {why} (read-only data?)") from exc
     tools = Counter(e["tool"] for e in sc.doc["files"])
     counts = ", ".join(f"{tool} {n}" for tool, n in sorted(tools.items()))
     print(f"wrote {target}: {len(sc.doc['files'])} files ({counts})", file=out)
@@ -175,6 +179,8 @@ def run_init(args: argparse.Namespace) -> int:
     root = args.dir.resolve()
     if not root.is_dir():
         raise IngestError(args.dir, "not a folder")
+    if root == Path(root.anchor):
+        raise IngestError(args.dir, "the file system's root is no dataset folder: give a folder of raw files")
     if (root / dataset.MANIFEST).exists() and not args.force:
         raise IngestError(
             root / dataset.MANIFEST,
@@ -247,7 +253,7 @@ def run_update(args: argparse.Namespace) -> int:
         return EXIT_PROBLEMS
     if changed:
         labels.validate_doc(doc, root / dataset.MANIFEST)
-        write_atomic(root / dataset.MANIFEST, yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+        dataset.write_manifest(root / dataset.MANIFEST, doc)
     print(f"{root / dataset.MANIFEST}: {len(changes)} file(s) changed, {len(doc['files'])} listed")
     return EXIT_PROBLEMS if problems else EXIT_OK
 
@@ -333,6 +339,9 @@ def run_labels(args: argparse.Namespace) -> int:
     if args.write is None:
         sys.stdout.write(text)
         return EXIT_OK
-    args.write.write_text(text, encoding="utf-8")
+    try:
+        args.write.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise IngestError(args.write, f"--write: cannot write the label page: {exc.strerror or exc}") from exc
     print(f"wrote {args.write}")
     return EXIT_OK

@@ -51,6 +51,9 @@ def parse_size(text: str) -> int:
 # Upper bounds of the options: beyond them a value is a typo, not a network, disk or session.
 MAX_MS = 3_600_000.0  # one hour for any time per operation or one-way trip
 MAX_LINK_MBPS = 10_000_000.0  # 10 Tbit/s
+BITS_PER_64K = 65_536 * 8
+# The least time 64 KiB can take on the link: at MAX_LINK_MBPS (a faster link is refused alike).
+MIN_PER_64K_MS = BITS_PER_64K / (MAX_LINK_MBPS * 1e6) * 1e3
 MAX_DEVICE_MIB_S = 1_000_000.0  # about 1 TB/s
 MAX_DEVICE_IOPS = 1e9
 MAX_QUEUE_DEPTH = 65_536
@@ -179,7 +182,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "With --dataset every input starts from that dataset's measurements (each printed with its "
         "source files) and any flag overrides one input; comma lists sweep into a table."
     )
-    nonneg, positive = _listed(_number(0.0, True)), _listed(_number(0.0, False))
+    nonneg = _listed(_number(0.0, True))
     count, size, yes_no = (
         _listed(_bounded_int(MAX_R2T)),
         _listed(_bounded_size(MAX_KEY_BYTES)),
@@ -197,7 +200,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--read", action="store_const", const="read", dest="rw", help="same as --rw read")
     add("--one-way-ms", type=nonneg, default=None, help=f"one-way network latency (ms){LIST_HELP}")
     speed = parser.add_mutually_exclusive_group()
-    speed.add_argument("--per-64k-ms", type=positive, help="ms to transmit 64 KiB on the link")
+    speed.add_argument(
+        "--per-64k-ms",
+        type=_listed(_number(MIN_PER_64K_MS, True)),
+        help=f"ms to transmit 64 KiB on the link (at least {MIN_PER_64K_MS:g}: 10 Tbit/s)",
+    )
     speed.add_argument(
         "--link-mbps",
         type=_listed(_number(0.0, False, MAX_LINK_MBPS)),

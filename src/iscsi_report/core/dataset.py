@@ -461,12 +461,17 @@ def update_checksums(raw_dir: str | Path) -> int:
         if item.get("sha256") != sha or item.get("bytes") != size:
             changed += 1
         item["sha256"], item["bytes"] = sha, size
-    text = yaml.safe_dump(doc.data, sort_keys=False, allow_unicode=True)
     if changed:
-        try:
-            write_atomic(manifest, text)
-        except OSError as exc:
-            raise IngestError(
-                manifest, f"cannot write the updated checksums: {exc.strerror or exc} (read-only data?)"
-            ) from exc
+        write_manifest(manifest, doc.data)
     return changed
+
+
+def write_manifest(manifest: Path, doc: Any) -> None:
+    """Write the manifest atomically; IngestError naming it when the folder takes no write."""
+    text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+    try:
+        write_atomic(manifest, text)
+    except OSError as exc:
+        raise IngestError(
+            manifest, f"cannot write the updated checksums: {exc.strerror or exc} (read-only data?)"
+        ) from exc

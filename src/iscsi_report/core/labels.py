@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import posixpath
 import re
+import stat
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from iscsi_report.core import pairing
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest import fio, iostat, iperf3, ping
 from iscsi_report.core.ingest.detect import detect_tool, sole_claimant
-from iscsi_report.core.ingest.textio import decode_json, read_text, sha256_file
+from iscsi_report.core.ingest.textio import decode_json, file_kind, read_text, sha256_file
 
 # A probe interval inferred from the file is snapped to the nearest 1-2-5 value (1 ms, 2 ms,
 # 5 ms, 10 ms, ... 1 s, 2 s) when within this relative distance, else rounded to 2 digits.
@@ -514,7 +515,10 @@ def dataset_problems(raw_dir: str | Path) -> CheckReport:
                 f"{raw.path}: sha256 differs from the manifest's (the file changed since; if intended: "
                 f"{ds_mod.UPDATE_HINT.replace('DIR', str(Path(raw_dir)))})"
             )
+        else:  # the same bytes: a size that differs is the manifest's own error
+            report.problems += size_problems(raw.rel, m.files[i].bytes, raw.path)
         if raw.tool == "tshark":
+            report.problems += tshark_problems(raw.rel, raw.path)
             continue
         try:
             inferred = infer_file(raw.path)
@@ -530,6 +534,29 @@ def dataset_problems(raw_dir: str | Path) -> CheckReport:
     report.problems += parameter_set_problems(entries, set(m.iscsi_parameters or {}))
     report.problems += pooling_problems(entries)
     return report
+
+
+def size_problems(rel: str, listed_bytes: int | None, path: Path) -> list[str]:
+    """The manifest's ``bytes`` when it is not the size of the file its sha256 matches (a field
+    edited by hand, that no file would ever match)."""
+    size = path.stat().st_size
+    if listed_bytes is None or listed_bytes == size:
+        return []
+    return [
+        f"{rel}: the manifest says bytes: {listed_bytes} but the file (whose sha256 it matches) holds "
+        f"{size} bytes: correct it, or run iscsi-report dataset update"
+    ]
+
+
+def tshark_problems(rel: str, path: Path) -> list[str]:
+    """A file listed as tshark output that is another tool's (a ping log labelled tshark would
+    have its samples read by no chapter), or no tool's."""
+    found = detect_tool(read_text(path))
+    if found is None:
+        return [f"{rel}: the manifest says tool tshark but the file is not tshark output"]
+    if found[0] != "tshark":
+        return [f"{rel}: the manifest says tool tshark but the file is {found[0]} output"]
+    return []
 
 
 def twice_listed_problems(files: Iterable[ds_mod.FileEntry]) -> list[str]:
@@ -598,23 +625,49 @@ def _few_rels(rels: list[str], shown: int = 4) -> str:
     return ", ".join(rels[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
+def _entries(root: Path) -> list[tuple[str, Path]]:
+    """Every non-hidden entry under root as (POSIX relative path, path), sorted; IngestError naming
+    the folder when it cannot be walked (a folder this process may not list, /proc)."""
+    try:
+        found = sorted(root.rglob("*"))
+    except OSError as exc:
+        raise IngestError(root, f"cannot list the folder: {exc}") from exc
+    out = []
+    for p in found:
+        rel = p.relative_to(root).as_posix()
+        if not any(part.startswith(".") for part in rel.split("/")):
+            out.append((rel, p))
+    return out
+
+
 def unlisted_files(root: Path, listed: Iterable[str]) -> list[str]:
     """Files under root (not hidden, not the manifest) the manifest does not list."""
     known = {posixpath.normpath(r) for r in listed}
-    found = []
-    for p in sorted(root.rglob("*")):
-        rel = p.relative_to(root).as_posix()
-        hidden = any(part.startswith(".") for part in rel.split("/"))
-        if p.is_file() and not hidden and rel not in ds_mod.COMPANIONS and rel not in known:
-            found.append(rel)
-    return found
+    return [
+        rel for rel, p in _entries(root) if p.is_file() and rel not in ds_mod.COMPANIONS and rel not in known
+    ]
+
+
+def special_files(root: Path) -> list[str]:
+    """Each entry under root that is neither a folder nor a regular file (a FIFO, a socket, a
+    device), as 'REL: a FIFO (named pipe), not a regular file: left out' (never read: it may block)."""
+    out = []
+    for rel, p in _entries(root):
+        try:
+            mode = p.stat().st_mode  # through a link: what it leads to
+        except OSError as exc:
+            out.append(f"{rel}: cannot be opened ({exc.strerror or exc}): left out")
+            continue
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            out.append(f"{rel}: {file_kind(mode)}, not a regular file: left out")
+    return out
 
 
 def _unlisted(root: Path, listed: Iterable[str], report: CheckReport) -> None:
     """Unlisted raw tool outputs are problems (they would be ignored); other files are notes."""
     problems, notes = unlisted_report(root, listed)
     report.problems += problems
-    report.notes += notes
+    report.notes += notes + special_files(root)
 
 
 def unlisted_report(root: Path, listed: Iterable[str]) -> tuple[list[str], list[str]]:
@@ -734,6 +787,7 @@ def scaffold(
     entries: list[dict[str, Any]] = []
     runs: dict[str, int] = defaultdict(int)
     found: list[tuple[str, Inferred]] = []
+    sc.notes += special_files(base)
     for rel in raw_files(base):
         try:
             inferred = infer_file(base / rel)

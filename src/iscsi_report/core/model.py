@@ -705,7 +705,7 @@ def device_bytes_per_s_from_time(device_ms: float, request_bytes: int) -> float:
     _require(
         device_ms > 0,
         "the device ceiling is unknown: give the device's local throughput at this size "
-        "(device_bytes_per_s, --device-mib-s) or a device time > 0",
+        "(--device-mib-s) or a device time above 0 ms (--device-ms)",
     )
     return request_bytes / (device_ms / MS_PER_S)
 

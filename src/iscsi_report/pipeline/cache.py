@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from iscsi_report.core.paths import Project
 from iscsi_report.pipeline.params import NotebookJob
 
 RECORD_VERSION = 1
+LISTING_PREFIX = "listing:"  # a listed folder's digest, told from a file's sha256
 # Parameters that name places, not content: excluded from the key.
 PLACE_PARAMETERS = ("project_root", "results_dir")
 
@@ -97,8 +99,17 @@ def digests(project: Project, rel_paths: list[str] | dict[str, str]) -> dict[str
     out = {}
     for rel in rel_paths:
         p = project.root / rel
-        out[rel] = sha256_file(p) if p.is_file() else "missing"
+        if p.is_dir():  # a folder a chapter listed (textio.record_listing): its entries' names
+            out[rel] = listing_digest(p)
+        else:
+            out[rel] = sha256_file(p) if p.is_file() else "missing"
     return out
+
+
+def listing_digest(folder: Path) -> str:
+    """'listing:' and the sha256 of a folder's sorted entry names (what enumerating it saw)."""
+    names = "\n".join(sorted(os.listdir(folder)))
+    return LISTING_PREFIX + hashlib.sha256(names.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def read_log(project: Project, log: Path) -> tuple[dict[str, str], dict[str, int]]:

@@ -34,8 +34,27 @@ NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"  # a dataset or notebook name: ne
 OPEN_BOUNDS: dict[str, tuple[float, float]] = {"ci_level": (0.0, 1.0)}
 MAX_DRAWS = 1_000_000  # Monte Carlo draws: 100 times the chapters' 10,000, still seconds of work
 SEED_MAX = 2**32 - 1  # the widest seed every numpy generator takes
-# Integer overrides with a closed range: (lowest, highest) allowed.
-CLOSED_INT_BOUNDS: dict[str, tuple[int, int]] = {"n_draws": (1, MAX_DRAWS), "seed": (0, SEED_MAX)}
+MAX_CPU_CORES = 4_096  # cores sharing a target's iSCSI work: the `project` command's bound
+# Integer overrides with a closed range: (lowest, highest) allowed (0 cores would make CPU free).
+CLOSED_INT_BOUNDS: dict[str, tuple[int, int]] = {
+    "n_draws": (1, MAX_DRAWS),
+    "seed": (0, SEED_MAX),
+    "cpu_cores": (1, MAX_CPU_CORES),
+}
+# Overrides naming a file of data/published or a dataset of data/raw: a name, never a path, so no
+# chapter reads outside those folders.
+NAME_PARAMETERS = frozenset(
+    {
+        "published",
+        "datasets",
+        "judged",
+        "other_sweeps",
+        "blind_sweep",
+        "jitter_sweep",
+        "confirmation_datasets",
+        "second_datasets",
+    }
+)
 INT64_MAX = 2**63 - 1  # no parameter counts beyond a 64-bit integer
 NOTES_FILE = "notes.yaml"  # a dataset's reader notes, loaded by the chapters
 # What each top-level key must hold, in the words of the error message.
@@ -210,6 +229,11 @@ def _check_value(path: Path, where: str, key: str, value: Any, default: Any = No
         return
     if isinstance(value, float) and not math.isfinite(value):
         raise ParamsError(f"{path}: {where}: expected a finite number, got {value!r}")
+    if key in NAME_PARAMETERS and isinstance(value, str) and not re.fullmatch(NAME_PATTERN, value):
+        raise ParamsError(
+            f"{path}: {where}: expected a file or dataset name (letters, digits, '.', '_', '-'; "
+            f"never a path), got {value!r}"
+        )
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > INT64_MAX:
         raise ParamsError(
             f"{path}: {where}: expected an integer within 64 bits, got {len(str(value))} digits"

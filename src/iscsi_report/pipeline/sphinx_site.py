@@ -157,15 +157,24 @@ def _downloads(app: Any, pagename: str) -> str:
 
 def _on_page(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
     """Per page: drop repeated scripts (in place: the builder restores its list per page), and
-    MathJax where the page has no math of its own; add the icon; name the theme's table boxes."""
+    MathJax where the page has no math of its own; add the icon; name the theme's table boxes;
+    escape the print-only title."""
     scripts = context.get("script_files")
     if isinstance(scripts, list):
         scripts[:] = dedupe_scripts(scripts)
         if app.config.mathjax_path and not own_math(app, pagename):
             scripts[:] = without_mathjax(scripts, app.config.mathjax_path)
     context["metatags"] = context.get("metatags", "") + ICON_LINK
+    if isinstance(context.get("pagetitle"), str):
+        context["pagetitle"] = escaped_title(context["pagetitle"])
     if isinstance(context.get("body"), str):
         context["body"] = _downloads(app, pagename) + label_table_boxes(context["body"])
+
+
+def escaped_title(text: str) -> str:
+    """The page title as HTML text: the book theme puts its plain text (``pagetitle``, which may
+    hold a params ``title`` or ``short_title``) unescaped into the print-only heading."""
+    return html.escape(text, quote=False)
 
 
 def _literal_quotes(app: Any, config: Any) -> None:

@@ -68,12 +68,22 @@ def record_read(path: str | Path, resolved: bool = False) -> None:
             fh.write(f"{real}\n")
 
 
+def record_listing(folder: str | Path) -> None:
+    """Append a folder whose entries this process enumerated to $ISCSI_REPORT_READS_LOG: a run that
+    chose its inputs by listing a folder (the fleet, every dataset) is stale once an entry is added
+    or removed. Not a file read: the chapter's list of raw files leaves it out."""
+    log = os.environ.get(READS_LOG_ENV)
+    if log:
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"{Path(folder).resolve()}\n")
+
+
 def files_read() -> list[Path]:
     """Every raw file this process has read so far (a chapter lists them as its sources)."""
     return list(_READS)
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
     """A file type in words, for the refusal of anything but a regular file."""
     for test, name in (
         (stat.S_ISDIR, "a directory"),
@@ -90,7 +100,7 @@ def _kind(mode: int) -> str:
 def _refuse_special(p: Path, mode: int) -> None:
     """IngestError unless mode is a regular file's."""
     if not stat.S_ISREG(mode):
-        raise IngestError(p, f"{_kind(mode)}; expected a regular file holding a tool's output")
+        raise IngestError(p, f"{file_kind(mode)}; expected a regular file holding a tool's output")
 
 
 def _read_regular(p: Path, max_bytes: int) -> bytes:
