@@ -22,9 +22,7 @@ TERMS_MS = {name: 0.01 for name in TERM_NAMES} | {
 
 def _terms(rows: list[str]) -> pd.DataFrame:
     """A tidy (combination, term, ms) frame with one bar per row name."""
-    return pd.DataFrame(
-        [{"combination": r, "term": t, "ms": ms} for r in rows for t, ms in TERMS_MS.items()]
-    )
+    return pd.DataFrame([{"combination": r, "term": t, "ms": ms} for r in rows for t, ms in TERMS_MS.items()])
 
 
 def _colour(spec: dict) -> dict:
@@ -63,6 +61,8 @@ def test_the_rendered_legend_shows_every_label_in_full() -> None:
 
 
 def test_an_unknown_term_keeps_a_readable_entry() -> None:
-    frame = pd.DataFrame({"combination": ["x", "x"], "term": ["device_ms", "queue_wait_ms"], "ms": [1.0, 2.0]})
+    frame = pd.DataFrame(
+        {"combination": ["x", "x"], "term": ["device_ms", "queue_wait_ms"], "ms": [1.0, 2.0]}
+    )
     domain = _colour(charts.latency_terms(frame, row="combination").to_dict())["scale"]["domain"]
     assert domain == [charts.TERM_WORDS["device_ms"], "queue wait"]

@@ -26,9 +26,7 @@ def ping_log(host: str, address: str, interval_s: float, mean_ms: float) -> str:
     """An iputils `ping -D -i INTERVAL HOST` log with REPLIES replies around ``mean_ms``."""
     ipv6 = ":" in address
     header = (
-        f"PING {host}({address}) 56 data bytes"
-        if ipv6
-        else f"PING {host} ({address}) 56(84) bytes of data."
+        f"PING {host}({address}) 56 data bytes" if ipv6 else f"PING {host} ({address}) 56(84) bytes of data."
     )
     rtt = mean_ms + JITTER_MS * np.sin(np.arange(REPLIES))
     rtt = np.round(rtt, 3)

@@ -39,7 +39,9 @@ def test_every_parameter_of_every_chapter_is_described() -> None:
 
 def test_the_reference_page_is_the_one_the_notebooks_make() -> None:
     page = (ROOT / parameter_docs.PAGE).read_text(encoding="utf-8")
-    assert page == parameter_docs.reference_page(NOTEBOOKS), "run: iscsi-report parameters --write book/parameters.md"
+    assert page == parameter_docs.reference_page(NOTEBOOKS), (
+        "run: iscsi-report parameters --write book/parameters.md"
+    )
     for p in parameter_docs.all_parameters(NOTEBOOKS):
         assert f"| `{p.name}` |" in page, f"{p.chapter}.{p.name} missing from the page"
     assert "- file: parameters" in (ROOT / "book" / "_toc.base.yml").read_text(encoding="utf-8")
@@ -66,7 +68,9 @@ def test_a_comment_above_or_beside_a_multiline_value_describes_it(tmp_path: Path
     assert found["quiet"].description == ""
     cell_above = "# one-way delays of the grid,\n# in ms\none_way_ms = [0.1, 1.0]\n"
     (above,) = [
-        p for p in parameter_docs.chapter_parameters(_chapter(tmp_path, "d", cell_above)) if p.name == "one_way_ms"
+        p
+        for p in parameter_docs.chapter_parameters(_chapter(tmp_path, "d", cell_above))
+        if p.name == "one_way_ms"
     ]
     assert above.description == "one-way delays of the grid, in ms"
 
@@ -74,7 +78,9 @@ def test_a_comment_above_or_beside_a_multiline_value_describes_it(tmp_path: Path
 def test_the_injected_parameters_are_described_once() -> None:
     assert set(parameter_docs.INJECTED_DESCRIPTIONS) == set(params.INJECTED)
     found = parameter_docs.all_parameters(NOTEBOOKS)
-    assert {p.description for p in found if p.name == "run_name"} == {parameter_docs.INJECTED_DESCRIPTIONS["run_name"]}
+    assert {p.description for p in found if p.name == "run_name"} == {
+        parameter_docs.INJECTED_DESCRIPTIONS["run_name"]
+    }
 
 
 def test_the_command_prints_and_writes_the_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

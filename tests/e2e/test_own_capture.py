@@ -52,7 +52,9 @@ def iperf3_server() -> Iterator[int]:
     """iperf3 -s on 127.0.0.1 on a free port, stopped by its own PID."""
     port = _free_port()
     proc = subprocess.Popen(
-        ["iperf3", "-s", "-B", LOOPBACK, "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        ["iperf3", "-s", "-B", LOOPBACK, "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + SERVER_START_S
     while time.monotonic() < deadline:

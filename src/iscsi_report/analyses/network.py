@@ -65,7 +65,11 @@ def target_of(name: str, address: str) -> str:
     literal, resolved = _address(name), _address(address)
     if literal is None:
         return name
-    return LOOPBACK_TARGET if literal.is_loopback or (resolved is not None and resolved.is_loopback) else str(literal)
+    return (
+        LOOPBACK_TARGET
+        if literal.is_loopback or (resolved is not None and resolved.is_loopback)
+        else str(literal)
+    )
 
 
 def target_and_family(m: Measurements, f: RawFile) -> tuple[str, str]:

@@ -109,8 +109,8 @@ class Labels(BaseModel):
         unit="s",
         set_by="ping file: -D timestamps, else the statistics' elapsed time over the probes, "
         "snapped to the nearest 1-2-5 value within 15 %",
-        effect="RTTs are summarised per network, host, address family and interval; the model chapter takes the pings at "
-        "its ping_interval_s parameter (2 ms by default). Required on every ping file.",
+        effect="RTTs are summarised per network, host, address family and interval; the model chapter "
+        "takes the pings at its ping_interval_s parameter (2 ms by default). Required on every ping file.",
     )
     duration_s: PositiveNumber | None = _label(
         "Length of the iperf3 test (-t).",

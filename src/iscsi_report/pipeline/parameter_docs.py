@@ -79,7 +79,9 @@ def chapter_parameters(path: Path) -> list[Parameter]:
     comments, lines = _comments(source), source.splitlines()
     out = []
     for node in ast.parse(source).body:
-        assert isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)  # parameters_cell checked
+        assert isinstance(node, ast.Assign) and isinstance(
+            node.targets[0], ast.Name
+        )  # parameters_cell checked
         name = node.targets[0].id
         described = INJECTED_DESCRIPTIONS.get(name) or _description(node, comments, lines)
         out.append(Parameter(path.stem, name, defaults[name], described))

@@ -137,8 +137,7 @@ def effect_sentence(row: pd.Series) -> str:
     high = f"{_key_value(key, row['high'])} {prose.duration_ms(row['high_mean_ms'])}"
     return (
         f"**{_headline(key)}** Two ping groups differ only in their {KEY_WORDS[key]} ({_same(row)}): "
-        f"pings {low} and pings {high}, {prose.number(factor, 1)} times {longer}. "
-        + _consequence(key)
+        f"pings {low} and pings {high}, {prose.number(factor, 1)} times {longer}. " + _consequence(key)
     )
 
 

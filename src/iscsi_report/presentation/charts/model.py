@@ -58,7 +58,9 @@ def latency_terms(terms: pd.DataFrame, row: str = "configuration") -> alt.Chart:
     data = terms.assign(term_order=terms["term"].map(order), term_label=terms["term"].map(term_words))
     domain = term_legend(terms["term"])
     colours = list(TERM_COLOURS[: len(domain)]) if len(domain) <= len(TERM_COLOURS) else None
-    scale = alt.Scale(domain=domain, range=colours) if colours else alt.Scale(domain=domain, scheme="category20")
+    scale = (
+        alt.Scale(domain=domain, range=colours) if colours else alt.Scale(domain=domain, scheme="category20")
+    )
     legend = alt.Legend(orient="bottom", columns=TERM_LEGEND_COLUMNS, labelLimit=0, symbolLimit=0)
     n_rows = max(1, data[row].nunique())
     return (
