@@ -69,9 +69,9 @@ def test_the_header_names_the_host_and_the_family() -> None:
     assert ping.destination("PING localhost(localhost (::1)) 56 data bytes") == ("localhost", "::1")
     assert ping.destination("PING nas (10.0.0.9) 56(84) bytes of data.") == ("nas", "10.0.0.9")
     assert ping.destination("64 bytes from 10.0.0.9: icmp_seq=1 ttl=64 time=0.1 ms") is None
-    assert network.target_of("::1", "::1") == network.target_of("127.0.0.1", "127.0.0.1") == "loopback"
-    assert network.target_of("nas", "fe80::1") == "nas"
-    assert network.target_of("10.0.0.9", "10.0.0.9") == "10.0.0.9"
+    assert network.host_of("::1", "::1") == network.host_of("127.0.0.1", "127.0.0.1") == "loopback"
+    assert network.host_of("nas", "fe80::1") == "nas"
+    assert network.host_of("10.0.0.9", "10.0.0.9") == "10.0.0.9"
     assert network.family_name(6) == "IPv6" and network.family_name("4") == "IPv4"
     assert network.family_name(None) == network.UNKNOWN
 
@@ -85,7 +85,7 @@ def test_two_families_at_one_interval_are_a_difference_of_family(tmp_path: Path)
         },
     )
     summary = network.latency_summary(network.rtt_samples(ds))
-    assert summary[["target", "family"]].values.tolist() == [["loopback", "IPv4"], ["loopback", "IPv6"]]
+    assert summary[["host", "family"]].values.tolist() == [["loopback", "IPv4"], ["loopback", "IPv6"]]
     assert summary["interval_s"].tolist() == [0.2, 0.2] and summary["samples"].tolist() == [REPLIES] * 2
     found, text = findings_of(ds)
     (row,) = [r for _, r in found.group_effects.iterrows()]
@@ -93,7 +93,7 @@ def test_two_families_at_one_interval_are_a_difference_of_family(tmp_path: Path)
     assert row["ratio"] == pytest.approx(10.0, rel=0.01)
     (paragraph,) = text
     assert paragraph.startswith("**IPv4 and IPv6 round trips differ.**")
-    assert "differ only in their address family" in paragraph and "every 200 ms" in paragraph
+    assert "differ only in their address family (both to loopback, every 200 ms, on lan)" in paragraph
     assert "How often the path is used" not in paragraph
 
 
@@ -110,7 +110,7 @@ def test_two_intervals_of_one_family_are_a_difference_of_interval(tmp_path: Path
     assert (row["key"], row["low"], row["high"], row["family"]) == ("interval_s", 0.002, 1.0, "IPv4")
     (paragraph,) = text
     assert paragraph.startswith("**How often the path is used changes its round trip.**")
-    assert "differ only in their ping interval" in paragraph and "address family IPv4" in paragraph
+    assert "differ only in their ping interval (both over IPv4, to loopback" in paragraph
 
 
 def test_groups_differing_in_family_and_interval_are_not_compared(tmp_path: Path) -> None:

@@ -71,13 +71,15 @@ def iperf3_server() -> Iterator[int]:
 
 def _capture(project: Path, scratch: Path, port: int) -> None:
     """`iscsi-report capture` into the empty data/raw/mine: the side inferred (a file: local)."""
-    argv = ["capture", f"data/raw/{RUN}", "--host", LOOPBACK, "--port", str(port)]
+    raw = project / "data" / "raw" / RUN  # absolute: the command's folder is not the project's
+    argv = ["capture", str(raw), "--host", LOOPBACK, "--port", str(port)]
     argv += ["--filename", str(scratch / "fio.dat"), "--size", "64m", "--runtime", "2"]
     argv += ["--bs", "64k,256k,1m,2m", "--qd", "1", "--ping-count", "500", "--iperf3-seconds", "2"]
     argv += ["--network", "loopback", "--device", "scratch"]
     done = cli(project, *argv, timeout=CAPTURE_TIMEOUT_S)
     assert done.returncode == 0, done.stdout + done.stderr
-    checked = cli(project, "dataset", "check", f"data/raw/{RUN}")
+    assert (raw / "manifest.yaml").is_file(), "the capture lands in the project's own data/raw"
+    checked = cli(project, "dataset", "check", str(raw))
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 

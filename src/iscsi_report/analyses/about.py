@@ -31,7 +31,7 @@ TCP_HEADER_WITH_TIMESTAMPS_BYTES = 32
 ETHERNET_HEADER_BYTES = 14
 # A print step at least this share of the median round trip makes the histogram a staircase.
 COARSE_PRINT_SHARE = 0.25
-# Mean round trips of two ping groups differing in one key (interval, family, target, network)
+# Mean round trips of two ping groups differing in one key (interval, family, host, network)
 # by at least this factor are a finding.
 GROUP_EFFECT_FACTOR = 2.0
 
@@ -166,7 +166,7 @@ def print_steps(samples: pd.DataFrame) -> pd.DataFrame:
         rows.append(
             {
                 "network": group["network"].iloc[0],
-                "target": group["target"].iloc[0],
+                "host": group["host"].iloc[0],
                 "family": group["family"].iloc[0],
                 "interval_ms": 1000 * float(group["interval_s"].iloc[0]),
                 "step_ms": float(steps.min()) if steps.size else np.nan,

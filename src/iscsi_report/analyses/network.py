@@ -1,6 +1,6 @@
 """Network chapter analyses: RTT samples per ping group, their summary, iperf3 rates.
 
-A ping group is one network label, target, address family and probe interval
+A ping group is one network label, host pinged, address family and probe interval
 (:data:`GROUP_KEYS`): two files differing in any of them measure different things, so every table,
 chart and finding keeps them apart.
 
@@ -26,10 +26,10 @@ from iscsi_report.core.units import (
 
 # What a ping group is: the manifest's network label, the host pinged, the address family and the
 # probe interval, each read from the file's own header and timestamps unless a label says otherwise.
-GROUP_KEYS = ("network", "target", "family", "interval_s")
+GROUP_KEYS = ("network", "host", "family", "interval_s")
 SUMMARY_KEYS = GROUP_KEYS  # the latency summary's rows are the ping groups
 UNKNOWN = "unknown"  # a key neither a label nor the file settles
-LOOPBACK_TARGET = "loopback"  # 127.0.0.1 and ::1 are one host: the family tells them apart
+LOOPBACK_HOST = "loopback"  # 127.0.0.1 and ::1 are one host: the family tells them apart
 FAMILIES = {4: "IPv4", 6: "IPv6"}
 LINK_CAPACITY_LABELS = label_contract.LINK_CAPACITY_LABELS
 
@@ -56,31 +56,31 @@ def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
         return None
 
 
-def target_of(name: str, address: str) -> str:
+def host_of(name: str, address: str) -> str:
     """The host a ping went to: the name as typed, an address literal as itself, loopback as one host.
 
-    ``ping -4 host`` and ``ping -6 host`` share the target (only the family differs); literal
+    ``ping -4 host`` and ``ping -6 host`` share the host (only the family differs); literal
     addresses of one host in two families cannot be told to be one host, except loopback's.
     """
     literal, resolved = _address(name), _address(address)
     if literal is None:
         return name
     return (
-        LOOPBACK_TARGET
+        LOOPBACK_HOST
         if literal.is_loopback or (resolved is not None and resolved.is_loopback)
         else str(literal)
     )
 
 
-def target_and_family(m: Measurements, f: RawFile) -> tuple[str, str]:
-    """(target, family) of a ping file from its header ("PING name (address)"); the ``ip_version``
+def host_and_family(m: Measurements, f: RawFile) -> tuple[str, str]:
+    """(host, family) of a ping file from its header ("PING name (address)"); the ``ip_version``
     label, when given, settles the family."""
     found = ping.destination(m.text(f))
-    target = target_of(*found) if found else UNKNOWN
+    host = host_of(*found) if found else UNKNOWN
     if f.labels.get("ip_version") is not None:
-        return target, family_name(f.labels["ip_version"])
+        return host, family_name(f.labels["ip_version"])
     resolved = _address(found[1]) if found else None
-    return target, family_name(resolved.version) if resolved is not None else UNKNOWN
+    return host, family_name(resolved.version) if resolved is not None else UNKNOWN
 
 
 def rate_kind(protocol: str, reverse: bool) -> str:
@@ -109,13 +109,13 @@ def rtt_samples(ds: Measurements) -> pd.DataFrame:
     for f in ds.select("ping"):
         result = ds.ping(f)
         replies = result.samples[~result.samples["duplicate"]]
-        target, family = target_and_family(ds, f)
+        host, family = host_and_family(ds, f)
         frames.append(
             pd.DataFrame(
                 {
                     "file": f.rel,
                     "network": f.labels.get("network", UNKNOWN),
-                    "target": target,
+                    "host": host,
                     "family": family,
                     "interval_s": interval_s(ds, f, result),
                     "seq": replies["seq"].to_numpy(),

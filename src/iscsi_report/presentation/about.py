@@ -86,22 +86,33 @@ def shaping_sentence(run: facts.Shaped) -> str:
 KEY_WORDS = {
     "interval_s": "ping interval",
     "family": "address family",
-    "target": "host pinged",
+    "host": "host pinged",
     "network": "network label",
 }
 
 
+# How one value of each key reads in a sentence about pings ("pings every 2 ms", "over IPv6").
+KEY_PREFIX = {"interval_s": "every", "family": "over", "host": "to", "network": "on"}
+# What a difference in each key other than the interval means for the model's network input.
+KEY_CONSEQUENCE = {
+    "family": "the model's network input holds only if its pings use the address family the iSCSI "
+    "traffic uses",
+    "host": "the model's network input holds only if its pings go to the host the iSCSI traffic goes to",
+    "network": "the model takes each network label's pings as one network",
+}
+
+
 def _key_value(key: str, value: object) -> str:
-    """One value of a group key in words: an interval as 'every 2 ms', others as given."""
+    """One value of a group key as it reads after 'pings': 'every 2 ms', 'over IPv6', 'to nas'."""
     if key == "interval_s":
         return f"every {prose.number(1000 * float(value), 0)} ms"  # type: ignore[arg-type]
-    return markup.text(str(value))
+    return f"{KEY_PREFIX[key]} {markup.text(str(value))}"
 
 
 def _same(row: pd.Series) -> str:
-    """The keys a compared pair shares, in words ('network lan, host pinged loopback, ...')."""
-    shared = [k for k in KEY_WORDS if k != row["key"] and k in row.index]
-    return ", ".join(f"{KEY_WORDS[k]} {_key_value(k, row[k])}" for k in shared)
+    """What a compared pair shares, in words ('to loopback, every 200 ms, on lan')."""
+    shared = [k for k in ("family", "host", "interval_s", "network") if k != row["key"] and k in row.index]
+    return ", ".join(_key_value(k, row[k]) for k in shared)
 
 
 def _headline(key: str) -> str:
@@ -109,7 +120,7 @@ def _headline(key: str) -> str:
     return {
         "interval_s": "How often the path is used changes its round trip.",
         "family": "IPv4 and IPv6 round trips differ.",
-        "target": "The hosts pinged answer at different round trips.",
+        "host": "The hosts pinged answer at different round trips.",
         "network": "The same host answers differently under two network labels.",
     }[key]
 
@@ -122,9 +133,8 @@ def _consequence(key: str) -> str:
             "the ping interval closest to its own gap between PDUs."
         )
     return (
-        "The interval is the same on both sides, so this is not an effect of how often ping ran: "
-        f"the {KEY_WORDS[key]} is the only difference, and the model's network input is only as "
-        f"good as the {KEY_WORDS[key]} its pings share with the iSCSI traffic."
+        f"Both were pinged equally often, so how often ping ran does not explain it: the "
+        f"{KEY_WORDS[key]} is the only difference, and {KEY_CONSEQUENCE[key]}."
     )
 
 
@@ -136,7 +146,7 @@ def effect_sentence(row: pd.Series) -> str:
     low = f"{_key_value(key, row['low'])} averaged {prose.duration_ms(row['low_mean_ms'])}"
     high = f"{_key_value(key, row['high'])} {prose.duration_ms(row['high_mean_ms'])}"
     return (
-        f"**{_headline(key)}** Two ping groups differ only in their {KEY_WORDS[key]} ({_same(row)}): "
+        f"**{_headline(key)}** Two ping groups differ only in their {KEY_WORDS[key]} (both {_same(row)}): "
         f"pings {low} and pings {high}, {prose.number(factor, 1)} times {longer}. " + _consequence(key)
     )
 
@@ -145,7 +155,7 @@ def steps_sentence(row: pd.Series) -> str:
     """Why a histogram of round trips near ping's print resolution shows 'modes' that are not there."""
     return (
         f"**Some 'modes' are print steps.** The {markup.text(row['network'])} pings to "
-        f"{markup.text(row['target'])} over {markup.text(row['family'])} "
+        f"{markup.text(row['host'])} over {markup.text(row['family'])} "
         f"{prose.number(row['interval_ms'], 0)} ms apart print their round trips in steps of "
         f"{prose.duration_ms(row['step_ms'])}, and their {prose.count(row['replies'], 'reply', 'replies')} "
         f"take only {prose.count(row['distinct_values'], 'distinct value')} (median "

@@ -19,7 +19,7 @@ def _varying(df: pd.DataFrame, keys: tuple[str, ...]) -> list[str]:
 def _group_label(df: pd.DataFrame) -> pd.Series:
     """A panel's name: the network, then the host pinged and the family where they vary, the interval."""
     label = df["network"].astype(str)
-    for key in _varying(df, ("target", "family")):
+    for key in _varying(df, ("host", "family")):
         label = label + ", " + df[key].astype(str)
     return label + ", every " + (df["interval_s"] * 1000).map("{:g}".format) + " ms"
 
@@ -48,7 +48,7 @@ def rtt_ecdf(ecdf: pd.DataFrame) -> alt.Chart:
     and family where they vary), dash the interval."""
     shown = ecdf[ecdf["rtt_ms"] > 0]
     data = shown.assign(interval=(shown["interval_s"] * 1000).map("{:g} ms".format))
-    for key in _varying(data, ("target", "family")):
+    for key in _varying(data, ("host", "family")):
         data = data.assign(network=data["network"].astype(str) + ", " + data[key].astype(str))
     return (
         alt.Chart(data)
