@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from iscsi_report.analyses import about, network
@@ -140,3 +141,19 @@ def test_pooled_groups_and_chart_panels_keep_the_families_apart(tmp_path: Path) 
     groups = sorted({row["group"] for row in panels["datasets"][panels["data"]["name"]]})
     assert groups == ["lan, IPv4, every 200 ms", "lan, IPv6, every 200 ms"]
     assert set(network.ecdf_points(samples)["family"]) == {"IPv4", "IPv6"}
+
+
+def test_two_network_labels_are_shown_side_by_side_never_compared() -> None:
+    """The user's labels say wired and wireless are two networks: a finding would say nothing new."""
+    summary = pd.DataFrame(
+        {
+            "network": ["wired", "wireless"],
+            "host": ["nas", "nas"],
+            "family": ["IPv4", "IPv4"],
+            "interval_s": [0.002, 0.002],
+            "mean_ms": [0.4, 3.0],
+        }
+    )
+    assert about.group_effects(summary).empty
+    moved = summary.assign(network="wired", family=["IPv4", "IPv6"])
+    assert about.group_effects(moved)["key"].tolist() == ["family"]

@@ -87,7 +87,6 @@ KEY_WORDS = {
     "interval_s": "ping interval",
     "family": "address family",
     "host": "host pinged",
-    "network": "network label",
 }
 
 
@@ -98,7 +97,6 @@ KEY_CONSEQUENCE = {
     "family": "the model's network input holds only if its pings use the address family the iSCSI "
     "traffic uses",
     "host": "the model's network input holds only if its pings go to the host the iSCSI traffic goes to",
-    "network": "the model takes each network label's pings as one network",
 }
 
 
@@ -121,7 +119,6 @@ def _headline(key: str) -> str:
         "interval_s": "How often the path is used changes its round trip.",
         "family": "IPv4 and IPv6 round trips differ.",
         "host": "The hosts pinged answer at different round trips.",
-        "network": "The same host answers differently under two network labels.",
     }[key]
 
 
