@@ -25,9 +25,9 @@ from iscsi_report.core.units import (
 )
 
 # What a ping group is: the manifest's network label, the host pinged, the address family and the
-# probe interval, each read from the file's own header and timestamps unless a label says otherwise.
+# probe interval, read from the file's own header and -D timestamps (the ip_version and interval_s
+# labels, when given, settle family and interval). The latency summary has one row per group.
 GROUP_KEYS = ("network", "host", "family", "interval_s")
-SUMMARY_KEYS = GROUP_KEYS  # the latency summary's rows are the ping groups
 UNKNOWN = "unknown"  # a key neither a label nor the file settles
 LOOPBACK_HOST = "loopback"  # 127.0.0.1 and ::1 are one host: the family tells them apart
 FAMILIES = {4: "IPv4", 6: "IPv6"}
