@@ -52,6 +52,7 @@ SLOW_FIRST = [
     "tests/e2e/test_pipeline.py",
     "tests/e2e/test_provenance.py",
     "tests/e2e/test_run_selection.py",
+    "tests/e2e/test_own_capture.py",
     "tests/e2e/test_release.py",
     "tests/browser/test_site.py",
     "tests/browser/test_front_page.py",

@@ -353,16 +353,17 @@ def test_veth_interval_effect_and_print_steps_are_found_from_the_files() -> None
     from iscsi_report.presentation import about as words
 
     ds, samples, summary = _veth()
-    effects = about.interval_effects(summary)
+    effects = about.group_effects(summary)
     (row,) = [r for _, r in effects.iterrows()]
-    assert row["dense_interval_ms"] == pytest.approx(2) and row["sparse_interval_ms"] == pytest.approx(200)
-    assert row["ratio"] > about.INTERVAL_EFFECT_FACTOR
+    assert row["key"] == "interval_s", "the veth pings differ in interval only"
+    assert row["low"] == pytest.approx(0.002) and row["high"] == pytest.approx(0.2)
+    assert row["ratio"] > about.GROUP_EFFECT_FACTOR
     steps = about.print_steps(samples).set_index("interval_ms")
     assert steps.loc[2.0, "step_ms"] == pytest.approx(0.001)
     assert steps.loc[2.0, "distinct_values"] < 20 and steps.loc[2.0, "replies"] == 3000
     assert steps.loc[200.0, "step_ms"] < about.COARSE_PRINT_SHARE * steps.loc[200.0, "median_ms"]
     found = about.network_findings(ds, samples, summary)
-    assert len(found.shaped) == len(found.interval_effects) == len(found.print_steps) == 1
+    assert len(found.shaped) == len(found.group_effects) == len(found.print_steps) == 1
     assert found.print_steps["interval_ms"].tolist() == [2.0], "the 200 ms pings print fine enough steps"
     findings = words.network_findings(found)
     assert [f.split("**")[1] for f in findings] == [

@@ -5,8 +5,9 @@ the veth link of this machine, a reader's own measurements. :func:`dataset_facts
 box opening each chapter over measured data says (the manifest's title and description, whether
 the dataset holds any iSCSI traffic, the reader notes for that chapter from
 ``data/raw/<dataset>/notes.yaml``). :func:`network_findings` finds the network numbers that mislead
-when read bare: a rate set by a traffic shaper, round trips that depend on how often the path is
-used, and round trips too short for ping's printed resolution, each only where the data shows it.
+when read bare: a rate set by a traffic shaper, round trips that differ between ping groups alike
+in all but one key (how often the path is used, the address family, the host pinged), and round
+trips too short for ping's printed resolution, each only where the data shows it.
 The words for both are :mod:`iscsi_report.presentation.about`'s.
 """
 
@@ -30,8 +31,11 @@ TCP_HEADER_WITH_TIMESTAMPS_BYTES = 32
 ETHERNET_HEADER_BYTES = 14
 # A print step at least this share of the median round trip makes the histogram a staircase.
 COARSE_PRINT_SHARE = 0.25
-# Mean round trips of one network differing by at least this factor across ping intervals.
-INTERVAL_EFFECT_FACTOR = 2.0
+# Mean round trips of two ping groups of one network differing in one key (interval, family, host)
+# by at least this factor are a finding.
+GROUP_EFFECT_FACTOR = 2.0
+# The keys a finding may vary, within one network label: the host pinged, the family, the interval.
+COMPARED_KEYS = ("host", "family", "interval_s")
 
 
 def notes(ds: Measurements) -> dict[str, str]:
@@ -118,36 +122,56 @@ def shaped_runs(ds: Measurements) -> list[Shaped]:
     return out
 
 
-def interval_effects(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per network pinged at several intervals: the densest and sparsest interval and their mean RTTs."""
+def _group_name(row: pd.Series, keys: tuple[str, ...]) -> dict[str, object]:
+    """The values of ``keys`` in one summary row."""
+    return {key: row[key] for key in keys}
+
+
+def group_effects(summary: pd.DataFrame) -> pd.DataFrame:
+    """Pairs of ping groups that differ in exactly one key, with the mean RTT of each side.
+
+    For each key of :data:`COMPARED_KEYS`, the summary rows sharing every other key of
+    :data:`network.GROUP_KEYS` are compared: the lowest value of the varying key against the
+    highest (the densest and sparsest interval, IPv4 against IPv6). A pair differing in two keys
+    (another family *and* another interval) is never compared, so a difference is never put down
+    to the wrong one. Two network labels are two networks by the user's word: the table shows
+    them side by side, and no finding compares them.
+    """
     rows = []
-    for net, group in summary.dropna(subset=["interval_s"]).groupby("network", sort=True):
-        if group["interval_s"].nunique() < 2:
-            continue
-        ordered = group.sort_values("interval_s")
-        dense, sparse = ordered.iloc[0], ordered.iloc[-1]
-        rows.append(
-            {
-                "network": net,
-                "dense_interval_ms": 1000 * dense["interval_s"],
-                "dense_mean_ms": dense["mean_ms"],
-                "sparse_interval_ms": 1000 * sparse["interval_s"],
-                "sparse_mean_ms": sparse["mean_ms"],
-                "ratio": sparse["mean_ms"] / dense["mean_ms"],
-            }
-        )
+    keys = network.GROUP_KEYS
+    known = summary.dropna(subset=list(keys))
+    for varied in COMPARED_KEYS:
+        fixed = tuple(k for k in keys if k != varied)
+        for _, group in known.groupby(list(fixed), sort=True):
+            if group[varied].nunique() < 2:
+                continue
+            ordered = group.sort_values(varied)
+            low, high = ordered.iloc[0], ordered.iloc[-1]
+            rows.append(
+                {
+                    "key": varied,
+                    **_group_name(low, fixed),
+                    "low": low[varied],
+                    "low_mean_ms": low["mean_ms"],
+                    "high": high[varied],
+                    "high_mean_ms": high["mean_ms"],
+                    "ratio": high["mean_ms"] / low["mean_ms"],
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def print_steps(samples: pd.DataFrame) -> pd.DataFrame:
-    """Per network and interval: ping's print step, distinct values and median, in ms."""
+    """Per ping group: ping's print step, distinct values and median, in ms."""
     rows = []
-    for _, group in samples.groupby(list(network.SUMMARY_KEYS), sort=True, dropna=False):
+    for _, group in samples.groupby(list(network.GROUP_KEYS), sort=True, dropna=False):
         values = np.unique(np.round(group["rtt_ms"].to_numpy(), 9))
         steps = np.diff(values)
         rows.append(
             {
                 "network": group["network"].iloc[0],
+                "host": group["host"].iloc[0],
+                "family": group["family"].iloc[0],
                 "interval_ms": 1000 * float(group["interval_s"].iloc[0]),
                 "step_ms": float(steps.min()) if steps.size else np.nan,
                 "distinct_values": int(values.size),
@@ -163,16 +187,17 @@ class NetworkFindings:
     """The network effects a dataset's files show, each with the numbers that show it (empty: none)."""
 
     shaped: list[Shaped]  # forward TCP runs through a shaper of known rate
-    interval_effects: pd.DataFrame  # rows of :func:`interval_effects` past INTERVAL_EFFECT_FACTOR
+    group_effects: pd.DataFrame  # rows of :func:`group_effects` past GROUP_EFFECT_FACTOR
     print_steps: pd.DataFrame  # rows of :func:`print_steps` coarse against their median round trip
 
 
 def network_findings(ds: Measurements, samples: pd.DataFrame, summary: pd.DataFrame) -> NetworkFindings:
-    """Every network effect the dataset shows: a shaper's rate, an interval effect, coarse print steps."""
-    effects = interval_effects(summary)
+    """Every network effect the dataset shows: a shaper's rate, a difference between ping groups
+    that differ in one key only, coarse print steps."""
+    effects = group_effects(summary)
     if len(effects):
         ratio = effects["ratio"]
-        effects = effects[(ratio >= INTERVAL_EFFECT_FACTOR) | (ratio <= 1 / INTERVAL_EFFECT_FACTOR)]
+        effects = effects[(ratio >= GROUP_EFFECT_FACTOR) | (ratio <= 1 / GROUP_EFFECT_FACTOR)]
     steps = print_steps(samples)
     if len(steps):
         steps = steps[steps["step_ms"] >= COARSE_PRINT_SHARE * steps["median_ms"]]

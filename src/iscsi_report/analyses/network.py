@@ -1,10 +1,16 @@
-"""Network chapter analyses: RTT samples per network and ping interval, their summary, iperf3 rates.
+"""Network chapter analyses: RTT samples per ping group, their summary, iperf3 rates.
+
+A ping group is one network label, host pinged, address family and probe interval
+(:data:`GROUP_KEYS`): two files differing in any of them measure different things, so every table,
+chart and finding keeps them apart.
 
 Everything here takes a :class:`~iscsi_report.core.measurements.Measurements` and returns tidy DataFrames;
 the notebook only shows them.
 """
 
 from __future__ import annotations
+
+import ipaddress
 
 import numpy as np
 import pandas as pd
@@ -18,7 +24,13 @@ from iscsi_report.core.units import (
     BITS_PER_MBIT as BITS_PER_MBIT,  # re-exported: about.py reads network.BITS_PER_MBIT
 )
 
-SUMMARY_KEYS = ("network", "interval_s")
+# What a ping group is: the manifest's network label, the host pinged, the address family and the
+# probe interval, read from the file's own header and -D timestamps (the ip_version and interval_s
+# labels, when given, settle family and interval). The latency summary has one row per group.
+GROUP_KEYS = ("network", "host", "family", "interval_s")
+UNKNOWN = "unknown"  # a key neither a label nor the file settles
+LOOPBACK_HOST = "loopback"  # 127.0.0.1 and ::1 are one host: the family tells them apart
+FAMILIES = {4: "IPv4", 6: "IPv6"}
 LINK_CAPACITY_LABELS = label_contract.LINK_CAPACITY_LABELS
 
 
@@ -28,6 +40,47 @@ def interval_s(m: Measurements, f: RawFile, result: ping.PingResult) -> float:
         return float(f.labels["interval_s"])
     inferred = label_contract.ping_labels(result, m.text(f)).labels.get("interval_s")
     return float(inferred) if inferred is not None else np.nan
+
+
+def family_name(version: object) -> str:
+    """'IPv4' or 'IPv6' for an IP version (4, 6, '4', 'IPv6'...); :data:`UNKNOWN` otherwise."""
+    text = str(version).lower().removeprefix("ipv")
+    return FAMILIES.get(int(text), UNKNOWN) if text in ("4", "6") else UNKNOWN
+
+
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The IP address ``text`` spells (a zone index dropped), None when it is a name."""
+    try:
+        return ipaddress.ip_address(text.partition("%")[0])
+    except ValueError:
+        return None
+
+
+def host_of(name: str, address: str) -> str:
+    """The host a ping went to: the name as typed, an address literal as itself, loopback as one host.
+
+    ``ping -4 host`` and ``ping -6 host`` share the host (only the family differs); literal
+    addresses of one host in two families cannot be told to be one host, except loopback's.
+    """
+    literal, resolved = _address(name), _address(address)
+    if literal is None:
+        return name
+    return (
+        LOOPBACK_HOST
+        if literal.is_loopback or (resolved is not None and resolved.is_loopback)
+        else str(literal)
+    )
+
+
+def host_and_family(m: Measurements, f: RawFile) -> tuple[str, str]:
+    """(host, family) of a ping file from its header ("PING name (address)"); the ``ip_version``
+    label, when given, settles the family."""
+    found = ping.destination(m.text(f))
+    host = host_of(*found) if found else UNKNOWN
+    if f.labels.get("ip_version") is not None:
+        return host, family_name(f.labels["ip_version"])
+    resolved = _address(found[1]) if found else None
+    return host, family_name(resolved.version) if resolved is not None else UNKNOWN
 
 
 def rate_kind(protocol: str, reverse: bool) -> str:
@@ -49,17 +102,21 @@ def capacity_runs(iperf: pd.DataFrame) -> pd.Series:
 
 
 def rtt_samples(ds: Measurements) -> pd.DataFrame:
-    """Every reply of every ping file: file, network, interval_s, seq, rtt_ms (duplicates dropped
-    with their count reported by :func:`ping_files`, since a DUP is not a second round trip)."""
+    """Every reply of every ping file: file, the group keys (:data:`GROUP_KEYS`), seq, rtt_ms
+    (duplicates dropped with their count reported by :func:`ping_files`, since a DUP is not a
+    second round trip)."""
     frames = []
     for f in ds.select("ping"):
         result = ds.ping(f)
         replies = result.samples[~result.samples["duplicate"]]
+        host, family = host_and_family(ds, f)
         frames.append(
             pd.DataFrame(
                 {
                     "file": f.rel,
-                    "network": f.labels.get("network", "unknown"),
+                    "network": f.labels.get("network", UNKNOWN),
+                    "host": host,
+                    "family": family,
                     "interval_s": interval_s(ds, f, result),
                     "seq": replies["seq"].to_numpy(),
                     "rtt_ms": replies["rtt_ms"].to_numpy(),
@@ -93,20 +150,19 @@ def ping_files(ds: Measurements) -> pd.DataFrame:
 
 
 def latency_summary(samples: pd.DataFrame) -> pd.DataFrame:
-    """Per network and interval: the blog's statistics (datamash definitions) and modality.
+    """Per ping group (:data:`GROUP_KEYS`): the blog's statistics (datamash definitions) and modality.
 
     Groups keep missing keys (dropna=False), so every reply counted in the prose is in a row.
     """
     rows = []
-    for (network, interval), group in samples.groupby(list(SUMMARY_KEYS), sort=True, dropna=False):
+    for keys, group in samples.groupby(list(GROUP_KEYS), sort=True, dropna=False):
         rtt = group["rtt_ms"].to_numpy()
         s = stats.summarize_rtt(rtt)
         positive = rtt[rtt > 0]
         modes = stats.find_modes(positive) if positive.size > 3 else []
         rows.append(
             {
-                "network": network,
-                "interval_s": interval,
+                **dict(zip(GROUP_KEYS, keys, strict=True)),
                 "samples": rtt.size,
                 "mean_ms": s["mean"],
                 "p50_ms": s["p50"],
@@ -173,20 +229,19 @@ def iperf_summary(ds: Measurements) -> pd.DataFrame:
 
 
 def log_histogram(samples: pd.DataFrame, bins_per_decade: int = 20) -> pd.DataFrame:
-    """Share of replies per log-spaced RTT bin, per network and interval (for charts)."""
+    """Share of replies per log-spaced RTT bin, per ping group (for charts)."""
     positive = samples[samples["rtt_ms"] > 0]
     lo = np.floor(np.log10(positive["rtt_ms"].min()))
     hi = np.ceil(np.log10(positive["rtt_ms"].max()))
     edges = 10.0 ** np.linspace(lo, hi, int((hi - lo) * bins_per_decade) + 1)
     rows = []
-    for (network, interval), group in positive.groupby(list(SUMMARY_KEYS), sort=True, dropna=False):
+    for keys, group in positive.groupby(list(GROUP_KEYS), sort=True, dropna=False):
         counts, _ = np.histogram(group["rtt_ms"], bins=edges)
         share = counts / counts.sum()
         rows.append(
             pd.DataFrame(
                 {
-                    "network": network,
-                    "interval_s": interval,
+                    **dict(zip(GROUP_KEYS, keys, strict=True)),
                     "bin_lo_ms": edges[:-1],
                     "bin_hi_ms": edges[1:],
                     "share": share,
@@ -200,9 +255,9 @@ def ecdf_points(samples: pd.DataFrame, points: int = 400) -> pd.DataFrame:
     """The ECDF of each group at ``points`` quantiles (enough to draw, small enough to embed)."""
     probs = np.linspace(0.0, 1.0, points)
     rows = []
-    for (network, interval), group in samples.groupby(list(SUMMARY_KEYS), sort=True, dropna=False):
+    for keys, group in samples.groupby(list(GROUP_KEYS), sort=True, dropna=False):
         q = np.quantile(group["rtt_ms"].to_numpy(), probs)
         rows.append(
-            pd.DataFrame({"network": network, "interval_s": interval, "rtt_ms": q, "cumulative_share": probs})
+            pd.DataFrame({**dict(zip(GROUP_KEYS, keys, strict=True)), "rtt_ms": q, "cumulative_share": probs})
         )
     return pd.concat(rows, ignore_index=True)

@@ -25,6 +25,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "summarize": ("iscsi_report.cli.summarize", "summarize raw ping/iperf3/fio/iostat files"),
     "project": ("iscsi_report.cli.project", "project iSCSI write latency and throughput"),
     "dataset": ("iscsi_report.cli.dataset", "init, check or update a raw dataset's manifest; label page"),
+    "parameters": (
+        "iscsi_report.cli.parameters",
+        "every chapter's parameters and their meaning (a book page)",
+    ),
     "capture": ("iscsi_report.cli.capture", "capture ping, iperf3, fio and iostat of your own setup"),
     "lab": ("iscsi_report.cli.lab", "a real iSCSI target and initiator in network namespaces"),
     "release": ("iscsi_report.cli.release", "build a citable, verifiable release archive, or verify one"),

@@ -109,8 +109,8 @@ class Labels(BaseModel):
         unit="s",
         set_by="ping file: -D timestamps, else the statistics' elapsed time over the probes, "
         "snapped to the nearest 1-2-5 value within 15 %",
-        effect="RTTs are summarised per network and interval; the model chapter takes the pings at "
-        "its ping_interval_s parameter (2 ms by default). Required on every ping file.",
+        effect="RTTs are summarised per network, host, address family and interval; the model chapter "
+        "takes the pings at its ping_interval_s parameter (2 ms by default). Required on every ping file.",
     )
     duration_s: PositiveNumber | None = _label(
         "Length of the iperf3 test (-t).",
@@ -201,7 +201,8 @@ class Labels(BaseModel):
     ip_version: Literal[4, 6] | None = _label(
         "IP version the ping used (4 or 6).",
         set_by="ping file (the address in its header)",
-        effect="Traceability; IPv6 headers are 20 bytes longer than IPv4 ones.",
+        effect="The network chapter keeps IPv4 and IPv6 pings apart (a family found in the header "
+        "is taken without the label); IPv6 headers are 20 bytes longer than IPv4 ones.",
     )
     quiet: StrictBool | None = _label(
         "True for ping -q output: only the statistics, no reply lines.",

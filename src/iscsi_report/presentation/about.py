@@ -1,5 +1,6 @@
 """The words about a page's dataset and run: the box opening a chapter, the network findings in
-sentences, the run's label and its links to sibling chapters.
+sentences (a difference between ping groups names the one key that differs), the run's label and
+its links to sibling chapters.
 
 :func:`show_dataset_box` opens each chapter over measured data with the manifest's own title and
 description, says when the dataset holds no iSCSI traffic at all, and adds the dataset's reader
@@ -84,27 +85,77 @@ def shaping_sentence(run: facts.Shaped) -> str:
     )
 
 
-def interval_sentence(row: pd.Series) -> str:
-    """How much a network's round trip depends on how often it is pinged."""
-    slower = "longer" if row["ratio"] >= 1 else "shorter"
-    factor = row["ratio"] if row["ratio"] >= 1 else 1 / row["ratio"]
-    dense_ms, dense_mean = prose.number(row["dense_interval_ms"], 0), prose.duration_ms(row["dense_mean_ms"])
-    dense = f"{dense_ms} ms apart averaged {dense_mean}"
-    sparse = (
-        f"{prose.number(row['sparse_interval_ms'], 0)} ms apart {prose.duration_ms(row['sparse_mean_ms'])}"
-    )
+# How each key of a ping group is named in a finding, and how one of its values reads.
+KEY_WORDS = {
+    "interval_s": "ping interval",
+    "family": "address family",
+    "host": "host pinged",
+}
+
+
+# How one value of each key reads in a sentence about pings ("pings every 2 ms", "over IPv6").
+KEY_PREFIX = {"interval_s": "every", "family": "over", "host": "to", "network": "on"}
+# What a difference in each key other than the interval means for the model's network input.
+KEY_CONSEQUENCE = {
+    "family": "the model's network input holds only if its pings use the address family the iSCSI "
+    "traffic uses",
+    "host": "the model's network input holds only if its pings go to the host the iSCSI traffic goes to",
+}
+
+
+def _key_value(key: str, value: object) -> str:
+    """One value of a group key as it reads after 'pings': 'every 2 ms', 'over IPv6', 'to nas'."""
+    if key == "interval_s":
+        return f"every {prose.number(1000 * float(value), 0)} ms"  # type: ignore[arg-type]
+    return f"{KEY_PREFIX[key]} {markup.text(str(value))}"
+
+
+def _same(row: pd.Series) -> str:
+    """What a compared pair shares, in words ('to loopback, every 200 ms, on lan')."""
+    shared = [k for k in ("family", "host", "interval_s", "network") if k != row["key"] and k in row.index]
+    return ", ".join(_key_value(k, row[k]) for k in shared)
+
+
+def _headline(key: str) -> str:
+    """The bold opening of a group-difference finding, naming what differs."""
+    return {
+        "interval_s": "How often the path is used changes its round trip.",
+        "family": "IPv4 and IPv6 round trips differ.",
+        "host": "The hosts pinged answer at different round trips.",
+    }[key]
+
+
+def _consequence(key: str) -> str:
+    """What a difference in ``key`` means for reading the model's inputs."""
+    if key == "interval_s":
+        return (
+            "Which of them an iSCSI write meets depends on how often it sends: the model chapter takes "
+            "the ping interval closest to its own gap between PDUs."
+        )
     return (
-        f"**How often the path is used changes its round trip.** On {markup.text(row['network'])}, pings "
-        f"{dense} and pings {sparse}, {prose.number(factor, 1)} times {slower}. Which of them an iSCSI "
-        "write meets depends on how often it sends: the model chapter takes the ping interval closest "
-        "to its own gap between PDUs."
+        f"Both were pinged equally often, so how often ping ran does not explain it: the "
+        f"{KEY_WORDS[key]} is the only difference, and {KEY_CONSEQUENCE[key]}."
+    )
+
+
+def effect_sentence(row: pd.Series) -> str:
+    """How two ping groups alike in all but one key differ in mean round trip, naming that key."""
+    key = str(row["key"])
+    longer = "longer" if row["ratio"] >= 1 else "shorter"
+    factor = row["ratio"] if row["ratio"] >= 1 else 1 / row["ratio"]
+    low = f"{_key_value(key, row['low'])} averaged {prose.duration_ms(row['low_mean_ms'])}"
+    high = f"{_key_value(key, row['high'])} {prose.duration_ms(row['high_mean_ms'])}"
+    return (
+        f"**{_headline(key)}** Two ping groups differ only in their {KEY_WORDS[key]} (both {_same(row)}): "
+        f"pings {low} and pings {high}, {prose.number(factor, 1)} times {longer}. " + _consequence(key)
     )
 
 
 def steps_sentence(row: pd.Series) -> str:
     """Why a histogram of round trips near ping's print resolution shows 'modes' that are not there."""
     return (
-        f"**Some 'modes' are print steps.** The {markup.text(row['network'])} pings "
+        f"**Some 'modes' are print steps.** The {markup.text(row['network'])} pings to "
+        f"{markup.text(row['host'])} over {markup.text(row['family'])} "
         f"{prose.number(row['interval_ms'], 0)} ms apart print their round trips in steps of "
         f"{prose.duration_ms(row['step_ms'])}, and their {prose.count(row['replies'], 'reply', 'replies')} "
         f"take only {prose.count(row['distinct_values'], 'distinct value')} (median "
@@ -114,9 +165,9 @@ def steps_sentence(row: pd.Series) -> str:
 
 
 def network_findings(found: facts.NetworkFindings) -> list[str]:
-    """Every network finding as a MyST paragraph, in the order shaper, interval, print steps."""
+    """Every network finding as a MyST paragraph, in the order shaper, group differences, print steps."""
     paragraphs = [shaping_sentence(run) for run in found.shaped]
-    paragraphs += [interval_sentence(row) for _, row in found.interval_effects.iterrows()]
+    paragraphs += [effect_sentence(row) for _, row in found.group_effects.iterrows()]
     return paragraphs + [steps_sentence(row) for _, row in found.print_steps.iterrows()]
 
 

@@ -102,6 +102,12 @@ _SEQ_LIKE_RE = re.compile(r"(?:icmp_)?(?:seq|req)=\S+| bytes from ", re.ASCII)
 _HEADER_ADDRESS_RE = re.compile(
     r"PING (?P<name>\S+?) ?\((?P<ip>[^)\s]+)\)|PING6\([^)]*\) \S+ --> (?P<ip6>\S+)"
 )
+# The same, tolerant of newer iputils' IPv6 form "PING host(host (::1)) 56 data bytes", anchored at
+# the line start (for :func:`destination`).
+_DESTINATION_RE = re.compile(
+    r"PING (?P<name>[^\s(]+) ?\((?:[^\s()]+ \()?(?P<ip>[^)\s]+)\)|PING6\([^)]*\) \S+ --> (?P<ip6>\S+)"
+)
+HEADER_SEARCH_LINES = 5  # ping's header is its first line; a few more allow a shell prompt or a note
 _REPLY_HEAD_RE = re.compile(r"(?:\[[\d.]+\] )?\d+", re.ASCII)  # what precedes " bytes from "
 _WINDOWS_RE = re.compile(
     r"^(?:Pinging \S+ .*with \d+ bytes of data:|Reply from \S+: bytes=\d+ time[=<]\d+ms TTL=\d+|"
@@ -908,6 +914,20 @@ def _pinged(header: str | None) -> tuple[str, str] | None:
     if address.is_multicast or str(address).endswith(".255"):
         return None  # replies from many hosts are expected
     return m["name"] or ip, ip
+
+
+def destination(text: str) -> tuple[str, str] | None:
+    """(name as typed, address) the header says ping sent to, read from its first lines; None without one.
+
+    Unlike the source check's reading, a broadcast or multicast target is returned too: this says
+    where the probes went, for grouping, not whom replies may come from.
+    """
+    for line in text.splitlines()[:HEADER_SEARCH_LINES]:
+        m = _DESTINATION_RE.match(line)
+        if m is not None:
+            ip = m["ip"] or m["ip6"]
+            return (m["name"] or ip), ip.partition("%")[0]
+    return None
 
 
 def _suspect_lines(scan: _Scan, data: str | bytes) -> tuple[str | None, np.ndarray]:

@@ -11,14 +11,57 @@ WIDTH = 520
 BAR_HEIGHT = 22
 
 
-def latency_terms(terms: pd.DataFrame, row: str = "configuration") -> alt.Chart:
-    """One horizontal bar per ``row`` value, stacked by term in exchange order (ms)."""
+# Each latency term in words, in exchange order: the legend names every term a bar holds.
+TERM_WORDS: dict[str, str] = {
+    "command_one_way_ms": "command: one-way trip to the target",
+    "unsolicited_transmit_ms": "unsolicited data: time on the wire",
+    "r2t_one_way_ms": "R2T: one-way trips back to the initiator",
+    "data_one_way_ms": "solicited data: one-way trips",
+    "r2t_processing_ms": "R2T: processing at target and initiator",
+    "solicited_transmit_ms": "solicited data: time on the wire",
+    "status_one_way_ms": "status: one-way trip back",
+    "device_ms": "device: writing the data",
+    "cpu_ms": "CPU: host processing",
+}
+TERM_LEGEND_COLUMNS = 2  # words are long: two columns under the bars keep every label whole
+# Ten categorical colours (Tableau 10) for at most nine terms: no two terms share a colour.
+TERM_COLOURS = (
+    "#4c78a8",
+    "#f58518",
+    "#e45756",
+    "#72b7b2",
+    "#54a24b",
+    "#eeca3b",
+    "#b279a2",
+    "#ff9da6",
+    "#9d755d",
+    "#bab0ac",
+)
+
+
+def term_words(term: str) -> str:
+    """A latency term's name in words (the column name with its unit dropped, for an unknown term)."""
+    return TERM_WORDS.get(term, term.removesuffix("_ms").replace("_", " "))
+
+
+def term_legend(terms: pd.Series) -> list[str]:
+    """The legend's entries: every term ``terms`` holds, in words, in exchange order."""
     order = {name: i for i, name in enumerate(TERM_NAMES)}
-    data = terms.assign(
-        term_order=terms["term"].map(order),
-        term_label=terms["term"].str.removesuffix("_ms").str.replace("_", " "),
+    present = sorted(set(terms), key=lambda t: (order.get(t, len(order)), t))
+    return [term_words(t) for t in present]
+
+
+def latency_terms(terms: pd.DataFrame, row: str = "configuration") -> alt.Chart:
+    """One horizontal bar per ``row`` value, stacked by term in exchange order (ms); the legend under
+    the bars names every term in words, whole (no entry or label cut, whatever the bars' height)."""
+    order = {name: i for i, name in enumerate(TERM_NAMES)}
+    data = terms.assign(term_order=terms["term"].map(order), term_label=terms["term"].map(term_words))
+    domain = term_legend(terms["term"])
+    colours = list(TERM_COLOURS[: len(domain)]) if len(domain) <= len(TERM_COLOURS) else None
+    scale = (
+        alt.Scale(domain=domain, range=colours) if colours else alt.Scale(domain=domain, scheme="category20")
     )
-    labels = [t.removesuffix("_ms").replace("_", " ") for t in TERM_NAMES]
+    legend = alt.Legend(orient="bottom", columns=TERM_LEGEND_COLUMNS, labelLimit=0, symbolLimit=0)
     n_rows = max(1, data[row].nunique())
     return (
         alt.Chart(data)
@@ -26,7 +69,7 @@ def latency_terms(terms: pd.DataFrame, row: str = "configuration") -> alt.Chart:
         .encode(
             y=alt.Y(f"{row}:N", title=None, sort=None),
             x=alt.X("sum(ms):Q", title="time per write (ms)"),
-            color=alt.Color("term_label:N", title="term", sort=labels, scale=alt.Scale(scheme="tableau10")),
+            color=alt.Color("term_label:N", title="term", sort=domain, scale=scale, legend=legend),
             order=alt.Order("term_order:Q"),
             tooltip=[f"{row}:N", "term_label:N", alt.Tooltip("ms:Q", format=".3f")],
         )

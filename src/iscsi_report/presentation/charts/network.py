@@ -11,12 +11,21 @@ WIDTH = 260
 HEIGHT = 160
 
 
+def _varying(df: pd.DataFrame, keys: tuple[str, ...]) -> list[str]:
+    """The keys among ``keys`` that take more than one value in ``df`` (the others need no naming)."""
+    return [k for k in keys if k in df and df[k].nunique(dropna=False) > 1]
+
+
 def _group_label(df: pd.DataFrame) -> pd.Series:
-    return df["network"].astype(str) + ", every " + (df["interval_s"] * 1000).map("{:g}".format) + " ms"
+    """A panel's name: the network, then the host pinged and the family where they vary, the interval."""
+    label = df["network"].astype(str)
+    for key in _varying(df, ("host", "family")):
+        label = label + ", " + df[key].astype(str)
+    return label + ", every " + (df["interval_s"] * 1000).map("{:g}".format) + " ms"
 
 
 def rtt_histogram(hist: pd.DataFrame) -> alt.Chart:
-    """Share of replies per log-spaced RTT bin, one panel per network and ping interval."""
+    """Share of replies per log-spaced RTT bin, one panel per ping group."""
     data = hist.assign(group=_group_label(hist))
     return (
         alt.Chart(data)
@@ -35,9 +44,12 @@ def rtt_histogram(hist: pd.DataFrame) -> alt.Chart:
 
 
 def rtt_ecdf(ecdf: pd.DataFrame) -> alt.Chart:
-    """ECDF of RTT on a log axis, one line per network and interval."""
+    """ECDF of RTT on a log axis, one line per ping group: colour the network (with the host pinged
+    and family where they vary), dash the interval."""
     shown = ecdf[ecdf["rtt_ms"] > 0]
     data = shown.assign(interval=(shown["interval_s"] * 1000).map("{:g} ms".format))
+    for key in _varying(data, ("host", "family")):
+        data = data.assign(network=data["network"].astype(str) + ", " + data[key].astype(str))
     return (
         alt.Chart(data)
         .mark_line()

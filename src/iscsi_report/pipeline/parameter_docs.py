@@ -1,0 +1,141 @@
+"""The chapters' parameters, described where they are declared, gathered into one reference page.
+
+Each chapter's ``parameters`` cell declares its parameters with their defaults; the comment on a
+parameter's line (or the comment lines right above it) says what it means, so the description
+lives beside the default and is written once. The four parameters the runner injects into every
+chapter (:data:`iscsi_report.pipeline.params.INJECTED`) are described once here instead.
+:func:`reference_page` renders the page ``book/parameters.md``; :func:`undocumented` lists any
+parameter without a description (a test keeps that list empty).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+from iscsi_report.core.errors import ParamsError
+from iscsi_report.pipeline import params
+
+PAGE = "book/parameters.md"
+# The parameters every chapter declares, set by the runner from the params file: described once.
+INJECTED_DESCRIPTIONS: dict[str, str] = {
+    "run_name": "The run: the name of its params file (`params/<run_name>.yaml`), which names the "
+    "dataset and the chapters; its pages go to `book/runs/<run_name>`.",
+    "dataset": "The dataset the chapter reads: the folder `data/raw/<dataset>` with its `manifest.yaml` "
+    "(empty for a chapter that reads published numbers or several datasets).",
+    "project_root": "The project folder (`params/`, `notebooks/`, `data/`), relative to the notebook; "
+    "the runner sets it.",
+    "results_dir": "Where the chapter writes its tables (CSV); empty: `results/<run_name>`. The "
+    "runner sets it.",
+}
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter of a chapter as its parameters cell declares it."""
+
+    chapter: str
+    name: str
+    default: object
+    description: str  # "" when the cell gives none
+
+
+def _comments(source: str) -> dict[int, str]:
+    """Line number -> the text of the comment on that line (without '#')."""
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return {t.start[0]: t.string.lstrip("#").strip() for t in tokens if t.type == tokenize.COMMENT}
+
+
+def _description(node: ast.Assign, comments: dict[int, str], lines: list[str]) -> str:
+    """The comment on the assignment's lines, else the comment lines directly above it."""
+    end = node.end_lineno or node.lineno
+    own = [comments[n] for n in range(node.lineno, end + 1) if n in comments]
+    if own:
+        return " ".join(own)
+    above: list[str] = []
+    n = node.lineno - 1
+    while n >= 1 and lines[n - 1].lstrip().startswith("#"):
+        above.insert(0, comments[n])
+        n -= 1
+    return " ".join(above)
+
+
+def parameters_source(path: Path) -> str:
+    """The source of the notebook's one cell tagged ``parameters``."""
+    nb = params.read_notebook(path)
+    tagged = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if len(tagged) != 1:
+        raise ParamsError(f"{path}: expected exactly one cell tagged 'parameters', found {len(tagged)}")
+    return str(tagged[0].source)
+
+
+def chapter_parameters(path: Path) -> list[Parameter]:
+    """Every parameter of one chapter, in declaration order, with its default and description."""
+    defaults = params.parameters_cell(path)  # validates the cell (literals, the injected names)
+    source = parameters_source(path)
+    comments, lines = _comments(source), source.splitlines()
+    out = []
+    for node in ast.parse(source).body:
+        assert isinstance(node, ast.Assign) and isinstance(
+            node.targets[0], ast.Name
+        )  # parameters_cell checked
+        name = node.targets[0].id
+        described = INJECTED_DESCRIPTIONS.get(name) or _description(node, comments, lines)
+        out.append(Parameter(path.stem, name, defaults[name], described))
+    return out
+
+
+def all_parameters(notebooks_dir: Path) -> list[Parameter]:
+    """The parameters of every chapter in ``notebooks_dir`` (``*.md`` with a parameters cell)."""
+    chapters = sorted(p for p in notebooks_dir.glob("*.md") if p.name != "README.md")
+    return [p for path in chapters for p in chapter_parameters(path)]
+
+
+def undocumented(notebooks_dir: Path) -> list[str]:
+    """'chapter.name' of every parameter without a description."""
+    return [f"{p.chapter}.{p.name}" for p in all_parameters(notebooks_dir) if not p.description]
+
+
+def _cell(text: str) -> str:
+    """Text safe inside a Markdown table cell, its first letter a capital."""
+    text = text.replace("|", "\\|").replace("\n", " ")
+    return text[:1].upper() + text[1:]
+
+
+def _default(value: object) -> str:
+    """A default as a params file would write it (``""`` shown as empty quotes)."""
+    return f"`{value!r}`" if value != "" else '`""` (empty)'
+
+
+def reference_page(notebooks_dir: Path) -> str:
+    """The page: how to set a parameter, the injected four, then one table per chapter."""
+    found = all_parameters(notebooks_dir)
+    head = [
+        "% Generated by `iscsi-report parameters --write book/parameters.md` from the chapters' "
+        "parameters cells",
+        "% (notebooks/*.md: the comment beside each parameter); edit those, not this file.",
+        "# Chapter parameters",
+        "",
+        "Each chapter is a notebook whose `parameters` cell declares what can change without "
+        "touching its code. A run's params file (`params/<run>.yaml`) sets them per chapter: "
+        "`notebooks: [network, {upgrade: {ping_interval_s: 0.2, bs_bytes: 1048576}}]`. An override "
+        "must name a parameter of that chapter and have the type of its default; anything else is "
+        "refused before a notebook runs.",
+        "",
+        "## In every chapter (set by the runner)",
+        "",
+        "| parameter | meaning |",
+        "| --- | --- |",
+        *[f"| `{name}` | {_cell(text)} |" for name, text in INJECTED_DESCRIPTIONS.items()],
+    ]
+    body: list[str] = []
+    for chapter in dict.fromkeys(p.chapter for p in found):
+        own = [p for p in found if p.chapter == chapter and p.name not in params.INJECTED]
+        if not own:
+            continue
+        body += ["", f"## `{chapter}`", "", "| parameter | default | meaning |", "| --- | --- | --- |"]
+        body += [f"| `{p.name}` | {_cell(_default(p.default))} | {_cell(p.description)} |" for p in own]
+    return "\n".join([*head, *body]) + "\n"
