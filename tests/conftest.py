@@ -50,6 +50,8 @@ SLOW_FIRST = [
     "tests/e2e/test_safety.py",
     "tests/e2e/test_dask.py",
     "tests/e2e/test_pipeline.py",
+    "tests/e2e/test_own_capture.py",
+    "tests/e2e/test_warm.py",  # its same-bytes test reads the study test_chapters.py executes
     "tests/e2e/test_provenance.py",
     "tests/e2e/test_run_selection.py",
     "tests/e2e/test_own_capture.py",
