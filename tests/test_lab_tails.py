@@ -67,7 +67,7 @@ def test_a_writes_rounds_are_nine_and_barely_correlated(ds: Measurements) -> Non
 def test_the_post_hoc_model_is_scored_apart_and_leaves_the_pre_registered_result(
     ds: Measurements, scored: pd.DataFrame
 ) -> None:
-    post = tails.score_post_hoc(ds)
+    post = tails.score_bursts(ds)
     assert set(post["method"]) == {tails.POST_HOC} and len(post) == 15
     combined = pd.concat([scored, post], ignore_index=True)
     pd.testing.assert_frame_equal(tails.summary(combined), tails.summary(scored))
@@ -76,5 +76,5 @@ def test_the_post_hoc_model_is_scored_apart_and_leaves_the_pre_registered_result
     # a burst waits for its latest packet: the tail the pre-registered model under-forecast grows
     assert s.loc[tails.POST_HOC, "p99_error_pct"] < s.loc[tails.ENGINE, "p99_error_pct"]
     assert (post["p99_ms"].to_numpy() > scored[scored["method"] == tails.ENGINE]["p99_ms"].to_numpy()).all()
-    words = tails.post_hoc_verdict(combined)["post_hoc_words"]
+    words = tails.bursts_verdict(combined)["post_hoc_words"]
     assert tails.POST_HOC_NOTE in words
