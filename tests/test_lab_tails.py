@@ -76,5 +76,5 @@ def test_the_post_hoc_model_is_scored_apart_and_leaves_the_pre_registered_result
     # a burst waits for its latest packet: the tail the pre-registered model under-forecast grows
     assert s.loc[tails.POST_HOC, "p99_error_pct"] < s.loc[tails.ENGINE, "p99_error_pct"]
     assert (post["p99_ms"].to_numpy() > scored[scored["method"] == tails.ENGINE]["p99_ms"].to_numpy()).all()
-    words = tails.bursts_verdict(combined)["post_hoc_words"]
+    words = tails.bursts_verdict(combined)["bursts_words"]
     assert tails.POST_HOC_NOTE in words

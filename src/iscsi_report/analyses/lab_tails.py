@@ -301,13 +301,15 @@ def verdict(scored: pd.DataFrame) -> dict[str, Any]:
     return {"rule_passed": passed, "verdict_words": words}
 
 
-def post_hoc_verdict(combined: pd.DataFrame) -> dict[str, Any]:
-    """The same rule applied to the post-hoc model (rows of :func:`score` and :func:`score_post_hoc`)."""
-    passed, misses = _rule(combined, POST_HOC)
-    words = f"Scored by the same rule ({POST_HOC_NOTE}), the multi-packet trip model " + (
-        "would pass." if passed else f"would still fail: {misses}."
+def bursts_verdict(
+    combined: pd.DataFrame, method: str = POST_HOC, note: str = POST_HOC_NOTE
+) -> dict[str, Any]:
+    """The issue's rule applied to the multi-packet model (rows of :func:`score` and :func:`score_bursts`)."""
+    passed, misses = _rule(combined, method)
+    words = f"Scored by the issue's rule ({note}), the multi-packet trip model " + (
+        "passes." if passed else f"fails: {misses}."
     )
-    return {"post_hoc_rule_passed": passed, "post_hoc_words": words}
+    return {"bursts_rule_passed": passed, "bursts_words": words}
 
 
 def runs_table(table: pd.DataFrame) -> pd.DataFrame:
