@@ -62,3 +62,19 @@ def test_a_writes_rounds_are_nine_and_barely_correlated(ds: Measurements) -> Non
     assert (t["lag1_rounds_low"] < 0).all() and (t["lag1_rounds_high"] > 0).all()
     assert np.isclose(t.loc["fixed", "round_rise_ms"], 0.0)
     assert (t.drop(index="fixed")["round_rise_ms"] > t.drop(index="fixed")["ping_rise_ms"]).all()
+
+
+def test_the_post_hoc_model_is_scored_apart_and_leaves_the_pre_registered_result(
+    ds: Measurements, scored: pd.DataFrame
+) -> None:
+    post = tails.score_bursts(ds)
+    assert set(post["method"]) == {tails.POST_HOC} and len(post) == 15
+    combined = pd.concat([scored, post], ignore_index=True)
+    pd.testing.assert_frame_equal(tails.summary(combined), tails.summary(scored))
+    assert tails.verdict(combined) == tails.verdict(scored)
+    s = tails.summary(combined, tails.ALL_METHODS).set_index("method")
+    # a burst waits for its latest packet: the tail the pre-registered model under-forecast grows
+    assert s.loc[tails.POST_HOC, "p99_error_pct"] < s.loc[tails.ENGINE, "p99_error_pct"]
+    assert (post["p99_ms"].to_numpy() > scored[scored["method"] == tails.ENGINE]["p99_ms"].to_numpy()).all()
+    words = tails.bursts_verdict(combined)["bursts_words"]
+    assert tails.POST_HOC_NOTE in words

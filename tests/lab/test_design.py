@@ -329,3 +329,37 @@ def test_the_jitter_sweep_has_long_runs_with_bins_under_four_shapes() -> None:
     assert all(r.labels()["jitter"] == r.jitter for r in runs)
     cmd = sweep.fio_cmd(Path("fio"), plain[0], Path("out.json"))
     assert "--output-format=json+" in cmd
+
+
+def test_jitter_design_2_uses_shapes_sizes_and_windows_design_1_never_ran() -> None:
+    from iscsi_report.lab import jitter_sweep
+
+    first, second = jitter_sweep.design(1), jitter_sweep.design(2)
+    plain = [r for r in second if not r.captured]
+    assert {r.n_ios for r in plain} == {jitter_sweep.WRITES} and all(r.bins for r in second)
+    assert len({r.stem() for r in second}) == len(second)
+    shapes = jitter_sweep.shapes(2)
+    assert set(shapes) & set(jitter_sweep.shapes(1)) == {"fixed"} and len(shapes) == 4
+    docs = [s.doc for s in shapes.values() if s is not None]
+    assert any(d.get("correlation", 0) > 0 for d in docs), "one shape hits consecutive packets"
+    assert sum(d["shape"] == "mixture" and len(d["weights"]) == 3 for d in docs) == 1
+    old = {(r.bs_bytes, r.r2t_window) for r in first if not r.captured}
+    new = {(r.bs_bytes, r.r2t_window) for r in plain if r.jitter == "fixed"}
+    assert not new & old and not {bs for bs, _ in new} & {bs for bs, _ in old}
+    assert {w for _, w in new} == {2, 4}
+    # every window has today's fixed runs at two sizes (the host residual's a + b x bytes)
+    assert all(sum(w == win for _, w in new) >= 2 for win in (2, 4))
+    # 12 jittered targets (the at least 3 shapes x 3 sizes) and a capture per shape
+    assert len([r for r in plain if r.jitter != "fixed"]) == 12
+    assert sum(r.captured for r in second) == 4
+
+
+def test_an_unknown_jitter_design_is_refused_before_the_lab_starts() -> None:
+    from iscsi_report.lab import jitter_sweep
+
+    with pytest.raises(ValueError, match=r"jitter design 3: expected one of \(1, 2\)"):
+        jitter_sweep.design(3)
+    args = build_parser("lab").parse_args(["lab", "run", "--out", "x", "--jitter", "2"])
+    assert args.jitter == 2
+    assert build_parser("lab").parse_args(["lab", "run", "--out", "x", "--jitter"]).jitter == 1
+    assert build_parser("lab").parse_args(["lab", "run", "--out", "x"]).jitter == 0

@@ -31,9 +31,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--jitter",
-        action="store_true",
-        help="the jitter sweep: 1,000 writes per configuration under four shapes of per-packet "
-        "delay (lab/jitter_sweep.py)",
+        nargs="?",
+        type=int,
+        const=1,
+        default=0,
+        metavar="N",
+        help="a jitter sweep (design N, default 1): 1,000 writes per configuration under four shapes "
+        "of per-packet delay (lab/jitter_sweep.py)",
     )
     smoke = subs.add_parser("smoke", help="a short check of the lab (under 90 s)")
     smoke.add_argument("--json", dest="json_out", help="also write the figures to this file")
@@ -110,13 +114,17 @@ def run(args: argparse.Namespace) -> int:
         from iscsi_report.lab.sweep import clean_out, execute
         from iscsi_report.lab.topology import Lab
 
+        if args.jitter:
+            from iscsi_report.lab.jitter_sweep import check_design
+
+            check_design(args.jitter)  # before the lab comes up or the folder is cleaned
         out = Path(args.out).resolve()
         clean_out(out)
         with Lab(tools, _say) as lab:
             if args.jitter:
                 from iscsi_report.lab import jitter_sweep
 
-                summary = jitter_sweep.execute(lab, out, _say)
+                summary = jitter_sweep.execute(lab, out, _say, number=args.jitter)
             else:
                 summary = execute(lab, out, args.quick, _say, confirm=args.confirm)
         print(json.dumps(summary, indent=1, default=str))

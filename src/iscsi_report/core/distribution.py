@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from iscsi_report.core.units import BITS_PER_BYTE, MS_PER_S
+
 QUANTILES = (0.5, 0.9, 0.99, 0.999)
 N_DRAWS = 20_000
 N_BOOT = 200
@@ -125,3 +127,167 @@ def crps(y: np.ndarray, draws: np.ndarray, max_draws: int = 4000) -> float:
     i = np.arange(1, x.size + 1)
     e_xx = 2 * np.sum((2 * i - x.size - 1) * x) / x.size**2  # E|X - X'| from the sorted sample
     return float(np.mean(term1 - e_xx / 2))
+
+
+# ---- trips of several packets (issue 22, post hoc) ---------------------------------------------
+#
+# A ping is one small packet each way; a write's round sends a burst of packets out and one back.
+# In a first-in, first-out line the last packet of a burst leaves no earlier than any packet ahead
+# of it, so a burst waits for the largest extra delay among its packets, less the serialisation
+# time that separated each from the last. The one-way extra delay per packet is not measured
+# directly: it is recovered from ping's round trips (forward extra + backward extra + today's floor).
+
+GRID_STEP_MS = 0.05  # resolution of the one-way extra-delay grid: finer than any tail studied here
+GRID_TAIL_MS = 1.0  # grid headroom beyond the largest observed extra (ms), so no mass is cut off
+TIE_MS = 1e-9  # an extra equal to a threshold up to float rounding counts as within it
+
+
+@dataclass(frozen=True)
+class OneWayExtra:
+    """The per-packet one-way extra delay as a probability mass on a grid (ms), from a ping sample."""
+
+    grid_ms: np.ndarray
+    pmf: np.ndarray
+
+    def cdf(self) -> np.ndarray:
+        """P(extra <= grid point)."""
+        out: np.ndarray = np.minimum(np.cumsum(self.pmf), 1.0)
+        return out
+
+    def mean_ms(self) -> float:
+        """The mean extra delay (ms)."""
+        return float(np.dot(self.grid_ms, self.pmf))
+
+
+def _on_grid(values_ms: np.ndarray, size: int, step_ms: float) -> np.ndarray:
+    """Probability mass of ``values_ms`` rounded to a grid of ``size`` points from 0 (clipped)."""
+    idx = np.clip(np.rint(np.asarray(values_ms, float) / step_ms).astype(int), 0, size - 1)
+    mass: np.ndarray = np.bincount(idx, minlength=size) / idx.size
+    return mass
+
+
+def one_way_extra(
+    rtt_ms: np.ndarray, floor_rtt_ms: np.ndarray, *, step_ms: float = GRID_STEP_MS
+) -> OneWayExtra:
+    """The one-way extra delay whose two independent copies, plus today's floor, make ``rtt_ms``.
+
+    Ping's round trip under jitter is the floor (today's fixed network's ping, its own small
+    spread kept as a kernel) plus a forward and a backward extra, drawn independently from one
+    distribution (the delay line draws each direction with its own seed). So the round-trip
+    extra's law is the one-way law convolved with itself and with the floor's spread: a quadratic,
+    not linear, deconvolution. It is solved non-parametrically on a grid: a probability mass
+    ``p >= 0`` minimising the squared distance between the CDF of ``floor * p * p`` and ping's
+    empirical CDF (L-BFGS-B with its bounds and the analytic gradient; the CDF rather than the
+    histogram because it is not noisy bin by bin). Non-parametric because the shapes of interest
+    include mixtures and replayed traces that no one family fits. The far tail (beyond the one-way
+    p99) rests on few pings and is the least certain part.
+    """
+    from scipy import optimize
+
+    floor = np.asarray(floor_rtt_ms, float)
+    floor = floor[np.isfinite(floor)]
+    rtt = np.asarray(rtt_ms, float)
+    rtt = rtt[np.isfinite(rtt)]
+    if rtt.size == 0 or floor.size == 0:
+        raise ValueError("no ping sample: a one-way extra delay needs today's and the new ping")
+    base = float(floor.min())
+    size = int(np.ceil((max(float(rtt.max()) - base, 0.0) + GRID_TAIL_MS) / step_ms)) + 1
+    kernel = _on_grid(floor - base, size, step_ms)
+    target = np.cumsum(_on_grid(rtt - base, size, step_ms))
+    start = _on_grid((rtt - float(floor.mean())) / 2, size, step_ms)
+
+    def loss(p: np.ndarray) -> tuple[float, np.ndarray]:
+        pp = np.convolve(p, p)
+        c = np.convolve(pp, kernel)[:size]
+        resid = np.cumsum(c) - target
+        g_c = np.cumsum((2 * resid)[::-1])[::-1]  # d loss / d c_m: every CDF point from m on
+        padded = np.concatenate([g_c, np.zeros(pp.size - size + kernel.size)])
+        g_pp = np.correlate(padded, kernel, "valid")[: pp.size]
+        grad = 2 * np.correlate(g_pp, p, "valid")[:size]
+        return float(resid @ resid), grad
+
+    fit = optimize.minimize(loss, start, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * size)
+    pmf = np.maximum(fit.x, 0.0)
+    return OneWayExtra(np.arange(size) * step_ms, pmf / pmf.sum())
+
+
+def burst_extra_cdf(extra: OneWayExtra, offsets_ms: np.ndarray, correlation: float = 0.0) -> np.ndarray:
+    """P(the last packet of a burst is held at most x ms beyond its own fixed delay), x on the grid.
+
+    ``offsets_ms`` gives, for each packet in send order, how long before the last one it left the
+    serialiser (the last's is 0). First in, first out, the last packet is released at the latest
+    of ``d_j - offset_j``: with independent packets the CDF is the product of ``G(x + offset_j)``.
+    With ``correlation`` r a packet keeps the previous packet's extra with probability r (the
+    delay line's correlated jitter); the CDF then follows the chain packet by packet (a forward
+    recursion over the current extra, vectorised over x). r = 0 is the product.
+    """
+    x = extra.grid_ms
+    offsets = np.asarray(offsets_ms, float)
+    if offsets.size == 0:
+        raise ValueError("a burst has at least one packet")
+    ok = extra.grid_ms[None, :] <= x[:, None] + offsets[0] + TIE_MS  # rows: x; columns: the packet's extra
+    u = extra.pmf[None, :] * ok
+    for o in offsets[1:]:
+        kept = correlation * u + (1 - correlation) * extra.pmf[None, :] * u.sum(axis=1, keepdims=True)
+        u = kept * (extra.grid_ms[None, :] <= x[:, None] + o + TIE_MS)
+    out: np.ndarray = np.minimum(u.sum(axis=1), 1.0)
+    return out
+
+
+def _draw_from_cdf(grid_ms: np.ndarray, cdf: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Draws of a grid variable with the given CDF (inverse transform)."""
+    idx = np.searchsorted(cdf, rng.random(size) * cdf[-1], side="left")
+    out: np.ndarray = grid_ms[np.minimum(idx, grid_ms.size - 1)]
+    return out
+
+
+def forecast_bursts(
+    mean_op_ms: float,
+    rtt_ms: np.ndarray,
+    floor_rtt_ms: np.ndarray,
+    offsets_per_round_ms: list[np.ndarray],
+    *,
+    correlation: float = 0.0,
+    draws: int = N_DRAWS,
+    seed: int = 0,
+) -> LatencyDistribution:
+    """The latency distribution when each round's outbound trip is a burst of several packets.
+
+    One round per entry of ``offsets_per_round_ms`` (each a burst's packet offsets, see
+    :func:`burst_extra_cdf`). A round costs today's floor (a draw of today's ping) plus the
+    burst's extra on the way out plus one packet's extra back; rounds are independent (the
+    captures of the first jitter sweep show them barely correlated). The fixed part is the
+    engine's mean less the rounds at ping's mean, as in :func:`forecast`, so with one packet per
+    trip the mean is the engine's; a burst of several packets meets more delay than one ping, and
+    the mean rises above the engine's by that much (the engine's mean charges one ping per round).
+    Intervals are not computed here (each would need a new deconvolution): ``low`` and ``high``
+    equal the point values.
+    """
+    rtt = np.asarray(rtt_ms, float)
+    rtt = rtt[np.isfinite(rtt)]
+    floor = np.asarray(floor_rtt_ms, float)
+    floor = floor[np.isfinite(floor)]
+    extra = one_way_extra(rtt, floor)
+    rng = np.random.default_rng(seed)
+    n = len(offsets_per_round_ms)
+    fixed = mean_op_ms - n * float(rtt.mean())
+    sample = np.full(draws, fixed)
+    back_cdf = extra.cdf()
+    for offsets in offsets_per_round_ms:
+        out_cdf = burst_extra_cdf(extra, offsets, correlation)
+        sample += rng.choice(floor, draws)
+        sample += _draw_from_cdf(extra.grid_ms, out_cdf, draws, rng)
+        sample += _draw_from_cdf(extra.grid_ms, back_cdf, draws, rng)
+    q = {p: float(np.quantile(sample, p)) for p in QUANTILES}
+    return LatencyDistribution(q, dict(q), dict(q), n, fixed, sample)
+
+
+def packet_offsets_ms(packet_bytes: list[int] | tuple[int, ...], link_bps: float) -> np.ndarray:
+    """How long before the last packet each packet of a back-to-back burst left the serialiser.
+
+    A packet's offset is the serialisation time of the packets after it at ``link_bps``.
+    """
+    sizes = np.asarray(packet_bytes, float)
+    after = np.concatenate([np.cumsum(sizes[::-1])[::-1][1:], [0.0]])
+    out: np.ndarray = after * BITS_PER_BYTE / link_bps * MS_PER_S
+    return out

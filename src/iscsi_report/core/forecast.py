@@ -345,3 +345,57 @@ def _with_total(b: model.LatencyBreakdown, total_ms: float) -> model.LatencyBrea
     instead: the status trip, which every operation pays once.
     """
     return replace(b, status_one_way_ms=b.status_one_way_ms + (total_ms - b.total_ms))
+
+
+# ---- packets per trip (the latency distribution's bursts, issue 22) ----------------------------
+
+ETHERNET_MTU_BYTES = 1500  # the usual path MTU; the lab's TUN line carries 65,000 (lab.topology)
+IP_TCP_HEADER_BYTES = 52  # IPv4 (20) + TCP (20) + the timestamps option (12), on by default in Linux
+
+
+def segment_bytes(stream_bytes: int, mtu_bytes: int) -> tuple[int, ...]:
+    """IP packet sizes (bytes) of ``stream_bytes`` of TCP payload sent back to back at ``mtu_bytes``."""
+    mss = mtu_bytes - IP_TCP_HEADER_BYTES
+    if mss <= 0:
+        raise model.ModelInputError(f"an MTU of {mtu_bytes} bytes leaves no room for TCP payload")
+    full, rest = divmod(int(stream_bytes), mss)
+    return (mtu_bytes,) * full + ((rest + IP_TCP_HEADER_BYTES,) if rest else ())
+
+
+def round_stream_bytes(b: model.LatencyBreakdown, params: model.IscsiParams, header_bytes: int) -> list[int]:
+    """iSCSI bytes each round of a write sends out, PDU headers included.
+
+    Round 0 carries the command with its immediate and unsolicited data; each further round the
+    bursts its R2Ts asked for. The round count is the breakdown's (its exposed R2T rounds plus
+    one); when a window hides rounds, the bursts are shared evenly among the rounds left, in
+    order (with window 8 the R2Ts arrive together and their bursts leave back to back).
+    """
+    if b.direction != "write":
+        raise model.ModelInputError("packets per trip are modelled for writes (a read's burst travels back)")
+    first = b.immediate_bytes + header_bytes + _pdu_bytes(b.unsolicited_data_out_bytes, params, header_bytes)
+    rounds = round_trips_of(b)
+    if b.bursts == 0 or rounds == 1:
+        return [first]
+    last = b.solicited_bytes - (b.bursts - 1) * params.max_burst_bytes
+    bursts = [params.max_burst_bytes] * (b.bursts - 1) + [last]
+    groups = np.array_split(np.array([_pdu_bytes(x, params, header_bytes) for x in bursts]), rounds - 1)
+    return [first] + [int(g.sum()) for g in groups if g.size]
+
+
+def _pdu_bytes(payload_bytes: int, params: model.IscsiParams, header_bytes: int) -> int:
+    """Payload plus one header per data PDU (zero bytes: no PDU)."""
+    return payload_bytes + model.data_pdus(payload_bytes, params) * header_bytes
+
+
+def round_trips_of(b: model.LatencyBreakdown) -> int:
+    """Whole round trips of an operation (at least one): its one-way trips over two, rounded."""
+    return max(1, round(b.one_way_trips / 2))
+
+
+def round_packets(
+    today: Today, target: Configuration, *, mtu_bytes: int = ETHERNET_MTU_BYTES
+) -> list[tuple[int, ...]]:
+    """Packet sizes (bytes) of each round's outbound trip of a write of ``target``, in send order."""
+    b = breakdown(today, target, network_for(today, target))
+    streams = round_stream_bytes(b, target.params, today.pdu_header_bytes)
+    return [segment_bytes(s, mtu_bytes) for s in streams]

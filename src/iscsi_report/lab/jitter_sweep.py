@@ -1,12 +1,18 @@
-"""``lab run --jitter``: writes long enough for tails across a delay line that jitters.
+"""``lab run --jitter [N]``: writes long enough for tails across a delay line that jitters.
 
-Design: one-way delay 1 ms at 1000 Mbit/s with 64 KiB immediate data, under four shapes of extra
-per-packet delay (:mod:`iscsi_report.lab.jitter`): none (fixed, the reference), a gamma and a
+Design 1 (``--jitter``): one-way delay 1 ms at 1000 Mbit/s with 64 KiB immediate data, under four
+shapes of extra per-packet delay (:mod:`iscsi_report.lab.jitter`): none (fixed, the reference), a gamma and a
 lognormal (each with a mean extra of 0.5 ms, p99 2.5 and 3 ms) and a bimodal mixture (90 % of
 packets about 0.3 ms late, 10 % about 4 ms: a Wi-Fi-like second mode). Per shape: 3,000 pings at
 2 ms spacing (what the line realised) and iperf3; writes at queue depth 1 of 64 KiB (window 1),
 512 KiB and 2 MiB (windows 1 and 8), :data:`WRITES` each in one fio run with json+ latency bins;
 and one captured run of :data:`CAPTURED_WRITES` 2 MiB writes at window 1 (per-trip times).
+
+Design 2 (``--jitter 2``, pre-registered in ``data/preregistered/lab-iscsi-2026-jitter2``): the same
+line and counts, with shapes, block sizes and windows design 1 never used: a correlated gamma (a
+packet keeps the previous one's extra with probability 0.5), a three-mode mixture and a
+heavier-tailed lognormal; 256 KiB at window 2, 1 MiB at windows 2 and 4, 4 MiB at window 4; the
+capture is of 1 MiB writes at window 2.
 """
 
 from __future__ import annotations
@@ -31,10 +37,29 @@ SIZES: tuple[tuple[int, tuple[int, ...]], ...] = (
     (2 * BYTES_PER_MIB, (1, 8)),
 )
 SEED = 2026
+# Design 2: block sizes and windows design 1 never ran; the capture's size and window
+SIZES_2: tuple[tuple[int, tuple[int, ...]], ...] = (
+    (256 * BYTES_PER_KIB, (2,)),
+    (1 * BYTES_PER_MIB, (2, 4)),
+    (4 * BYTES_PER_MIB, (4,)),
+)
+CAPTURE_1 = (2 * BYTES_PER_MIB, 1)  # (block size, window) of design 1's captured writes
+CAPTURE_2 = (1 * BYTES_PER_MIB, 2)
+CORRELATION_2 = 0.5  # design 2's correlated shape: a packet keeps the previous packet's extra this often
+SEED_2 = 2027  # design 2 draws its own packets, apart from design 1's
+DESIGNS = (1, 2)
 
 
-def shapes() -> dict[str, jitter.Shape | None]:
-    """The jitter shapes by label (None: the fixed reference)."""
+def shapes(number: int = 1) -> dict[str, jitter.Shape | None]:
+    """The jitter shapes of design ``number`` by label (None: the fixed reference)."""
+    if number == 2:
+        return {
+            "fixed": None,
+            "corrgamma": jitter.gamma(0.4, 2.4, seed=SEED_2, correlation=CORRELATION_2),
+            "trimodal": jitter.mixture((0.8, 0.15, 0.05), (0.2, 1.5, 6.0), (0.3, 0.3, 0.2), seed=SEED_2 + 10),
+            "heavylognormal": jitter.lognormal(0.3, 3.0, seed=SEED_2 + 20),
+        }
+    check_design(number)
     return {
         "fixed": None,
         "gamma": jitter.gamma(0.5, 2.5, seed=SEED),
@@ -43,32 +68,40 @@ def shapes() -> dict[str, jitter.Shape | None]:
     }
 
 
-def design() -> list[sw.FioRun]:
-    """Every fio run of the jitter sweep, captured ones included, shape by shape."""
+def check_design(number: int) -> None:
+    """ValueError unless ``number`` names a design."""
+    if number not in DESIGNS:
+        raise ValueError(f"jitter design {number}: expected one of {DESIGNS}")
+
+
+def design(number: int = 1) -> list[sw.FioRun]:
+    """Every fio run of jitter design ``number``, captured ones included, shape by shape."""
+    check_design(number)
+    sizes, (cap_bs, cap_w) = (SIZES, CAPTURE_1) if number == 1 else (SIZES_2, CAPTURE_2)
     imm, seg = sw.IMMEDIATE[0]
     d, link = ONE_WAY_DELAY_MS, LINK_MBPS
     runs = []
-    for name in shapes():
-        for bs, windows in SIZES:
+    for name in shapes(number):
+        for bs, windows in sizes:
             for w in windows:
                 runs.append(
                     sw.FioRun(w, link, d, imm, seg, False, 1, "write", 1, bs, WRITES, False, name, True)
                 )
-        capture = sw.FioRun(1, link, d, imm, seg, True, 0, "write", 1, 2 * BYTES_PER_MIB, CAPTURED_WRITES)
+        capture = sw.FioRun(cap_w, link, d, imm, seg, True, 0, "write", 1, cap_bs, CAPTURED_WRITES)
         runs.append(sw.FioRun(**{**capture.__dict__, "jitter": name, "bins": True}))
     return runs
 
 
-def execute(lab: Lab, out: Path, say: Any = print) -> dict[str, Any]:
-    """Run the jitter sweep into ``out`` and write its manifest."""
+def execute(lab: Lab, out: Path, say: Any = print, number: int = 1) -> dict[str, Any]:
+    """Run jitter design ``number`` into ``out`` and write its manifest."""
     out.mkdir(parents=True, exist_ok=True)
     runner = sw.Runner(lab, out, say)
     loads = {"at_start": sw.load_average()}
     t0 = time.monotonic()
     lab.start_target(target_params(1, *sw.IMMEDIATE[0]))
-    runs = design()
+    runs = design(number)
     realised: dict[str, Any] = {}
-    for name, shape in shapes().items():
+    for name, shape in shapes(number).items():
         lab.set_jitter(shape.doc if shape else None)
         realised[name] = shape.doc if shape else {"shape": "fixed"}
         say(f"jitter {name}: ping and iperf3 ({time.monotonic() - t0:.0f} s)")
@@ -81,8 +114,7 @@ def execute(lab: Lab, out: Path, say: Any = print) -> dict[str, Any]:
     lab.set_jitter(None)
     loads["at_end"] = sw.load_average()
     sweep_s = time.monotonic() - t0
-    extra = {"jitter_shapes": realised, "writes_per_run": WRITES}
-    manifest = sw.write_manifest(
-        out, runner, False, sweep_s, {}, 0, loads, flags=" --jitter", extra_lab=extra
-    )
+    extra = {"jitter_shapes": realised, "writes_per_run": WRITES, "jitter_design": number}
+    flags = " --jitter" if number == 1 else f" --jitter {number}"
+    manifest = sw.write_manifest(out, runner, False, sweep_s, {}, 0, loads, flags=flags, extra_lab=extra)
     return sw.outcome(runs, runner, sweep_s, manifest)
