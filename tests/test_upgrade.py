@@ -72,8 +72,8 @@ def test_the_bundled_machine_is_read_from_its_files() -> None:
     ds = open_dataset(RAW / "lab-veth-2026")
     nets = upgrade.measured_networks(ds, 0.002)
     devs = upgrade.measured_devices(ds)
-    assert list(nets) == ["veth"] and nets["veth"].ping_interval_s == 0.002
-    assert nets["veth"].nominal_bps == 800e6  # the iperf3 file's link_limit_mbps label
+    assert list(nets.usable) == ["veth"] and nets.usable["veth"].ping_interval_s == 0.002
+    assert nets.usable["veth"].nominal_bps == 800e6  # the iperf3 file's link_limit_mbps label
     assert set(devs) == {"virtio-ssd"}
     disk = devs["virtio-ssd"]
     assert disk.says(2 * MIB).startswith("device term:")
@@ -129,12 +129,12 @@ def test_percentiles_come_from_the_ping_spread_at_queue_depth_1_only() -> None:
 @pytest.mark.skipif(not (RAW / "lab-veth-2026").is_dir(), reason="bundled dataset absent")
 def test_a_network_pinged_far_from_the_protocols_spacing_is_left_out_and_said() -> None:
     ds = open_dataset(RAW / "lab-veth-2026")
-    assert list(upgrade.measured_networks(ds, 0.004)) == ["veth"]  # 2 ms is within 2x of 4 ms
+    assert list(upgrade.measured_networks(ds, 0.004).usable) == ["veth"]  # 2 ms is within 2x of 4 ms
     far = upgrade.measured_networks(ds, 1.0)  # only 2 ms pings: 500x away
-    assert dict(far) == {} and "within 2x" in far.left_out["veth"]
+    assert far.usable == {} and "within 2x" in far.left_out["veth"]
     with pytest.raises(
         ReportError, match=r"no network 'veth' \(has: none; veth left out: no ping at 1000 ms"
     ):
-        upgrade.choose(far, "veth", "network", ds.name)
+        far.chosen("veth", ds.name)
     with pytest.raises(MissingDataError, match="veth left out"):
-        upgrade.choose(far, "", "network", ds.name)
+        far.chosen("", ds.name)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -117,12 +117,16 @@ class Network:
     rtt_ms: tuple[float, ...] = ()  # the ping sample at that spacing: the spread of the round trips
 
 
-class Networks(dict[str, "Network"]):
+@dataclass(frozen=True)
+class Networks:
     """Usable networks by label, and why each other measured network was left out (said, not dropped)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.left_out: dict[str, str] = {}
+    usable: dict[str, Network] = field(default_factory=dict)
+    left_out: dict[str, str] = field(default_factory=dict)
+
+    def chosen(self, given: str, dataset: str) -> Network:
+        """The named usable network, or the only one; the error names the networks left out and why."""
+        return self.usable[choose(self.usable, given, "network", dataset, self.left_out)]
 
 
 def measured_networks(ds: Measurements, ping_interval_s: float) -> Networks:
@@ -158,7 +162,8 @@ def measured_networks(ds: Measurements, ping_interval_s: float) -> Networks:
         )
         link = Value(bps, Source("measured", f"iperf3 forward TCP: {', '.join(sorted(runs['file']))}"))
         nominal = _nominal_bps(ds, str(name), bps)
-        out[str(name)] = Network(str(name), one_way, link, nominal, interval, tuple(float(x) for x in rtt))
+        sample = tuple(float(x) for x in rtt)
+        out.usable[str(name)] = Network(str(name), one_way, link, nominal, interval, sample)
     return out
 
 
@@ -331,10 +336,11 @@ def headline(table: pd.DataFrame) -> dict[str, Any]:
     }
 
 
-def choose(options: Mapping[str, Any], given: str, what: str, dataset: str) -> str:
+def choose(
+    options: Mapping[str, Any], given: str, what: str, dataset: str, left_out: Mapping[str, str] | None = None
+) -> str:
     """The named option, or the only one; a clear error listing the choices (and why others are out)."""
-    left_out: dict[str, str] = getattr(options, "left_out", {})
-    why = "".join(f"; {name} left out: {reason}" for name, reason in left_out.items())
+    why = "".join(f"; {name} left out: {reason}" for name, reason in (left_out or {}).items())
     if given:
         if given not in options:
             has = ", ".join(options) or "none"
@@ -449,8 +455,7 @@ def _other_network(
     if spec.network_dataset is None:
         return None
     other = _open(raw_root, spec.network_dataset, where)
-    nets = measured_networks(other, today_interval(today))
-    return other, nets[choose(nets, spec.network or "", "network", other.name)]
+    return other, measured_networks(other, today_interval(today)).chosen(spec.network or "", other.name)
 
 
 def _target_change(
