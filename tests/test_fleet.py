@@ -12,6 +12,7 @@ import yaml
 
 from iscsi_report.analyses import fleet, lab, projections, r2t
 from iscsi_report.core import dataset as datasets
+from iscsi_report.core import model
 from iscsi_report.core.dataset import update_checksums
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest import textio
@@ -160,3 +161,11 @@ def test_cache_reuses_rows_until_a_file_of_the_dataset_changes(
     update_checksums(raw / "host-a")  # an intended change to a listed file
     fleet.fleet_table(raw, cache_dir=cache)
     assert len(calls) == 1 and len(list(cache.glob("host-a-*.json"))) == 1  # the stale entry is gone
+
+
+def test_binding_counts_name_every_bound_and_skip_unmodelled_rows() -> None:
+    table = pd.DataFrame({"binding": ["latency", "latency", "link", fleet.DASH]})
+    counts = fleet.binding_counts(table)
+    assert list(counts.index) == list(model.BOUND_NAMES)
+    assert counts["latency"] == 2 and counts["link"] == 1 and counts["device"] == 0
+    assert counts.sum() == 3
