@@ -275,7 +275,7 @@ def test_fixed_cost_reads_as_zero_when_every_interval_holds_zero() -> None:
         "largest_bs_max_request_kib": 1024.0,
     } | fitted
     zero = phrases.storage_headline(base | {"fit_fixed_zero_devices": 2.0}, 95.0)["fit_fixed_cost_text"]
-    assert zero == "a fixed cost indistinguishable from zero (95 % intervals within -0.031 to 0.024 ms)"
+    assert zero == "a fixed time indistinguishable from zero (95 % intervals within -0.031 to 0.024 ms)"
     one_off = phrases.storage_headline(base | {"fit_fixed_zero_devices": 1.0}, 95.0)["fit_fixed_cost_text"]
     assert one_off == "a fixed -0.009 to -0.002 ms"
     none = phrases.storage_headline(base | {"fit_devices": 0.0}, 95.0)["fit_fixed_cost_text"]

@@ -47,7 +47,7 @@ def _fixed_cost_text(head: dict[str, float], ci_pct: float) -> str:
         lo_ms, hi_ms = head["fit_min_fixed_lo_ms"], head["fit_max_fixed_hi_ms"]
         interval = prose.span(lo_ms, hi_ms, "ms", FIXED_MS_DECIMALS)
         return (
-            f"a fixed cost indistinguishable from zero ({prose.number(ci_pct)} % "
+            f"a fixed time indistinguishable from zero ({prose.number(ci_pct)} % "
             f"{prose.plural(devices, 'interval', 'intervals')} within {interval})"
         )
     low_ms, high_ms = head["fit_min_fixed_ms"], head["fit_max_fixed_ms"]
