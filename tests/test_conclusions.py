@@ -228,3 +228,76 @@ def test_the_lab_window_effect_leaves_out_captured_runs_like_the_lab_chapters(re
         before = at[at["r2t_window"] == s.lab_window_before]["latency_ms"]
         assert point["runs_per_window"] == len(before)
         assert point["before_latency_ms"] == pytest.approx(before.median(), rel=1e-12)
+
+
+# ---- the figures of the front page and the conclusions (issue 25) --------------------------------
+
+
+def _layer_rows(spec: dict, mark: str) -> list[dict]:
+    """The data rows of the layers drawn with ``mark``."""
+    out = []
+    for layer in spec["layer"]:
+        kind = layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"]
+        if kind == mark:
+            out += spec["datasets"][layer["data"]["name"]]
+    return out
+
+
+def test_front_figure_draws_the_numbers_the_page_glues(rec: c.Reconciliation) -> None:
+    from iscsi_report.presentation.charts import conclusions as charts
+
+    answers = c.answers(rec)
+    rows = c.question_rows(answers)
+    assert list(dict.fromkeys(rows["question"])) == [label for _, label in c.QUESTIONS]
+    measured = rows[rows["series"] == c.MEASURED].set_index("order")["mib_per_s"]
+    assert list(measured) == [
+        answers["measured_mib_per_s"],
+        answers["wired_measured_mib_per_s"],
+        answers["ssd_measured_mib_per_s"],
+    ]
+    today = rows[rows["order"] == 0].set_index("series")["mib_per_s"]
+    assert today["link ceiling"] == answers["link_mib_per_s"]
+    assert today["device ceiling"] == answers["local_device_mib_per_s"]
+    assert today["Fitted model"] == answers["today_fitted_mib_per_s"]
+    ssd_fit = rows[(rows["order"] == 2) & (rows["series"] == "Fitted model")].iloc[0]
+    assert (ssd_fit["lo_mib_per_s"], ssd_fit["hi_mib_per_s"]) == (
+        answers["ssd_fitted_lo_mib_per_s"],
+        answers["ssd_fitted_hi_mib_per_s"],
+    )
+    spec = charts.questions_at_a_glance(rows).to_dict()
+    points = _layer_rows(spec, "point")
+    assert {p["series"] for p in points} == {name for name, _ in c.QUESTION_SERIES}
+    labels = {p["row"] for p in points}
+    assert all(
+        f"bound: {answers['today_binding_words']}" in label for label in labels if label.startswith("1.")
+    )
+    assert len(_layer_rows(spec, "tick")) == 2 * len(c.QUESTIONS)
+
+
+def test_conclusions_figure_has_every_given_gain_and_names_each_binding(rec: c.Reconciliation) -> None:
+    from iscsi_report.presentation.charts import conclusions as charts
+
+    words = c.binding_words(c.answers(rec))
+    assert set(words) == {"today", *(u.key for u in rec.upgrades)}
+    spec = charts.upgrade_gains(rec.estimates, words).to_dict()
+    points = _layer_rows(spec, "point")
+    given = rec.estimates.dropna(subset=["gain_pct"])
+    assert sorted(p["gain_pct"] for p in points) == sorted(given["gain_pct"])
+    assert not any(p["source"] == c.PUBLISHED and p["upgrade"] == "faster_link" for p in points)
+    fitted = {r["upgrade"]: r for r in _layer_rows(spec, "rule") if "gain_hi_pct" in r}
+    for u in ("wired", "ssd", "faster_link"):
+        row = _est(rec, u, c.FITTED)
+        assert fitted[u]["gain_hi_pct"] == pytest.approx(
+            (row["after_hi_mib_per_s"] / row["before_mib_per_s"] - 1) * 100
+        )
+        assert fitted[u]["row"].endswith(f"bound: {words[u]}")
+
+
+def test_today_binding_is_what_the_models_say_of_the_configuration_today(rec: c.Reconciliation) -> None:
+    answers = c.answers(rec)
+    wired = rec.estimates[
+        (rec.estimates["upgrade"] == "wired")
+        & rec.estimates["source"].isin([c.BLOG_FORMULA, c.PHYSICAL, c.FITTED])
+    ]
+    assert set(wired["before_binding"]) == {answers["today_binding"]}
+    assert answers["today_blog_mib_per_s"] == _est(rec, "wired", c.BLOG_FORMULA)["before_mib_per_s"]

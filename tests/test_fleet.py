@@ -12,6 +12,7 @@ import yaml
 
 from iscsi_report.analyses import fleet, lab, projections, r2t
 from iscsi_report.core import dataset as datasets
+from iscsi_report.core import model
 from iscsi_report.core.dataset import update_checksums
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest import textio
@@ -176,3 +177,11 @@ def test_a_file_the_manifest_does_not_list_is_neither_read_nor_linked(tmp_path: 
     assert read and not {s.resolve() for s in secrets} & set(read)
     links = Context("r", "", tmp_path.resolve(), tmp_path / "results").raw_links_markdown(read)
     assert "host-a/ping/" in links and "secret" not in links
+
+
+def test_binding_counts_name_every_bound_and_skip_unmodelled_rows() -> None:
+    table = pd.DataFrame({"binding": ["latency", "latency", "link", fleet.DASH]})
+    counts = fleet.binding_counts(table)
+    assert list(counts.index) == list(model.BOUND_NAMES)
+    assert counts["latency"] == 2 and counts["link"] == 1 and counts["device"] == 0
+    assert counts.sum() == 3

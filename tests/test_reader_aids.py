@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import jupytext
+import pandas as pd
 import pytest
 import yaml
 
+from iscsi_report.analyses import storage
 from iscsi_report.core import markup, prose
 from iscsi_report.core.dataset import Dataset
 from iscsi_report.core.measurements import Measurements, open_dataset
@@ -251,6 +253,58 @@ def test_storage_headline_phrases() -> None:
     assert text["largest_request_kib_text"] == "1,024 KiB"
     no_slope = phrases.storage_headline(head | {"fit_min_streaming_mib_per_s": math.nan})
     assert no_slope["fit_streaming_text"] == "undefined (no fit has a positive slope)"
+
+
+def test_fixed_cost_reads_as_zero_when_every_interval_holds_zero() -> None:
+    fitted = {
+        "fit_devices": 2.0,
+        "fit_min_fixed_ms": -0.009,
+        "fit_max_fixed_ms": -0.002,
+        "fit_min_fixed_lo_ms": -0.031,
+        "fit_max_fixed_hi_ms": 0.024,
+    }
+    base = {
+        "local_devices": 2.0,
+        "local_block_sizes": 6.0,
+        "local_min_mib_per_s": 1.0,
+        "local_max_mib_per_s": 2.0,
+        "fit_min_streaming_mib_per_s": 140.0,
+        "fit_max_streaming_mib_per_s": 150.0,
+        "largest_bs_kib": 2048.0,
+        "largest_bs_min_request_kib": 1024.0,
+        "largest_bs_max_request_kib": 1024.0,
+    } | fitted
+    zero = phrases.storage_headline(base | {"fit_fixed_zero_devices": 2.0}, 95.0)["fit_fixed_cost_text"]
+    assert zero == "a fixed time indistinguishable from zero (95 % intervals within -0.031 to 0.024 ms)"
+    one_off = phrases.storage_headline(base | {"fit_fixed_zero_devices": 1.0}, 95.0)["fit_fixed_cost_text"]
+    assert one_off == "a fixed -0.009 to -0.002 ms"
+    none = phrases.storage_headline(base | {"fit_devices": 0.0}, 95.0)["fit_fixed_cost_text"]
+    assert none == "no fitted fixed cost"
+
+
+def test_storage_headline_counts_devices_whose_fixed_cost_interval_holds_zero() -> None:
+    fit = pd.DataFrame(
+        {
+            "fixed_ms": [-0.01, 0.5],
+            "fixed_ms_lo": [-0.03, 0.4],
+            "fixed_ms_hi": [0.02, 0.6],
+            "streaming_mib_per_s": [140.0, 150.0],
+            "r_squared": [0.99, 0.98],
+        }
+    )
+    empty = pd.DataFrame(columns=["device", "bs_bytes", "mib_per_s", "wareq_sz_kb"])
+    head = storage.headline(empty, fit, empty)
+    assert head["fit_devices"] == 2.0
+    assert head["fit_fixed_zero_devices"] == 1.0
+    assert (head["fit_min_fixed_lo_ms"], head["fit_max_fixed_hi_ms"]) == (-0.03, 0.6)
+
+
+def test_small_shares_keep_their_digits() -> None:
+    assert phrases.share_pct_text(0.04, 0.13) == "0.040 to 0.130 %"
+    assert phrases.share_pct_text(0.01, 0.07) == "under 0.1 %"
+    assert phrases.share_pct_text(12.3, 40.0) == "12.3 to 40.0 %"
+    assert phrases.share_pct_text(0.0, 0.5) == "0.000 to 0.500 %"
+    assert phrases.share_pct_text(math.nan, 1.0) == "—"
 
 
 def test_fleet_sentence_on_unmodelled_rows_agrees_in_number() -> None:

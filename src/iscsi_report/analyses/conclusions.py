@@ -347,6 +347,7 @@ def _estimate(u: Upgrade, source: str, before: float, after: float, **extra: Any
         "after_lo_mib_per_s": extra.get("lo", math.nan),
         "after_hi_mib_per_s": extra.get("hi", math.nan),
         "binding": extra.get("binding", ""),
+        "before_binding": extra.get("before_binding", ""),
         **{f"after_{k}_ceiling_mib_per_s": extra.get(k, math.nan) for k in CEILINGS},
         "note": extra.get("note", ""),
     }
@@ -358,7 +359,13 @@ def _model_rows(
     """A model source's row: its MiB/s before and after and the bound binding the after case."""
     ceilings = {k: v for k, v in after.throughput.ceilings_mib_per_s().items() if k in CEILINGS}
     return _estimate(
-        u, source, before.mib_per_s, after.mib_per_s, binding=after.throughput.binding, **ceilings
+        u,
+        source,
+        before.mib_per_s,
+        after.mib_per_s,
+        binding=after.throughput.binding,
+        before_binding=before.throughput.binding,
+        **ceilings,
     )
 
 
@@ -382,6 +389,7 @@ def _fitted_row(u: Upgrade, table: pd.DataFrame) -> dict[str, Any]:
         lo=lo,
         hi=hi,
         binding=a["binding"],
+        before_binding=b["binding"],
         **ceilings,
     )
 
@@ -488,18 +496,19 @@ def _gain_text(row: pd.Series) -> str:
     return f"{row['gain_pct']:+.0f} % ({after})"
 
 
-def binding_text(estimates: pd.DataFrame, upgrade: str) -> str:
-    """The bounds binding the upgraded configuration, per model source ('latency' when all agree)."""
+def binding_text(estimates: pd.DataFrame, upgrade: str, column: str = "binding") -> str:
+    """The bounds binding the upgraded configuration (``column="before_binding"``: the one it
+    replaces), per model source ('latency' when all agree)."""
     sel = estimates[
         (estimates["upgrade"] == upgrade) & (estimates["source"].isin([BLOG_FORMULA, PHYSICAL, FITTED]))
     ]
-    found = list(dict.fromkeys(str(b) for b in sel["binding"] if b))
+    found = list(dict.fromkeys(str(b) for b in sel[column] if b))
     if not found:
         raise ReportError(f"upgrade {upgrade!r}: no model names a binding bound")
     return (
         found[0]
         if len(found) == 1
-        else "; ".join(f"{s}: {b}" for s, b in zip(sel["source"], sel["binding"], strict=True))
+        else "; ".join(f"{s}: {b}" for s, b in zip(sel["source"], sel[column], strict=True))
     )
 
 
@@ -634,6 +643,12 @@ def answers(rec: Reconciliation) -> dict[str, float | str]:
             )
     out["r2t_lab_gain_pct"] = _est(rec, "r2t", LAB, "gain_pct")
     out["today_fitted_mib_per_s"] = _est(rec, "wired", FITTED, "before_mib_per_s")
+    out["today_blog_mib_per_s"] = _est(rec, "wired", BLOG_FORMULA, "before_mib_per_s")
+    out["today_model_mib_per_s"] = _est(rec, "wired", PHYSICAL, "before_mib_per_s")
+    out["today_binding"] = binding_text(rec.estimates, "wired", "before_binding")
+    for key in ("today", *(u.key for u in rec.upgrades)):
+        binding = str(out[f"{key}_binding"])
+        out[f"{key}_binding_words"] = BINDING_WORDS.get(binding, binding)
     for key in ("wired", "ssd", "r2t", "all"):
         models = [float(out[f"{key}_{tag}_gain_pct"]) for tag in ("blog", "model", "fitted")]
         out[f"{key}_models_side"] = side(models, float(out[f"{key}_measured_gain_pct"]))
@@ -641,3 +656,62 @@ def answers(rec: Reconciliation) -> dict[str, float | str]:
         measured = float(out[f"{key}_measured_mib_per_s"])
         out[f"{key}_interval_holds"] = "holds" if lo <= measured <= hi else "misses"
     return out
+
+
+def binding_words(values: dict[str, float | str]) -> dict[str, str]:
+    """The binding bound in words per upgrade key (and ``today``), from :func:`answers`."""
+    suffix = "_binding_words"
+    return {key[: -len(suffix)]: str(v) for key, v in values.items() if key.endswith(suffix)}
+
+
+# ---- the front page's figure ---------------------------------------------------------------------
+
+MEASURED = "measured (blog)"  # the series of the blog's own throughputs in the front page's figure
+QUESTIONS = (  # the blog's three questions: (key in the answers, label; the configuration's ceilings)
+    ("today", "1. Why so slow? Wi-Fi, HDD"),
+    ("wired", "2. Ethernet instead of Wi-Fi"),
+    ("ssd", "3. SSD instead of HDD, on Ethernet"),
+)
+QUESTION_SERIES = (  # series of the figure: (its name, the answers' tag of its MiB/s)
+    (MEASURED, "measured"),
+    (BLOG_FORMULA, "blog"),
+    (PHYSICAL, "model"),
+    ("Fitted model", "fitted"),
+)
+
+
+def _question_ceilings(values: dict[str, float | str], key: str) -> dict[str, float]:
+    """The link's and the device's MiB/s for one question's configuration, as the page quotes them."""
+    if key == "today":
+        return {"link": float(values["link_mib_per_s"]), "device": float(values["local_device_mib_per_s"])}
+    return {k: float(values[f"{key}_model_{k}_ceiling_mib_per_s"]) for k in ("link", "device")}
+
+
+def question_rows(values: dict[str, float | str]) -> pd.DataFrame:
+    """The front page's figure as data: per question, measured and forecast MiB/s, the link's and the
+    device's ceilings and the binding bound in words, all read from :func:`answers` (the numbers the
+    page's prose glues, so the figure and the text cannot differ)."""
+    rows = []
+    for order, (key, label) in enumerate(QUESTIONS):
+        measured_key = "measured_mib_per_s" if key == "today" else f"{key}_measured_mib_per_s"
+        bound = str(values[f"{key}_binding_words"])
+        common = {"order": order, "question": label, "binding": bound}
+        for series, tag in QUESTION_SERIES:
+            value = values[measured_key] if tag == "measured" else values[f"{key}_{tag}_mib_per_s"]
+            interval = (
+                (values[f"{key}_fitted_lo_mib_per_s"], values[f"{key}_fitted_hi_mib_per_s"])
+                if tag == "fitted" and key != "today"
+                else (math.nan, math.nan)
+            )
+            rows.append(
+                common
+                | {"kind": "throughput", "series": series, "mib_per_s": float(value)}
+                | {"lo_mib_per_s": float(interval[0]), "hi_mib_per_s": float(interval[1])}
+            )
+        for ceiling, value in _question_ceilings(values, key).items():
+            rows.append(
+                common
+                | {"kind": "ceiling", "series": f"{ceiling} ceiling", "mib_per_s": value}
+                | {"lo_mib_per_s": math.nan, "hi_mib_per_s": math.nan}
+            )
+    return pd.DataFrame(rows)

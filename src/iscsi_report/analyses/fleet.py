@@ -323,6 +323,11 @@ LAB_NOTE = (
 )
 
 
+def binding_counts(table: pd.DataFrame) -> pd.Series:
+    """Rows per binding bound, every bound named (zero when none binds): what holds the fleet back."""
+    return table["binding"].value_counts().reindex(list(model.BOUND_NAMES), fill_value=0).astype(int)
+
+
 def _lab_block(sizes: Iterable[int], bs_bytes: int) -> int:
     """The largest block the lab measured not above ``bs_bytes`` (else its smallest)."""
     measured = sorted(set(int(s) for s in sizes))

@@ -666,6 +666,13 @@ def cpu_ms_per_op(cpu: pd.DataFrame, cores: int = 1) -> pd.DataFrame:
     return out
 
 
+def _zero_in_interval(fit: pd.DataFrame, column: str) -> int:
+    """How many devices' interval of ``column`` holds zero (a coefficient the data cannot tell from 0)."""
+    if fit.empty or f"{column}_lo" not in fit:
+        return 0
+    return int(((fit[f"{column}_lo"] <= 0.0) & (fit[f"{column}_hi"] >= 0.0)).sum())
+
+
 def headline(local: pd.DataFrame, fit: pd.DataFrame, requests: pd.DataFrame) -> dict[str, float]:
     """Numbers the chapter's prose quotes (NaN when the dataset lacks that part)."""
 
@@ -681,6 +688,10 @@ def headline(local: pd.DataFrame, fit: pd.DataFrame, requests: pd.DataFrame) -> 
         "local_max_mib_per_s": stat(local, "mib_per_s", "max"),
         "fit_min_fixed_ms": stat(fit, "fixed_ms", "min"),
         "fit_max_fixed_ms": stat(fit, "fixed_ms", "max"),
+        "fit_min_fixed_lo_ms": stat(fit, "fixed_ms_lo", "min"),
+        "fit_max_fixed_hi_ms": stat(fit, "fixed_ms_hi", "max"),
+        "fit_fixed_zero_devices": float(_zero_in_interval(fit, "fixed_ms")),
+        "fit_devices": float(len(fit)),
         "fit_min_streaming_mib_per_s": stat(fit, "streaming_mib_per_s", "min"),
         "fit_max_streaming_mib_per_s": stat(fit, "streaming_mib_per_s", "max"),
         "fit_min_r_squared": stat(fit, "r_squared", "min"),
