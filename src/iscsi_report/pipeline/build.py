@@ -69,15 +69,15 @@ def prepare_toc(project: Project, runs: list[RunSpec] | None = None) -> Path:
     hand-written ``book/_toc.yml`` is used as it is, or, when it lists the provenance summary, a
     copy with those sections (``_build/toc/_toc.yml``).
     """
-    sections = {provenance.PAGE: provenance.dataset_docs(project)}
     if not toc.base_path(project).is_file():
-        return _hand_written_toc(project, sections[provenance.PAGE])
+        return _hand_written_toc(project)
+    sections = {provenance.PAGE: provenance.dataset_docs(project)}
     if runs is None:
         return toc.write(project, discover(project), project.book_dir / toc.TOC_NAME, sections)
     return toc.write(project, runs, project.build_dir / "toc" / toc.TOC_NAME, sections)
 
 
-def _hand_written_toc(project: Project, dataset_docs: list[str]) -> Path:
+def _hand_written_toc(project: Project) -> Path:
     """``book/_toc.yml``, or its copy with the provenance dataset pages as the summary's sections."""
     path = project.book_dir / toc.TOC_NAME
     doc = yamlio.load_file(path).data
@@ -87,7 +87,7 @@ def _hand_written_toc(project: Project, dataset_docs: list[str]) -> Path:
         raise ReportError(
             f"{path}: the provenance page cannot be the root (its dataset pages are its sections)"
         )
-    derived = toc.with_sections(doc, provenance.PAGE, dataset_docs)
+    derived = toc.with_sections(doc, provenance.PAGE, provenance.dataset_docs(project))
     return toc.write_doc(derived, project.build_dir / "toc" / toc.TOC_NAME, HAND_WRITTEN_TOC_HEADER)
 
 
