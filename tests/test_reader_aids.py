@@ -107,11 +107,11 @@ def test_a_folder_of_many_raw_files_is_one_line_pointing_to_the_provenance_page(
     assert lines[1] == f"<summary>Raw files this chapter read ({2 * many + 1})</summary>"
     folder = [line for line in lines if "data/raw/d/fio/" in line]
     assert folder == [
-        f"- `data/raw/d/fio/`: {many} files, each listed with its sha256 and a download in "
-        f"{{ref}}`the provenance page's section on this dataset <{markup.raw_dataset_label('d')}>`"
+        f"- `data/raw/d/fio/`: {many} files, each listed with its sha256 and a download on "
+        f"{{ref}}`the dataset's provenance page <{markup.raw_dataset_label('d')}>`"
     ]
     assert sum("data\\/raw\\/d\\/ping" in line for line in lines) == 1, "a small folder keeps its links"
-    # files outside data/raw have no provenance section to point to: each is linked
+    # files outside data/raw have no dataset provenance page to point to: each is linked
     assert sum("data\\/published" in line for line in lines) == many
     at_limit = [raw / "fio" / f"f{i:03d}.json" for i in range(many - 1)]
     assert len([x for x in ctx.raw_links_markdown(at_limit).splitlines() if x.startswith("- [")]) == many - 1
@@ -154,7 +154,7 @@ def test_raw_links_render_as_details_holding_download_links(tmp_path: Path) -> N
     assert f"<summary>Raw files this chapter read ({len(many) + 2})</summary>" in block
     assert len(re.findall(r'<a class="reference download internal"', block)) == 2
     to_section = r'<a class="reference internal" href="\.\./\.\./index\.html#raw-data-[0-9a-f]{12}"'
-    assert re.search(to_section, block), "the folder's line links the dataset's provenance section"
+    assert re.search(to_section, block), "the folder's line links the dataset's provenance page"
     assert "b&lt;c&gt;.txt" in block and "<c>" not in block
 
 

@@ -42,6 +42,7 @@ from browser.harness import (  # noqa: F401  (CHROMIUM, CHROMIUM_ARGS: re-export
 )
 from iscsi_report.analyses import about
 from iscsi_report.analyses import provenance as reconstruction
+from iscsi_report.pipeline import provenance as provenance_pages
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
@@ -302,17 +303,21 @@ def test_each_chapter_links_exactly_the_raw_files_it_read(site: Site) -> None:
         assert read - manifests - in_folders == linked - manifests, f"{rel}: read but not linked"
 
 
-def test_provenance_page_links_every_raw_file_with_its_digest(site: Site) -> None:
-    html = (site.html / "provenance.html").read_text()
+def test_provenance_pages_link_every_raw_file_with_its_digest(site: Site) -> None:
+    summary = (site.html / "provenance.html").read_text()
     manifests = sorted(site.project.glob("data/raw/*/manifest.yaml"))
     assert manifests
     for path in manifests:
         entries = yaml.safe_load(path.read_text())["files"]
         dataset = path.parent.relative_to(site.project).as_posix()
+        page = f"{provenance_pages.dataset_doc(path.parent.name)}.html"  # one page per dataset
+        assert f'href="{page}"' in summary, page  # the summary links it
+        html = (site.html / page).read_text()
         listed = {f"{dataset}/{f['path']}" for f in entries} | {f"{dataset}/manifest.yaml"}
-        assert listed <= _linked(site, "provenance.html", "data/raw/"), dataset
+        assert listed <= _linked(site, page, "data/raw/"), dataset
         for f in entries:
             assert f["sha256"] in html, f["path"]
+            assert f["sha256"] not in summary, f["path"]  # the summary stays short
 
 
 def test_site_folder_is_self_contained(site: Site) -> None:

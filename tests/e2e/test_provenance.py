@@ -1,5 +1,6 @@
-"""The provenance page: raw files by digest, size and in-file tool version; run parameters; package
-versions; git state; build time; and a page that does not defeat the build's no-change skip."""
+"""The provenance pages: per dataset, raw files by digest, size and in-file tool version; on the
+summary, run parameters, package versions, git state, build time; and pages that do not defeat the
+build's no-change skip."""
 
 from __future__ import annotations
 
@@ -36,6 +37,11 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
+def _dataset_page(project: Path, dataset: str = LAB) -> str:
+    """The generated page of one dataset (the raw files are listed there, not on the summary)."""
+    return provenance.pages(Project.at(project), BUILT_AT)[provenance.dataset_doc(dataset)]
+
+
 def _row(page: str, rel: str) -> str:
     """The table row of the page that links ``rel``."""
     rows = [ln for ln in page.splitlines() if ln.startswith(f"| [{markup.text(rel)}](<path:")]
@@ -44,7 +50,7 @@ def _row(page: str, rel: str) -> str:
 
 
 def test_every_raw_file_has_digest_size_and_in_file_tool_version(project: Path) -> None:
-    page = provenance.render(Project.at(project), BUILT_AT)
+    page = _dataset_page(project)
     raw = project / "data" / "raw" / LAB
     manifest = yaml.safe_load((raw / "manifest.yaml").read_text())
     expected_version = {
@@ -70,7 +76,7 @@ def test_tool_version_is_read_from_the_content_not_the_name(project: Path) -> No
     doc["fio version"] = "fio-9.99-test"
     fio_file.write_text(json.dumps(doc))
     update_checksums(raw)
-    page = provenance.render(Project.at(project), BUILT_AT)
+    page = _dataset_page(project)
     row = _row(page, f"data/raw/{LAB}/fio/local-64k.json")
     assert f"| fio | {markup.text('fio-json')} | {markup.text('fio-9.99-test')} |" in row
     assert markup.text("fio-3.33") in _row(page, f"data/raw/{LAB}/fio/local-128k.json")
@@ -94,7 +100,7 @@ def test_manifest_tool_that_contradicts_the_content_is_refused(project: Path) ->
 def test_a_changed_raw_file_is_flagged_against_its_manifest(project: Path) -> None:
     ping = project / "data" / "raw" / LAB / "ping" / "veth-200ms.txt"
     ping.write_text(ping.read_text().replace("time=0.0", "time=0.1", 1))
-    row = _row(provenance.render(Project.at(project), BUILT_AT), f"data/raw/{LAB}/ping/veth-200ms.txt")
+    row = _row(_dataset_page(project), f"data/raw/{LAB}/ping/veth-200ms.txt")
     assert "| **NO** |" in row
 
 
@@ -112,11 +118,13 @@ def test_run_parameters_packages_and_build_time(project: Path) -> None:
         assert f"| `{name}` | {markup.text(version)} |" in page
 
 
-def test_page_differs_between_builds_only_in_the_build_time(project: Path) -> None:
+def test_pages_differ_between_builds_only_in_the_build_time(project: Path) -> None:
     p = Project.at(project)
-    first = provenance.render(p, BUILT_AT).splitlines()
-    second = provenance.render(p, "2027-12-31T23:59:59Z").splitlines()
-    diff = [(a, b) for a, b in zip(first, second, strict=True) if a != b]
+    first, second = provenance.pages(p, BUILT_AT), provenance.pages(p, "2027-12-31T23:59:59Z")
+    assert list(first) == list(second) == [provenance.PAGE, provenance.dataset_doc(LAB)]
+    assert first[provenance.dataset_doc(LAB)] == second[provenance.dataset_doc(LAB)]
+    first_lines, second_lines = first[provenance.PAGE].splitlines(), second[provenance.PAGE].splitlines()
+    diff = [(a, b) for a, b in zip(first_lines, second_lines, strict=True) if a != b]
     assert diff == [
         (f"- Built at: {markup.text(BUILT_AT)}", f"- Built at: {markup.text('2027-12-31T23:59:59Z')}")
     ]
@@ -160,6 +168,11 @@ def test_generated_page_keeps_the_no_change_skip(project: Path, monkeypatch: pyt
     html = (project / "_build" / "html" / "provenance.html").read_text()
     assert "Provenance" in html and "Built at: 2026-01-02T03:04:05Z" in html
     assert (project / "book" / "provenance.md").is_file()
+    dataset_page = f"{provenance.dataset_doc(LAB)}.html"
+    assert f'href="{dataset_page}"' in html  # the summary links the dataset's own page
+    dataset_html = (project / "_build" / "html" / dataset_page).read_text()
+    assert f'id="{markup.raw_dataset_label(LAB)}"' in dataset_html  # the chapters' links land here
+    assert "veth-200ms.txt" in dataset_html and "veth-200ms.txt" not in html
     again = cli(project, "build")
     assert "up to date" in again.stdout, again.stdout + again.stderr
     params = project / "params" / f"{LAB}.yaml"  # a change only the provenance page shows
@@ -194,8 +207,9 @@ def test_only_datasets_a_run_uses_are_listed(project: Path) -> None:
     (unused / "manifest.yaml").write_text((project / "data" / "raw" / LAB / "manifest.yaml").read_text())
     p = Project.at(project)
     assert provenance.dataset_dirs(p) == [project / "data" / "raw" / LAB]
-    page = provenance.render(p, BUILT_AT)
-    assert "unused" not in page
+    pages = provenance.pages(p, BUILT_AT)
+    assert list(pages) == [provenance.PAGE, provenance.dataset_doc(LAB)]
+    assert not any("unused" in page for page in pages.values())
 
 
 def test_tables_of_a_deleted_run_are_not_listed(project: Path) -> None:
@@ -221,5 +235,5 @@ def test_strings_from_manifest_and_params_are_escaped(project: Path) -> None:
     doc["notebooks"] = ["network", {"model": {"cpu_scenario": f"s{HOSTILE}"}}]
     params.write_text(yaml.safe_dump(doc))
     page = provenance.render(Project.at(project), BUILT_AT)
-    assert markup.text(f"title {HOSTILE}") in page.splitlines()
+    assert markup.text(f"title {HOSTILE}") in _dataset_page(project).splitlines()
     assert f"| `model` | `cpu_scenario` | {markup.code(f's{HOSTILE}', in_table=True)} |" in page

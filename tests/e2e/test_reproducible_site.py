@@ -137,3 +137,4 @@ def test_a_deleted_run_is_not_downloadable_after_the_next_build(
     assert not any(d == manifest for d in after.values()), "the deleted run's dataset is still published"
     assert not (root / "results" / EXTRA).exists() and not (root / "book" / "runs" / EXTRA).exists()
     assert EXTRA not in after["provenance.html"].decode()
+    assert f"provenance/{EXTRA_DATASET}.html" not in after  # its dataset page is gone with it

@@ -18,7 +18,6 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from iscsi_report.analyses import projections, r2t, storage
 from iscsi_report.core import dataset as datasets
 from iscsi_report.core import model
 from iscsi_report.core.atomic import write_atomic
+from iscsi_report.core.dataset import Provenance
 from iscsi_report.core.digest import code_digest
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest.textio import record_listing, sha256_file
@@ -35,12 +35,6 @@ from iscsi_report.core.measurements import Measurements, open_dataset
 from iscsi_report.core.units import BITS_PER_BYTE, BITS_PER_MBIT, BYTES_PER_KIB, BYTES_PER_MIB, MS_PER_S
 
 DASH = "—"
-# Labels that say the link or its delay was shaped for the capture, not the real path.
-EMULATION_LABELS = {
-    "one_way_delay_ms": "one-way delay emulated by a delay line",
-    "link_mbps": "link rate emulated by a delay line",
-    "link_limit_mbps": "link rate limited by a traffic shaper",
-}
 LAB_MARKER_LABEL = "r2t_window"  # fio runs of the iSCSI lab carry the target's forced window
 COLUMNS = [
     "dataset",
@@ -69,14 +63,6 @@ NUMERIC = [
 ]
 
 
-@dataclass(frozen=True)
-class Provenance:
-    """How a dataset's numbers came to be: measured, emulated (shaped link) or reconstructed."""
-
-    kind: str
-    detail: str
-
-
 def manifests(raw_root: Path) -> list[str]:
     """Every dataset under ``raw_root`` with a manifest, by name (the listing recorded: a new
     dataset makes the run that listed them stale)."""
@@ -85,13 +71,8 @@ def manifests(raw_root: Path) -> list[str]:
 
 
 def provenance(ds: Measurements) -> Provenance:
-    """The dataset's provenance kind from its manifest: reconstructed flag, then emulation labels."""
-    if ds.reconstructed:
-        return Provenance("reconstructed", "generated from published summaries, not measured")
-    shaped = sorted({k for f in ds.files for k in f.labels if k in EMULATION_LABELS})
-    if shaped:
-        return Provenance("emulated", "; ".join(dict.fromkeys(EMULATION_LABELS[k] for k in shaped)))
-    return Provenance("measured", "raw tool outputs")
+    """The dataset's provenance kind from its manifest (:func:`iscsi_report.core.dataset.provenance`)."""
+    return datasets.provenance(ds.reconstructed, ds.files)
 
 
 def _row(ds: Measurements, prov: Provenance, **values: Any) -> dict[str, Any]:

@@ -321,6 +321,35 @@ class RawFile:
     labels: dict[str, Any] = field(default_factory=dict)
 
 
+# Labels that say the link or its delay was shaped for the capture, not the real path.
+EMULATION_LABELS = {
+    "one_way_delay_ms": "one-way delay emulated by a delay line",
+    "link_mbps": "link rate emulated by a delay line",
+    "link_limit_mbps": "link rate limited by a traffic shaper",
+}
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """How a dataset's numbers came to be: measured, emulated (shaped link) or reconstructed."""
+
+    kind: str
+    detail: str
+
+
+def provenance(reconstructed: bool, files: list[RawFile]) -> Provenance:
+    """A dataset's provenance kind from its manifest: reconstructed flag, then emulation labels.
+
+    One rule for the fleet chapter's column and the provenance pages' summary.
+    """
+    if reconstructed:
+        return Provenance("reconstructed", "generated from published summaries, not measured")
+    shaped = sorted({k for f in files for k in f.labels if k in EMULATION_LABELS})
+    if shaped:
+        return Provenance("emulated", "; ".join(dict.fromkeys(EMULATION_LABELS[k] for k in shaped)))
+    return Provenance("measured", "raw tool outputs")
+
+
 @dataclass(frozen=True)
 class Dataset:
     """A validated manifest."""

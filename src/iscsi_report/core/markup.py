@@ -94,7 +94,7 @@ def table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def raw_dataset_label(dataset: str) -> str:
-    """The Sphinx label of a dataset's section on the provenance page (safe for any folder name).
+    """The Sphinx label of a dataset's provenance page (safe for any folder name).
 
     A hash rather than the name: a label must be unique after Sphinx lowercases it, and a folder
     name may hold characters a label cannot.

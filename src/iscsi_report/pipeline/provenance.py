@@ -1,10 +1,15 @@
-"""The provenance page (``book/provenance.md``): what exactly the site was built from.
+"""The provenance pages: what exactly the site was built from.
 
-For every dataset, each raw file's sha256, size, and the tool and version found inside it by the
-parsers; the effective parameters of every run; key package versions; the git commit and whether
-the tree was dirty; the source date. The page is generated at build time (gitignored). Everything
-on it is a function of inputs that :func:`fingerprint` and the build's input key cover, so an
-unchanged project still skips the build and two builds of the same inputs give the same bytes.
+A short summary page (``book/provenance.md``): one row per dataset (its provenance kind, number of
+files, tool versions and a link to its page) and per published study, the effective parameters of
+every run, the tables, key package versions, the git commit and whether the tree was dirty, the
+source date. One page per dataset (``book/provenance/<dataset>.md``, the summary's sections in the
+toc): each raw file's sha256, size, and the tool and version found inside it by the parsers, and
+the iSCSI keys its captures negotiated; the chapters' raw-file lists link there
+(:func:`iscsi_report.core.markup.raw_dataset_label`). The pages are generated at build time
+(gitignored). Everything on them is a function of inputs that :func:`fingerprint` and the build's
+input key cover, so an unchanged project still skips the build and two builds of the same inputs
+give the same bytes.
 
 Only what the runs use is listed, hence published (Sphinx copies every linked file into the
 site): the datasets named by a params file, the tables of the runs that exist. Every string from
@@ -17,6 +22,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import subprocess
 import time
 from collections import Counter
@@ -37,7 +43,12 @@ from iscsi_report.pipeline import cache
 from iscsi_report.pipeline.cache import PLACE_PARAMETERS
 from iscsi_report.pipeline.params import discover, jobs_for, parameters_cell
 
-PAGE = "provenance"  # book/provenance.md, listed in book/_toc.yml
+PAGE = "provenance"  # the summary, book/provenance.md, listed in book/_toc.yml
+DATASET_FOLDER = PAGE  # one page per dataset, book/provenance/<name>.md: the summary's toc sections
+# A dataset folder name used as it is for its page's file name; any other gets a digest instead.
+PLAIN_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,79}")
+HASHED_NAME_PREFIX = "dataset-"
+NAME_DIGEST_CHARS = 12  # hex digits of sha256 in a hashed page name
 TOOL_CACHE_VERSION = 2  # 2: a capture's login keys
 # Packages whose versions decide the numbers and the pages (distribution names).
 KEY_PACKAGES = (
@@ -87,14 +98,37 @@ class RawFileInfo:
 
 
 def page_path(project: Project) -> Path:
-    """Where the generated page goes: ``book/provenance.md``."""
+    """Where the generated summary page goes: ``book/provenance.md``."""
     return project.book_dir / f"{PAGE}.md"
 
 
+def dataset_doc(name: str) -> str:
+    """The document name of a dataset's page (``provenance/<name>``; a digest for an unusual name)."""
+    if PLAIN_NAME_RE.fullmatch(name):
+        return f"{DATASET_FOLDER}/{name}"
+    digest = hashlib.sha256(name.encode()).hexdigest()[:NAME_DIGEST_CHARS]
+    return f"{DATASET_FOLDER}/{HASHED_NAME_PREFIX}{digest}"
+
+
+def dataset_docs(project: Project) -> list[str]:
+    """The document names of the dataset pages a build writes (the summary's sections in the toc)."""
+    return [dataset_doc(raw_dir.name) for raw_dir in dataset_dirs(project)]
+
+
 def is_generated(project: Project, path: Path) -> bool:
-    """True for the page and its temporary files (left out of the build's input key)."""
+    """True for the generated pages and their temporary files (left out of the build's input key)."""
     page = page_path(project)
-    return path == page or (path.parent == page.parent and path.name.startswith(f".{page.name}."))
+    folder = project.book_dir / DATASET_FOLDER
+    return (
+        path == page
+        or (path.parent == page.parent and path.name.startswith(f".{page.name}."))
+        or path.is_relative_to(folder)
+    )
+
+
+def is_generated_doc(rel: str) -> bool:
+    """True for a toc entry naming a generated page (it is written at build time, after the check)."""
+    return rel == PAGE or rel.startswith(f"{DATASET_FOLDER}/")
 
 
 def _version_text(tool: str, result: Any) -> str:
@@ -305,39 +339,65 @@ def _code(value: object) -> str:
     return markup.code(text, in_table=True) if text.strip() else "(empty)"
 
 
-def _download(project: Project, path: Path) -> str:
-    """A download link from the page (in book/) to ``path``, labelled with its project path."""
-    rel = Path(os.path.relpath(path, project.book_dir)).as_posix()
+def _download(project: Project, path: Path, page_dir: Path | None = None) -> str:
+    """A download link from a page in ``page_dir`` (default book/) to ``path``, named by its project path."""
+    rel = Path(os.path.relpath(path, page_dir or project.book_dir)).as_posix()
     return markup.link(path.relative_to(project.root).as_posix(), rel)
 
 
-def _dataset_section(project: Project, raw_dir: Path, tools: _ToolCache) -> list[str]:
+@dataclass(frozen=True)
+class DatasetFiles:
+    """One dataset as its pages show it: the manifest, its provenance kind and every raw file."""
+
+    raw_dir: Path
+    dataset: datasets.Dataset
+    kind: datasets.Provenance
+    files: list[RawFileInfo]
+
+    @property
+    def infos(self) -> list[ToolInfo]:
+        """What the parsers found in each file, in manifest order."""
+        return [f.info for f in self.files]
+
+
+def read_dataset(project: Project, raw_dir: Path, tools: _ToolCache) -> DatasetFiles:
+    """A dataset's manifest, provenance kind and raw files (digests, sizes, in-file tool versions)."""
     ds = datasets.load(raw_dir)
+    return DatasetFiles(
+        raw_dir, ds, datasets.provenance(ds.reconstructed, ds.files), raw_files(project, ds, tools)
+    )
+
+
+def dataset_page(project: Project, data: DatasetFiles) -> str:
+    """A dataset's page: its manifest, each raw file's digest, size and tool version, its iSCSI keys."""
+    ds, raw_dir = data.dataset, data.raw_dir
     manifest = raw_dir / datasets.MANIFEST
+    here = doc_path(project, dataset_doc(raw_dir.name)).parent  # links are relative to the page
     lines = [
         f"({markup.raw_dataset_label(raw_dir.name)})=",  # the chapters' raw-file lists link here
-        f"### {_cell(ds.name)}",
+        f"# Raw data: {_cell(raw_dir.name)}",
         "",
         _cell(ds.title),
         "",
-        f"Manifest: {_download(project, manifest)}, sha256 `{sha256_file(manifest)}`."
+        f"Provenance: {_cell(data.kind.kind)} ({_cell(data.kind.detail)}). Dataset name in the manifest: "
+        f"{_cell(ds.name)}. One of the datasets of the {{doc}}`provenance summary </{PAGE}>`.",
+        "",
+        f"Manifest: {_download(project, manifest, here)}, sha256 `{sha256_file(manifest)}`."
         + (" Reconstructed from published summaries, not captured." if ds.reconstructed else ""),
         "",
     ]
-    rows = []
-    files = raw_files(project, ds, tools)
-    for f in files:
-        rows.append(
-            [
-                _download(project, f.path),
-                f"{f.size_bytes:,}",
-                f"`{f.sha256}`",
-                "yes" if f.matches_manifest else "**NO**",
-                _cell(f.info.tool),
-                _cell(f.info.format),
-                _cell(f.info.version),
-            ]
-        )
+    rows = [
+        [
+            _download(project, f.path, here),
+            f"{f.size_bytes:,}",
+            f"`{f.sha256}`",
+            "yes" if f.matches_manifest else "**NO**",
+            _cell(f.info.tool),
+            _cell(f.info.format),
+            _cell(f.info.version),
+        ]
+        for f in data.files
+    ]
     header = [
         "file",
         "bytes",
@@ -347,8 +407,32 @@ def _dataset_section(project: Project, raw_dir: Path, tools: _ToolCache) -> list
         "format",
         "version (from the file)",
     ]
-    infos = [f.info for f in files]
-    return lines + _table(header, rows) + [""] + _tools_line(infos) + _login_section(infos)
+    body = lines + _table(header, rows) + [""] + _tools_line(data.infos) + _login_section(data.infos)
+    return "\n".join(body).rstrip() + "\n"
+
+
+def _versions_cell(infos: list[ToolInfo]) -> str:
+    """A dataset's tool versions in one table cell: tool, version and number of files, by tool."""
+    parts = [f"{_cell(tool)} {_cell(version)} ({n:,})" for tool, version, n in tool_versions(infos)]
+    return "; ".join(parts) or "(no files)"
+
+
+def _summary_rows(project: Project, sets: list[DatasetFiles]) -> list[list[str]]:
+    """One summary row per dataset (linked to its page), then one per published study's file."""
+    rows = [
+        [
+            f"[{_cell(d.raw_dir.name)}]({dataset_doc(d.raw_dir.name)}.md)",
+            _cell(d.kind.kind),
+            f"{len(d.files):,}",
+            _versions_cell(d.infos),
+        ]
+        for d in sets
+    ]
+    rows += [
+        [_download(project, p), "published", "1", "(numbers transcribed from the study; see below)"]
+        for p in published_files(project)
+    ]
+    return rows
 
 
 def tool_versions(infos: list[ToolInfo]) -> list[tuple[str, str, int]]:
@@ -401,8 +485,14 @@ def _login_section(infos: list[ToolInfo]) -> list[str]:
     return lines + _table(["key", "initiator sent", "target answered", "captures"], table) + [""]
 
 
+def published_files(project: Project) -> list[Path]:
+    """The published studies' numbers (``data/published/*.yaml``), sorted."""
+    folder = project.published_dir
+    return sorted(folder.glob("*.yaml")) if folder.is_dir() else []
+
+
 def _published_section(project: Project) -> list[str]:
-    files = sorted(project.published_dir.glob("*.yaml")) if project.published_dir.is_dir() else []
+    files = published_files(project)
     if not files:
         return []
     rows = [
@@ -470,24 +560,39 @@ def _tables_section(project: Project) -> list[str]:
     ]
 
 
-def render(project: Project, built_at: str) -> str:
-    """The whole page as MyST markdown; a function of the inputs and ``built_at`` (the source date)."""
+def pages(project: Project, built_at: str) -> dict[str, str]:
+    """Every generated page by document name (the summary first), as MyST markdown.
+
+    A function of the inputs and ``built_at`` (the source date, shown on the summary only).
+    """
     tools = _ToolCache(project)
+    sets = [read_dataset(project, raw_dir, tools) for raw_dir in dataset_dirs(project)]
+    tools.save()
+    out = {PAGE: summary_page(project, built_at, sets)}
+    out.update({dataset_doc(d.raw_dir.name): dataset_page(project, d) for d in sets})
+    return out
+
+
+def summary_page(project: Project, built_at: str, sets: list[DatasetFiles]) -> str:
+    """The summary: one row per dataset and published study, then runs, tables and software."""
     lines = [
         "# Provenance",
         "",
-        "What this site was built from, to the byte. The tool and version of each raw file are "
-        "read from the file's content by the same parsers the chapters use, not from its name.",
+        "What this site was built from, to the byte. Each dataset has a page listing every raw file "
+        "with its sha256, size and the tool and version read from the file's content by the same "
+        "parsers the chapters use, not from its name.",
         "",
         f"- Built at: {_cell(built_at)}",
         f"- Source (git commit): {_cell(git_state(project.root))}",
         "",
-        "## Raw data",
+        "## Datasets",
         "",
+        "Provenance: *measured* (raw tool outputs), *emulated* (measured over a shaped link), "
+        "*reconstructed* (generated from published summaries) or *published* (numbers transcribed "
+        "from a study).",
+        "",
+        *_table(["dataset", "provenance", "files", "tool versions (files)"], _summary_rows(project, sets)),
     ]
-    for raw_dir in dataset_dirs(project):
-        lines += _dataset_section(project, raw_dir, tools)
-    tools.save()
     lines += _published_section(project)
     lines += _runs_section(project)
     lines += _tables_section(project)
@@ -500,8 +605,24 @@ def render(project: Project, built_at: str) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def render(project: Project, built_at: str) -> str:
+    """The summary page alone (:func:`pages` gives every page)."""
+    return pages(project, built_at)[PAGE]
+
+
+def doc_path(project: Project, doc: str) -> Path:
+    """The markdown file of a generated document (``book/<doc>.md``)."""
+    return project.book_dir / f"{doc}.md"
+
+
 def write_page(project: Project, built_at: str | None = None) -> Path:
-    """Generate ``book/provenance.md`` atomically and return its path."""
-    path = page_path(project)
-    write_atomic(path, render(project, built_at or build_time(project.root)))
-    return path
+    """Generate the summary and the dataset pages atomically, drop stale dataset pages; the summary's path."""
+    written = pages(project, built_at or build_time(project.root))
+    for doc, text in written.items():
+        write_atomic(doc_path(project, doc), text)
+    folder = project.book_dir / DATASET_FOLDER
+    keep = {doc_path(project, doc) for doc in written}
+    for stale in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        if stale not in keep:  # a dataset no run uses any more: its page would be outside the toc
+            stale.unlink()
+    return page_path(project)

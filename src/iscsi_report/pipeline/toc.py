@@ -85,14 +85,51 @@ def with_front_page(doc: dict[str, Any], front: str | None) -> dict[str, Any]:
     return {**doc, "root": root, "parts": parts}
 
 
-def render(doc: dict[str, Any]) -> str:
+def lists(doc: dict[str, Any], page: str) -> bool:
+    """Whether a toc names ``page`` as its root or one of its parts' chapters."""
+    return doc.get("root") == page or any(
+        ch.get("file") == page for p in doc.get("parts", []) for ch in p.get("chapters", [])
+    )
+
+
+def with_sections(doc: dict[str, Any], page: str, sections: list[str]) -> dict[str, Any]:
+    """The toc with ``page``'s chapter entry holding exactly ``sections`` (none: no sections key)."""
+    entries = [{"file": s} for s in sections]
+
+    def entry(ch: dict[str, Any]) -> dict[str, Any]:
+        if ch.get("file") != page:
+            return ch
+        rest = {k: v for k, v in ch.items() if k != "sections"}
+        return {**rest, "sections": entries} if entries else rest
+
+    parts = [
+        {**p, "chapters": [entry(ch) for ch in p["chapters"]]} if "chapters" in p else p
+        for p in doc.get("parts", [])
+    ]
+    return {**doc, "parts": parts}
+
+
+def render(doc: dict[str, Any], header: str = HEADER) -> str:
     """The toc as YAML text, with the 'generated' header."""
-    return HEADER + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+    return header + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
 
 
-def write(project: Project, specs: list[RunSpec], dest: Path) -> Path:
-    """Write the generated toc to ``dest`` (unchanged bytes are not rewritten); returns ``dest``."""
-    text = render(generate(project, specs))
+def write(
+    project: Project, specs: list[RunSpec], dest: Path, sections: dict[str, list[str]] | None = None
+) -> Path:
+    """Write the generated toc to ``dest`` (unchanged bytes are not rewritten); returns ``dest``.
+
+    ``sections``: a page's generated sub-pages (the provenance summary's dataset pages), by page.
+    """
+    doc = generate(project, specs)
+    for page, docs in (sections or {}).items():
+        doc = with_sections(doc, page, docs)
+    return write_doc(doc, dest)
+
+
+def write_doc(doc: dict[str, Any], dest: Path, header: str = HEADER) -> Path:
+    """Write a toc document to ``dest`` unless it already holds these bytes; returns ``dest``."""
+    text = render(doc, header)
     if not dest.is_file() or dest.read_text(encoding="utf-8") != text:
         write_atomic(dest, text)
     return dest

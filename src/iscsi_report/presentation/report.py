@@ -29,7 +29,7 @@ from iscsi_report.presentation import tables
 
 CSV_FLOAT_FORMAT = "%.10g"  # fixed, so two builds from the same inputs give byte-identical CSVs
 # A raw folder with more files than this read by one chapter is shown as one line (its count and a
-# link to the provenance page, where each file is listed): a page of links stays readable and light.
+# link to the dataset's provenance page, where each file is listed): a page of links stays light.
 RAW_FILES_LISTED_PER_FOLDER = 12
 
 
@@ -127,7 +127,7 @@ class Context:
 
         Each file is a download link, except in a dataset folder holding more than
         :data:`RAW_FILES_LISTED_PER_FOLDER` of them: that folder is one line with its count and a link to
-        the dataset's section of the provenance page, which lists every file with its sha256 and a
+        the dataset's provenance page, which lists every file with its sha256 and a
         download (a chapter of a thousand links weighed megabytes and slowed every build).
         """
         chosen = sorted(paths)
@@ -161,7 +161,7 @@ class Context:
         label = markup.raw_dataset_label(dataset)
         return (
             f"- {markup.code(self._rel(folder) + '/')}: {n_files:,} files, each listed with its sha256 and "
-            f"a download in {{ref}}`the provenance page's section on this dataset <{label}>`"
+            f"a download on {{ref}}`the dataset's provenance page <{label}>`"
         )
 
 
