@@ -327,8 +327,9 @@ def host_time(today: Today, target: Configuration, b_target: model.LatencyBreakd
     """The host time today's runs show, carried to ``target`` (breakdown ``b_target``), and its se.
 
     A target in today's direction carries today's residual per byte (same exchange, same
-    segmenting). A read forecast from writes carries today's host time per command and per PDU
-    to the PDUs the read exchanges: the writes' R2Ts and Data-Out segments are not the read's.
+    segmenting). A target in the other direction (a read forecast from writes, or the reverse)
+    carries today's host time per command and per PDU to the PDUs it exchanges: the writes' R2Ts
+    and Data-Out segments are not a read's. With no PDU fit possible, the per-byte residual.
     """
     if target.direction != today.configuration.direction and today.measured:
         per_pdu = per_pdu_host_time(today)
