@@ -142,3 +142,22 @@ def test_a_network_measurement_tagged_with_the_target_is_refused_too() -> None:
     leaked = Value(3.1, Source("measured", "ping during the target's iSCSI runs", target.key()), 0.01)
     with pytest.raises(LeakageError, match="one_way_ms"):
         forecast.forecast(_today(one_way_ms=leaked), target)
+
+
+def test_a_read_forecast_from_writes_carries_host_time_per_pdu_not_per_byte() -> None:
+    """Today's writes pay 0.3 ms per command and 0.05 ms per PDU; a 1 MiB read exchanges 5 PDUs."""
+    t0 = _today(op_ms=None)
+    net = forecast.network_for(t0, t0.configuration)
+    sizes = (1 << 16, 1 << 18, 1 << 20, 1 << 22)
+    writes = {bs: forecast.breakdown(t0, _conf(bs_bytes=bs), net) for bs in sizes}
+    t = _with_sizes({bs: b.total_ms + 0.3 + 0.05 * b.pdus_exchanged for bs, b in writes.items()})
+    fit = forecast.per_pdu_host_time(t)
+    assert fit is not None
+    assert (fit.per_command_ms, fit.per_pdu_ms) == (pytest.approx(0.3), pytest.approx(0.05))
+    read = forecast.forecast(t, _conf(direction="read", bs_bytes=1 << 21))
+    assert forecast.breakdown(t, read.target, net).pdus_exchanged == 1 + 8  # 256 KiB Data-In PDUs
+    assert read.terms_ms["host_residual_ms"] == pytest.approx(0.3 + 0.05 * 9)
+    per_byte, _ = forecast.host_residual(t).at(1 << 21)
+    assert per_byte > read.terms_ms["host_residual_ms"] + 0.1, "the writes' R2Ts would be charged per byte"
+    write = forecast.forecast(t, _conf(bs_bytes=1 << 21))
+    assert write.terms_ms["host_residual_ms"] == pytest.approx(per_byte), "writes keep today's per-byte fit"

@@ -10,6 +10,7 @@ import pytest
 
 from iscsi_report.analyses import forecast_matrix as fm
 from iscsi_report.analyses import lab
+from iscsi_report.core import forecast
 
 RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
 SWEEP = "lab-iscsi-2026-confirm3"
@@ -118,3 +119,22 @@ def test_the_rule_names_every_group_that_fails_it(matrix: fm.Matrix) -> None:
     assert fm.rule_verdict(good) == (True, "The engine passes the rule in every group.")
     bad = good.assign(better_than_scaled=[False] + [True] * (len(good) - 1))
     assert "not shown better than the rescaled formula" in fm.rule_verdict(bad)[1]
+
+
+def test_a_read_forecast_from_todays_writes_pays_no_r2t_and_its_own_pdus(data: lab.LabData) -> None:
+    """On real writes: a read carries today's host time per command and per PDU, counted for the read."""
+    confs = fm.configurations(data)
+    group = next(g for g in fm._todays(confs, None) if int(g["r2t_window"].iloc[0]) == 1)
+    t = fm.today(data.dataset, group)
+    big = int(group["bs_bytes"].max())
+    read = forecast.forecast(t, dataclasses.replace(t.configuration, direction="read", bs_bytes=big))
+    same_write = dataclasses.replace(t.configuration, bs_bytes=big)
+    write_b = forecast.breakdown(t, same_write, forecast.network_for(t, same_write))
+    read_b = forecast.breakdown(t, read.target, forecast.network_for(t, read.target))
+    assert read.terms_ms["r2t_one_way_ms"] == 0.0 and read_b.one_way_trips == 2.0
+    fit = forecast.per_pdu_host_time(t)
+    assert fit is not None and fit.per_pdu_ms > 0, "today's writes pay host time per PDU"
+    assert read.terms_ms["host_residual_ms"] == pytest.approx(fit.at(read_b.pdus_exchanged)[0])
+    assert read_b.pdus_exchanged < write_b.pdus_exchanged, "no R2Ts and no separate status"
+    per_byte, _ = forecast.host_residual(t).at(big)
+    assert read.terms_ms["host_residual_ms"] < per_byte, "the writes' R2T rounds are not a read's"

@@ -252,3 +252,32 @@ def test_absurd_inputs_give_a_clear_error_not_inf() -> None:
         m.write_latency(2**60, IscsiParams(), WIRELESS, 0.0, 0.0)
     with pytest.raises(m.ModelInputError, match="one_way_ms"):
         Network(math.inf, per_64k_ms=1.0)
+
+
+def test_a_reads_trips_pdus_and_wire_time_follow_the_protocol() -> None:
+    """RFC 7143: command out, Data-In back cut at the initiator's MaxRecvDataSegmentLength, no R2T."""
+    keys = IscsiParams(
+        first_burst_bytes=65536,
+        max_burst_bytes=262144,
+        max_recv_data_segment_bytes=8 * BYTES_PER_KIB,  # the target's: bounds Data-Out, not Data-In
+        initiator_max_recv_data_segment_bytes=64 * BYTES_PER_KIB,
+    )
+    net = Network(one_way_ms=1.0, link_bps=1e9)
+    r = m.read_latency(BYTES_PER_MIB, keys, net, 0.0, 0.0)
+    data_in_bytes = BYTES_PER_MIB + 16 * m.BHS_BYTES  # 16 Data-In PDUs of 64 KiB, one header each
+    assert (r.data_pdus, r.bursts, r.one_way_trips, r.response_pdus) == (16, 0, 2.0, 0)
+    assert r.pdus_exchanged == 1 + 16, "the command and its Data-In PDUs, the status in the last"
+    assert r.unsolicited_transmit_ms == pytest.approx(m.BHS_BYTES * 8 / 1e9 * 1e3)  # the command PDU
+    assert r.solicited_transmit_ms == pytest.approx(data_in_bytes * 8 / 1e9 * 1e3)
+    assert r.total_ms == pytest.approx(2 * 1.0 + (m.BHS_BYTES + data_in_bytes) * 8 / 1e9 * 1e3)
+    assert r.wire_bytes == data_in_bytes, "the link's bound is the direction that carries the data"
+    apart = m.read_latency(
+        BYTES_PER_MIB, keys, net, 0.0, 0.0, assumptions=m.Assumptions(read_status_in_last_data_in=False)
+    )
+    assert (apart.pdus_exchanged, apart.wire_bytes) == (18, data_in_bytes + m.BHS_BYTES)
+    w = m.write_latency(BYTES_PER_MIB, keys, net, 0.0, 0.0)  # 8 KiB Data-Out PDUs, 4 R2Ts
+    assert w.pdus_exchanged == 1 + 4 + (BYTES_PER_MIB - 8 * BYTES_PER_KIB) // (8 * BYTES_PER_KIB) + 1
+    same = m.read_latency(
+        BYTES_PER_MIB, IscsiParams(max_recv_data_segment_bytes=8 * BYTES_PER_KIB), net, 0.0, 0.0
+    )
+    assert same.data_pdus == 128, "without the initiator's value, the target's bounds Data-In too"

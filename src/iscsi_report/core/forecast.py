@@ -11,8 +11,10 @@ window, immediate data or segment size, block size, queue depth or direction. Th
 2. computes the protocol's terms for both with :mod:`iscsi_report.core.model` (trips, wire time
    with PDU headers, exposed R2T rounds under the target's pacing, device, CPU);
 3. charges the target today's *host residual*: today's measured iSCSI latency less today's
-   modelled terms, a per-command host cost the protocol does not explain (zero, and said so,
-   when today has no iSCSI measurement);
+   modelled terms, a host cost the protocol does not explain (zero, and said so, when today has
+   no iSCSI measurement): per command and per byte for a target in today's direction, per
+   command and per PDU exchanged for a read forecast from writes (a read has no R2T and its
+   own Data-In segments, :class:`PerPduHostTime`);
 4. caps the result by the link, the device's measured local throughput and the CPU, and names
    the binding bound; gives an interval from the standard errors of today's measurements.
 
@@ -257,6 +259,85 @@ def host_residual(today: Today) -> Residual:
     )
 
 
+@dataclass(frozen=True)
+class PerPduHostTime:
+    """Today's host residual as host time per command and per iSCSI PDU exchanged, with its covariance.
+
+    Each PDU (command, R2T, Data-Out, Data-In, SCSI Response) costs both hosts a receive, a header
+    parse and a dispatch. Fitted on today's runs as ``per_command_ms + per_pdu_ms x PDUs``, PDUs
+    counted by the protocol for each of today's operations
+    (:attr:`iscsi_report.core.model.LatencyBreakdown.pdus_exchanged`). A read exchanges fewer
+    PDUs than a write of the same size: no R2T, Data-In cut at the initiator's
+    MaxRecvDataSegmentLength (not the target's), the status inside the last Data-In.
+    """
+
+    per_command_ms: float
+    per_pdu_ms: float
+    cov: tuple[tuple[float, float], tuple[float, float]]
+
+    def at(self, pdus: int) -> tuple[float, float]:
+        """The host time of an operation exchanging ``pdus`` PDUs, and its standard error."""
+        return Residual(self.per_command_ms, self.per_pdu_ms, self.cov, 0).at(pdus)
+
+
+def _todays_pdus(today: Today) -> np.ndarray:
+    """The PDUs each of today's runs exchanges, counted by the protocol."""
+    net = network_for(today, today.configuration)
+    return np.array(
+        [
+            breakdown(today, replace(today.configuration, bs_bytes=m.bs_bytes), net).pdus_exchanged
+            for m in today.measured
+        ],
+        dtype=float,
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def per_pdu_host_time(today: Today) -> PerPduHostTime | None:
+    """Fit today's residual per command and per PDU (see :class:`PerPduHostTime`).
+
+    None when today's runs cannot tell the two apart (fewer than two distinct PDU counts).
+    """
+    pdus = _todays_pdus(today)
+    if len(set(pdus.tolist())) < 2:
+        return None
+    r = np.array([m.op_ms.value for m in today.measured]) - _modelled_today(today)
+    x = np.column_stack([np.ones_like(pdus), pdus])
+    coef, *_ = np.linalg.lstsq(x, r, rcond=None)
+    var_meas = float(np.mean([m.op_ms.se**2 for m in today.measured]))
+    dof = len(r) - x.shape[1]
+    rss = float(np.sum((r - x @ coef) ** 2))
+    sigma2 = max(rss / dof, var_meas) if dof > 0 else var_meas
+    cov = sigma2 * np.linalg.inv(x.T @ x)
+    return PerPduHostTime(
+        float(coef[0]),
+        float(coef[1]),
+        ((float(cov[0, 0]), float(cov[0, 1])), (float(cov[1, 0]), float(cov[1, 1]))),
+    )
+
+
+def _modelled_today(today: Today) -> np.ndarray:
+    """Today's modelled latency (no host residual) at each of today's runs."""
+    return np.array(
+        [_loaded_ms(today, replace(today.configuration, bs_bytes=m.bs_bytes)) for m in today.measured]
+    )
+
+
+def host_time(today: Today, target: Configuration, b_target: model.LatencyBreakdown) -> tuple[float, float]:
+    """The host time today's runs show, carried to ``target`` (breakdown ``b_target``), and its se.
+
+    A target in today's direction carries today's residual per byte (same exchange, same
+    segmenting). A target in the other direction (a read forecast from writes, or the reverse)
+    carries today's host time per command and per PDU to the PDUs it exchanges: the writes' R2Ts
+    and Data-Out segments are not a read's. With no PDU fit possible, the per-byte residual.
+    """
+    if target.direction != today.configuration.direction and today.measured:
+        per_pdu = per_pdu_host_time(today)
+        if per_pdu is not None:
+            return per_pdu.at(b_target.pdus_exchanged)
+    return host_residual(today).at(target.bs_bytes)
+
+
 # Stands in for "no device ceiling" when the device's throughput was not measured: far above any
 # link (10 Tbit/s), so it never binds; the forecast then names no device ceiling.
 UNMEASURED_DEVICE_BYTES_PER_S = 1e12 / BITS_PER_BYTE * 10
@@ -295,7 +376,7 @@ def forecast(today: Today, target: Configuration) -> Forecast:
     refuse_leakage(today, target)
     net = network_for(today, target)
     b = breakdown(today, target, net)
-    residual_ms, residual_se = host_residual(today).at(target.bs_bytes)
+    residual_ms, residual_se = host_time(today, target, b)
     unloaded_ms = max(b.total_ms + residual_ms, 1e-9)
     tp = model.throughput(
         _with_total(b, unloaded_ms),

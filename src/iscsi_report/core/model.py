@@ -66,6 +66,7 @@ MIN_BURST_BYTES = 512  # lower bound of FirstBurstLength/MaxBurstLength/MaxRecvD
 MAX_BURST_BYTES_LIMIT = 2**24 - 1  # upper bound of the same keys
 MAX_OUTSTANDING_R2T_LIMIT = 65535
 ROUNDS_DIGITS = 9  # exposed round trips are rounded to hide float noise (1.0000000000000009)
+COMMAND_PDUS = 1  # every operation opens with one SCSI Command PDU
 BHS_BYTES = 48  # Basic Header Segment of every iSCSI PDU (no AHS, no digests)
 DATA_SEGMENT_ALIGN_BYTES = 4  # a PDU's data segment is padded to a multiple of 4 bytes (RFC 7143 11.1)
 
@@ -116,9 +117,15 @@ class IscsiParams:
     initial_r2t: bool = DEFAULT_INITIAL_R2T
     max_outstanding_r2t: int = DEFAULT_MAX_OUTSTANDING_R2T
     max_recv_data_segment_bytes: int = DEFAULT_MAX_RECV_DATA_SEGMENT_BYTES
+    # The initiator's own MaxRecvDataSegmentLength (declared, not negotiated: RFC 7143 13.12),
+    # which bounds each Data-In PDU of a read; None: equal to ``max_recv_data_segment_bytes``.
+    initiator_max_recv_data_segment_bytes: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("first_burst_bytes", "max_burst_bytes", "max_recv_data_segment_bytes"):
+        names = ["first_burst_bytes", "max_burst_bytes", "max_recv_data_segment_bytes"]
+        if self.initiator_max_recv_data_segment_bytes is not None:
+            names.append("initiator_max_recv_data_segment_bytes")
+        for name in names:
             value = getattr(self, name)
             _require(
                 isinstance(value, int | np.integer) and MIN_BURST_BYTES <= value <= MAX_BURST_BYTES_LIMIT,
@@ -153,6 +160,9 @@ class Assumptions:
     per_round_ms: float = 0.0
     pdu_header_bytes: int = BHS_BYTES
     device_request_fraction: float = DEFAULT_DEVICE_REQUEST_FRACTION
+    # A read's status rides on its last Data-In PDU (S bit, RFC 7143 11.7.1; tgt and LIO do so for
+    # GOOD status); False: a separate SCSI Response PDU follows the data.
+    read_status_in_last_data_in: bool = True
 
     def __post_init__(self) -> None:
         _require(self.r2t_pacing in PACINGS, f"r2t_pacing must be one of {PACINGS}, got {self.r2t_pacing!r}")
@@ -257,6 +267,22 @@ def unsolicited_bytes(bs_bytes: int, params: IscsiParams) -> int:
 def data_pdus(n_bytes: int, params: IscsiParams) -> int:
     """Data PDUs needed for ``n_bytes``: segments of at most MaxRecvDataSegmentLength."""
     return -(-int(n_bytes) // params.max_recv_data_segment_bytes)
+
+
+def data_in_segment_bytes(params: IscsiParams) -> int:
+    """Largest Data-In payload: the initiator's MaxRecvDataSegmentLength (the target's when not given)."""
+    initiator = params.initiator_max_recv_data_segment_bytes
+    return params.max_recv_data_segment_bytes if initiator is None else initiator
+
+
+def data_in_pdus(n_bytes: int, params: IscsiParams) -> int:
+    """Data-In PDUs a read of ``n_bytes`` arrives in: segments of the initiator's MaxRecvDataSegmentLength."""
+    return -(-int(n_bytes) // data_in_segment_bytes(params))
+
+
+def data_in_sequences(n_bytes: int, params: IscsiParams) -> int:
+    """Data-In sequences (at most MaxBurstLength each); at ErrorRecoveryLevel 0 none waits for a reply."""
+    return -(-int(n_bytes) // params.max_burst_bytes)
 
 
 def r2t_bursts(solicited_bytes: int, params: IscsiParams) -> int:
@@ -384,6 +410,7 @@ class LatencyBreakdown:
     wire_bytes: int
     device_request_bytes: int
     r2t_pacing: str
+    response_pdus: int = 1  # a separate SCSI Response PDU (0: the status rode on the last Data-In)
 
     @property
     def unsolicited_bytes(self) -> int:
@@ -399,6 +426,16 @@ class LatencyBreakdown:
     def total_ms(self) -> float:
         """Operation latency: the sum of the terms."""
         return math.fsum(self.terms.values())
+
+    @property
+    def pdus_exchanged(self) -> int:
+        """iSCSI PDUs of the operation, both directions: command, R2Ts, data PDUs and a separate status.
+
+        A write: the command (its immediate data inside), one R2T per burst, its Data-Out PDUs and
+        the SCSI Response. A read: the command and its Data-In PDUs, plus a SCSI Response only
+        when the status does not ride on the last Data-In (``response_pdus``).
+        """
+        return COMMAND_PDUS + self.bursts + self.data_pdus + self.response_pdus
 
     @property
     def one_way_trips(self) -> float:
@@ -582,44 +619,59 @@ def read_latency(
     device_request_fraction: float | None = None,
     assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
 ) -> LatencyBreakdown:
-    """Latency terms of one read: command trip, device, CPU, Data-In transmission and trip.
+    """Latency terms of one read (RFC 7143): the command's trip, device, CPU, Data-In, a trip back.
 
-    No R2T is involved and the status is piggybacked on the last Data-In PDU; Data-In PDUs
-    are segmented by MaxRecvDataSegmentLength (the initiator's value taken equal to the target's).
+    The SCSI Read command PDU (a header, no data) goes out; the target answers with Data-In PDUs of
+    at most the initiator's MaxRecvDataSegmentLength, in sequences of at most MaxBurstLength that
+    wait for nothing (no R2T, no DataACK at ErrorRecoveryLevel 0); the status rides on the last
+    Data-In unless ``assumptions.read_status_in_last_data_in`` is False (then one more header
+    follows the data). One-way trips: two.
     """
     fraction = _fraction(device_request_fraction, assumptions)
     dev, cpu, req = _device_and_cpu(bs_bytes, device_ms, cpu_ms, device_request_bytes, fraction)
-    bs = int(bs_bytes)
     try:
-        wire = _wire_bytes(bs, params, assumptions)
-        return _checked(
-            LatencyBreakdown(
-                direction="read",
-                bs_bytes=bs,
-                command_one_way_ms=network.one_way_ms,
-                unsolicited_transmit_ms=0.0,
-                r2t_one_way_ms=0.0,
-                data_one_way_ms=network.one_way_ms,
-                r2t_processing_ms=0.0,
-                solicited_transmit_ms=network.transmit_ms(wire),
-                status_one_way_ms=0.0,
-                device_ms=dev,
-                cpu_ms=cpu,
-                immediate_bytes=0,
-                unsolicited_data_out_bytes=0,
-                solicited_bytes=bs,
-                bursts=0,
-                waves=0,
-                effective_r2t_window=0,
-                exposed_rounds=0.0,
-                data_pdus=data_pdus(bs, params),
-                wire_bytes=wire,
-                device_request_bytes=req,
-                r2t_pacing="none",
-            )
-        )
+        return _checked(_read(int(bs_bytes), params, network, dev, cpu, req, assumptions))
     except OverflowError:
         raise ModelInputError("inputs give a latency beyond floating-point range") from None
+
+
+def read_wire_bytes(bs_bytes: int, params: IscsiParams, assumptions: Assumptions) -> tuple[int, int]:
+    """(command PDU bytes out, Data-In bytes back with their headers and any separate status PDU)."""
+    h = assumptions.pdu_header_bytes
+    status_pdu_bytes = 0 if assumptions.read_status_in_last_data_in else h
+    return h, int(bs_bytes) + data_in_pdus(bs_bytes, params) * h + status_pdu_bytes
+
+
+def _read(
+    bs: int, params: IscsiParams, network: Network, dev: float, cpu: float, req: int, a: Assumptions
+) -> LatencyBreakdown:
+    """The read's terms from validated inputs."""
+    command_wire_bytes, data_in_wire_bytes = read_wire_bytes(bs, params, a)
+    return LatencyBreakdown(
+        direction="read",
+        bs_bytes=bs,
+        command_one_way_ms=network.one_way_ms,
+        unsolicited_transmit_ms=network.transmit_ms(command_wire_bytes),  # the command PDU's header
+        r2t_one_way_ms=0.0,
+        data_one_way_ms=network.one_way_ms,
+        r2t_processing_ms=0.0,
+        solicited_transmit_ms=network.transmit_ms(data_in_wire_bytes),
+        status_one_way_ms=0.0,
+        device_ms=dev,
+        cpu_ms=cpu,
+        immediate_bytes=0,
+        unsolicited_data_out_bytes=0,
+        solicited_bytes=bs,
+        bursts=0,
+        waves=0,
+        effective_r2t_window=0,
+        exposed_rounds=0.0,
+        data_pdus=data_in_pdus(bs, params),
+        wire_bytes=data_in_wire_bytes,  # the direction that carries the data (the link's bound)
+        device_request_bytes=req,
+        r2t_pacing="none",
+        response_pdus=0 if a.read_status_in_last_data_in else 1,
+    )
 
 
 def operation_latency(direction: Direction, *args: object, **kwargs: object) -> LatencyBreakdown:
