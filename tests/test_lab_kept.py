@@ -126,3 +126,25 @@ def test_the_assembly_code_digest_follows_the_parsers_code(monkeypatch: pytest.M
         monkeypatch.undo()
         lab.assembly_code.cache_clear()
     assert lab.assembly_code() == today
+
+
+def test_each_capture_timeline_is_computed_once_and_kept(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The path check and a write's timeline share one computation per capture, kept for a new process."""
+    calls: list[str] = []
+    real = lab.tshark.timeline
+
+    def counted(result: lab.tshark.TsharkResult) -> pd.DataFrame:
+        calls.append(str(result.path))
+        return real(result)
+
+    monkeypatch.setattr(lab.tshark, "timeline", counted)
+    data = _load_afresh(root)
+    captured = list(data.capture_files)
+    assert captured, "the sweep holds captures"
+    data.path  # noqa: B018 (computed on first use)
+    lab.write_timeline(data, captured[0])
+    assert sorted(calls) == sorted(set(calls)) and len(calls) == len(captured)
+    calls.clear()
+    again = _load_afresh(root)  # as a new process: the kept timelines are read, not computed
+    again.path  # noqa: B018
+    assert calls == []

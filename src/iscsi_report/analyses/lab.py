@@ -26,7 +26,7 @@ import functools
 import json
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -92,6 +92,16 @@ class Captures(Mapping[str, tshark.TsharkResult]):
     def __len__(self) -> int:
         return len(self._files)
 
+    def timeline(self, rel: str) -> pd.DataFrame:
+        """The capture's per-command events, kept like a parse (computed once per bytes and code)."""
+        events: pd.DataFrame = self._ds.tshark_timeline(self._files[rel])
+        return events
+
+    def writes(self, rel: str) -> pd.DataFrame:
+        """The capture's complete writes, kept like a parse."""
+        done: pd.DataFrame = self._ds.tshark_writes(self._files[rel])
+        return done
+
 
 @dataclass
 class LabData:
@@ -101,7 +111,7 @@ class LabData:
     runs: pd.DataFrame  # one row per fio run
     networks: pd.DataFrame  # one row per (one_way_delay_ms, link_mbps) point
     captures: pd.DataFrame  # one row per captured complete write
-    capture_files: Mapping[str, tshark.TsharkResult] = field(default_factory=dict)
+    capture_files: Captures  # each capture's parse, timeline and writes, kept like a parse
 
     @cached_property
     def path(self) -> pd.DataFrame:
@@ -404,8 +414,8 @@ def path_check(data: LabData) -> pd.DataFrame:
 def _path_check(data: LabData) -> pd.DataFrame:
     """:func:`path_check`, computed."""
     out = []
-    for rel, res in data.capture_files.items():
-        ev = tshark.timeline(res)
+    for rel in data.capture_files:
+        ev = data.capture_files.timeline(rel)
         for _, g in ev.groupby(["stream", "itt"]):
             cmd, r2t = g[g["event"] == "command"], g[g["event"] == "r2t"]
             if len(cmd) and len(r2t):
@@ -466,12 +476,11 @@ def capture_file(data: LabData, **labels: Any) -> str:
 
 def write_timeline(data: LabData, rel: str, which: int = -1) -> pd.DataFrame:
     """Events of one complete write of a capture (default: the last), times in ms from its command."""
-    res = data.capture_files[rel]
-    done = tshark.writes(res)
+    done = data.capture_files.writes(rel)
     if done.empty:
         raise IngestError(rel, "no complete write in this capture")
     w = done.iloc[which]
-    ev = tshark.timeline(res)
+    ev = data.capture_files.timeline(rel)
     ev = ev[(ev["stream"] == w["stream"]) & (ev["itt"] == w["itt"])].copy()
     ev["time_ms"] = ev["time_s"] * MS_PER_S
     ev["offset_kib"] = ev["offset_bytes"].astype(float) / BYTES_PER_KIB

@@ -165,7 +165,7 @@ class Measurements:
 
     def tshark_writes(self, f: datasets.RawFile) -> Any:
         """:func:`iscsi_report.core.ingest.tshark.writes` of ``f``: one row per complete captured write."""
-        return self._derive(f, "writes", tshark.writes)
+        return self._derive(f, "writes", lambda res: tshark.writes(res, self.tshark_timeline(f)))
 
     def tshark_timeline(self, f: datasets.RawFile) -> Any:
         """:func:`iscsi_report.core.ingest.tshark.timeline` of ``f``: each command's PDU events."""

@@ -294,6 +294,8 @@ def timeline(result: TsharkResult) -> pd.DataFrame:
 
     ``outstanding_r2t`` is the number of R2Ts seen whose burst had not yet completed, just
     after the event (an R2T adds one, a Data-Out with the F bit that answers an R2T removes one).
+    Each command's rows are walked as plain lists: a capture holds thousands of PDUs, and a
+    pandas row per PDU cost seconds per file.
     """
     pdus = result.pdus
     out: list[dict[str, Any]] = []
@@ -301,33 +303,42 @@ def timeline(result: TsharkResult) -> pd.DataFrame:
     # keys typed by the parser's integer columns, which pandas-stubs cannot see (Hashable)
     commands: Iterable[tuple[Any, pd.DataFrame]] = io.groupby(["stream", "itt"], sort=False)
     for (stream, itt), grp in commands:
-        cmd = grp[grp["pdu"] == "command"]
-        if cmd.empty:
-            continue  # a command whose start the capture missed
-        t0 = float(cmd["time_epoch_s"].iloc[0])
-        outstanding = 0
-        for _, r in grp.iterrows():
-            event = r["pdu"]
-            if event == "r2t":
-                outstanding += 1
-            elif (
-                event == "data_out" and r["final"] and r["ttt"] not in (None, 0xFFFFFFFF) and outstanding > 0
-            ):
-                outstanding -= 1
-            out.append(
-                {
-                    "stream": int(stream),
-                    "itt": int(itt),
-                    "event": event,
-                    "time_s": float(r["time_epoch_s"]) - t0,
-                    "offset_bytes": r["offset_bytes"] if event != "command" else 0,
-                    "length_bytes": (r["data_segment_bytes"] if event == "command" else r["length_bytes"]),
-                    "final": r["final"],
-                    "r2tsn": r["r2tsn"],
-                    "outstanding_r2t": outstanding,
-                }
-            )
+        out.extend(_command_events(int(stream), int(itt), grp))
     return pd.DataFrame(out, columns=EVENT_COLUMNS)
+
+
+def _command_events(stream: int, itt: int, grp: pd.DataFrame) -> list[dict[str, Any]]:
+    """One command's events in capture order, with the R2Ts outstanding after each ([] if no command)."""
+    events = grp["pdu"].tolist()
+    if "command" not in events:
+        return []  # a command whose start the capture missed
+    cols = {
+        c: grp[c].tolist() for c in ("time_epoch_s", "ttt", "offset_bytes", "length_bytes", "final", "r2tsn")
+    }
+    segment = grp["data_segment_bytes"].tolist()
+    t0 = float(cols["time_epoch_s"][events.index("command")])
+    outstanding = 0
+    out = []
+    for i, event in enumerate(events):
+        final = cols["final"][i]
+        if event == "r2t":
+            outstanding += 1
+        elif event == "data_out" and final and cols["ttt"][i] not in (None, 0xFFFFFFFF) and outstanding > 0:
+            outstanding -= 1
+        out.append(
+            {
+                "stream": stream,
+                "itt": itt,
+                "event": event,
+                "time_s": float(cols["time_epoch_s"][i]) - t0,
+                "offset_bytes": cols["offset_bytes"][i] if event != "command" else 0,
+                "length_bytes": segment[i] if event == "command" else cols["length_bytes"][i],
+                "final": final,
+                "r2tsn": cols["r2tsn"][i],
+                "outstanding_r2t": outstanding,
+            }
+        )
+    return out
 
 
 WRITE_COLUMNS = [
@@ -344,14 +355,20 @@ WRITE_COLUMNS = [
 ]
 
 
-def writes(result: TsharkResult) -> pd.DataFrame:
-    """One row per complete write command: R2Ts on the wire, most outstanding, latency."""
-    ev = timeline(result)
+def writes(result: TsharkResult, events: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per complete write command: R2Ts on the wire, most outstanding, latency.
+
+    ``events``: the capture's :func:`timeline` when already computed (it is the costly part).
+    """
+    ev = timeline(result) if events is None else events
+    grouped: Iterable[tuple[Any, pd.DataFrame]] = ev.groupby(["stream", "itt"], sort=False)
+    by_command = {key: rows for key, rows in grouped}  # dict(groupby) would read its .keys
+    none = ev.iloc[0:0]
     pdus = result.pdus
     cmds = pdus[(pdus["pdu"] == "command") & (pdus["write"].fillna(False).astype(bool))]
     rows = []
     for _, c in cmds.iterrows():
-        e = ev[(ev["stream"] == c["stream"]) & (ev["itt"] == c["itt"])]
+        e = by_command.get((c["stream"], c["itt"]), none)
         rsp = e[e["event"] == "response"]
         if rsp.empty:
             continue
