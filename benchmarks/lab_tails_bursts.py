@@ -31,7 +31,7 @@ def main() -> None:
     method, note = (
         (tails.POST_HOC, tails.POST_HOC_NOTE)
         if args.label == "post-hoc"
-        else (tails.BURSTS, "fixed before the sweep")
+        else (tails.BURSTS, tails.PREREGISTERED_NOTE)
     )
     ds = tails.load(RAW / args.sweep)
     t0 = time.monotonic()

@@ -37,6 +37,7 @@ METHODS = (ENGINE, SHIFTED, RESCALED)
 # Designed after seeing the first jitter sweep's misses, scored on that sweep: not a test
 POST_HOC = "multi-packet trips (post hoc)"
 POST_HOC_NOTE = "post hoc: designed after seeing this sweep, not a test"
+PREREGISTERED_NOTE = "fixed before the sweep"  # the second jitter sweep: model, rule and design committed first
 ALL_METHODS = (ENGINE, POST_HOC, SHIFTED, RESCALED)
 BURSTS = "engine + multi-packet trips"  # the same model where it is pre-registered (the second sweep)
 MAX_CORRELATION = 0.95  # ping's lag-1 autocorrelation is clipped here: a fully sticky line is one draw
@@ -345,18 +346,18 @@ def summary_table(s: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def paired_table(scored: pd.DataFrame) -> pd.DataFrame:
-    """Engine less each baseline for each score, with its bootstrap interval, and whether lower."""
+def paired_table(scored: pd.DataFrame, engine: str = ENGINE) -> pd.DataFrame:
+    """``engine`` less each baseline for each score, with its bootstrap interval, and whether lower."""
     rows = []
     for column in ("pinball_p50_ms", "pinball_p90_ms", "pinball_p99_ms", "crps_ms"):
-        for base, (med, lo, hi) in paired(scored, column).items():
+        for base, (med, lo, hi) in paired(scored, column, engine=engine).items():
             rows.append(
                 {
                     "Score": column.replace("_ms", "").replace("_", " "),
                     "Baseline": base,
-                    "Engine less baseline (ms)": med,
+                    "Model less baseline (ms)": med,
                     "95 % interval": f"[{lo:+.3f}, {hi:+.3f}]",
-                    "Engine lower": "yes" if hi < 0 else "no",
+                    "Model lower": "yes" if hi < 0 else "no",
                 }
             )
     return pd.DataFrame(rows)

@@ -51,6 +51,7 @@ NAME_PARAMETERS = frozenset(
         "other_sweeps",
         "blind_sweep",
         "jitter_sweep",
+        "second_jitter_sweep",
         "confirmation_datasets",
         "second_datasets",
     }
