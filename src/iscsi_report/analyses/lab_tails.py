@@ -37,7 +37,7 @@ METHODS = (ENGINE, SHIFTED, RESCALED)
 # Designed after seeing the first jitter sweep's misses, scored on that sweep: not a test
 POST_HOC = "multi-packet trips (post hoc)"
 POST_HOC_NOTE = "post hoc: designed after seeing this sweep, not a test"
-PREREGISTERED_NOTE = "fixed before the sweep"  # the second jitter sweep: model, rule and design committed first
+PREREGISTERED_NOTE = "fixed before the sweep"  # the second jitter sweep: model, rule, design committed first
 ALL_METHODS = (ENGINE, POST_HOC, SHIFTED, RESCALED)
 BURSTS = "engine + multi-packet trips"  # the same model where it is pre-registered (the second sweep)
 MAX_CORRELATION = 0.95  # ping's lag-1 autocorrelation is clipped here: a fully sticky line is one draw
