@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +16,8 @@ from iscsi_report.core.keep import PARSE_CACHE_ENV
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = PROJECT_ROOT / "tests" / "fixtures"
 CORPUS = PROJECT_ROOT.parent / "shared" / "corpus"
+LOOPBACK = "127.0.0.1"  # the only address the capture tests send to
+SERVER_START_S = 10  # how long iperf3 -s may take to listen
 # Parses kept across the test processes (both xdist workers, and the chapters they execute), inside
 # the project's own git-ignored cache folder; keyed by bytes and parser code, so never stale.
 os.environ.setdefault(PARSE_CACHE_ENV, str(PROJECT_ROOT / ".cache" / "parsed"))
@@ -35,6 +41,35 @@ def corpus_dir() -> Path:
     if not CORPUS.is_dir():
         pytest.skip("../shared/corpus is absent")
     return CORPUS
+
+
+def _free_port() -> int:
+    """A TCP port free on loopback now."""
+    with socket.socket() as s:
+        s.bind((LOOPBACK, 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def iperf3_server() -> Iterator[int]:
+    """``iperf3 -s`` on 127.0.0.1 on a free port (its port), stopped by its own PID."""
+    port = _free_port()
+    proc = subprocess.Popen(
+        ["iperf3", "-s", "-B", LOOPBACK, "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + SERVER_START_S
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex((LOOPBACK, port)) == 0:
+                break
+        time.sleep(0.1)
+    try:
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=SERVER_START_S)
 
 
 # Test files that execute or build books, heaviest first. `make test` runs the suite with

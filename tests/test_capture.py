@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -73,34 +70,6 @@ def test_a_device_is_not_overwritten_without_destroy(
 ) -> None:
     assert main(["capture", str(tmp_path / "c"), "--target", "/dev/sdz", "--dry-run"]) == 2
     assert "--destroy" in capsys.readouterr().err
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind((LOOPBACK, 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def iperf3_server() -> Iterator[int]:
-    """iperf3 -s on 127.0.0.1 on a free port, stopped by its PID."""
-    port = _free_port()
-    proc = subprocess.Popen(
-        ["iperf3", "-s", "-B", LOOPBACK, "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex((LOOPBACK, port)) == 0:
-                break
-        time.sleep(0.1)
-    try:
-        yield port
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_loopback_capture_gives_a_valid_dataset(

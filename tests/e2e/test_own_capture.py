@@ -12,10 +12,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import socket
-import subprocess
-import time
-from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
 
@@ -34,39 +30,9 @@ TOOLS = ("ping", "iperf3", "fio", "iostat")
 RUN = "mine"
 BS_BYTES = 2 * 2**20  # the upgrade chapter's default block size: fio must measure it
 BYTES_PER_MIB = 2**20
-SERVER_START_S = 10  # how long iperf3 -s may take to listen
 CAPTURE_TIMEOUT_S = 600
 BOOK_TIMEOUT_S = 1800
 DEVICE_SWAP = "the device replaced"  # how the page's "what changes" column starts for another device
-
-
-def _free_port() -> int:
-    """A TCP port free on loopback now."""
-    with socket.socket() as s:
-        s.bind((LOOPBACK, 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def iperf3_server() -> Iterator[int]:
-    """iperf3 -s on 127.0.0.1 on a free port, stopped by its own PID."""
-    port = _free_port()
-    proc = subprocess.Popen(
-        ["iperf3", "-s", "-B", LOOPBACK, "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + SERVER_START_S
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex((LOOPBACK, port)) == 0:
-                break
-        time.sleep(0.1)
-    try:
-        yield port
-    finally:
-        proc.terminate()
-        proc.wait(timeout=SERVER_START_S)
 
 
 def _capture(project: Path, scratch: Path, port: int) -> None:

@@ -98,13 +98,16 @@ class Measured:
     op_ms: Value
 
 
+Covariance = tuple[tuple[float, float], tuple[float, float]]  # of a fitted line's (intercept, slope)
+
+
 @dataclass(frozen=True)
 class Residual:
     """The host residual fitted over today's runs: a + b x bytes, with its covariance."""
 
     a_ms: float
     b_ms_per_byte: float
-    cov: tuple[tuple[float, float], tuple[float, float]]
+    cov: Covariance
     sizes: int  # distinct block sizes it was fitted on (0: no iSCSI run today, so zero)
 
     def at(self, bs_bytes: int) -> tuple[float, float]:
@@ -245,17 +248,26 @@ def host_residual(today: Today) -> Residual:
     var_meas = float(np.mean([m.op_ms.se**2 for m in today.measured]))
     if len(set(bs.tolist())) < 2:
         return Residual(float(r.mean()), 0.0, ((var_meas / len(r), 0.0), (0.0, 0.0)), 1)
-    x = np.column_stack([np.ones_like(bs), bs])
+    intercept, slope, cov = _line_fit(bs, r, var_meas)
+    return Residual(intercept, slope, cov, len(set(bs.tolist())))
+
+
+def _line_fit(x_values: np.ndarray, r: np.ndarray, var_floor: float) -> tuple[float, float, Covariance]:
+    """Least squares ``r = a + b x``: (a, b) and their covariance (residual variance at least ``var_floor``).
+
+    The floor is today's own measurement variance: a line through few points that happens to fit
+    them exactly must not claim more certainty than the measurements have.
+    """
+    x = np.column_stack([np.ones_like(x_values), x_values])
     coef, *_ = np.linalg.lstsq(x, r, rcond=None)
-    dof = len(r) - 2
+    dof = len(r) - x.shape[1]
     rss = float(np.sum((r - x @ coef) ** 2))
-    sigma2 = max(rss / dof, var_meas) if dof > 0 else var_meas
+    sigma2 = max(rss / dof, var_floor) if dof > 0 else var_floor
     cov = sigma2 * np.linalg.inv(x.T @ x)
-    return Residual(
+    return (
         float(coef[0]),
         float(coef[1]),
         ((float(cov[0, 0]), float(cov[0, 1])), (float(cov[1, 0]), float(cov[1, 1]))),
-        len(set(bs.tolist())),
     )
 
 
@@ -273,7 +285,7 @@ class PerPduHostTime:
 
     per_command_ms: float
     per_pdu_ms: float
-    cov: tuple[tuple[float, float], tuple[float, float]]
+    cov: Covariance
 
     def at(self, pdus: int) -> tuple[float, float]:
         """The host time of an operation exchanging ``pdus`` PDUs, and its standard error."""
@@ -302,18 +314,8 @@ def per_pdu_host_time(today: Today) -> PerPduHostTime | None:
     if len(set(pdus.tolist())) < 2:
         return None
     r = np.array([m.op_ms.value for m in today.measured]) - _modelled_today(today)
-    x = np.column_stack([np.ones_like(pdus), pdus])
-    coef, *_ = np.linalg.lstsq(x, r, rcond=None)
     var_meas = float(np.mean([m.op_ms.se**2 for m in today.measured]))
-    dof = len(r) - x.shape[1]
-    rss = float(np.sum((r - x @ coef) ** 2))
-    sigma2 = max(rss / dof, var_meas) if dof > 0 else var_meas
-    cov = sigma2 * np.linalg.inv(x.T @ x)
-    return PerPduHostTime(
-        float(coef[0]),
-        float(coef[1]),
-        ((float(cov[0, 0]), float(cov[0, 1])), (float(cov[1, 0]), float(cov[1, 1]))),
-    )
+    return PerPduHostTime(*_line_fit(pdus, r, var_meas))
 
 
 def _modelled_today(today: Today) -> np.ndarray:
