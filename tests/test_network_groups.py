@@ -157,3 +157,50 @@ def test_two_network_labels_are_shown_side_by_side_never_compared() -> None:
     assert about.group_effects(summary).empty
     moved = summary.assign(network="wired", family=["IPv4", "IPv6"])
     assert about.group_effects(moved)["key"].tolist() == ["family"]
+
+
+def test_a_model_input_never_pools_two_families_of_one_network(tmp_path: Path) -> None:
+    """IPv4 and IPv6 pings of one network label at one spacing are two paths: the round trip a model
+    reads is refused with both files named (R2T chapter), and the upgrade chapter leaves it out saying why."""
+    from iscsi_report.analyses import r2t
+    from iscsi_report.core.errors import ReportError
+
+    ds = dataset_of(
+        tmp_path,
+        {
+            "v4.txt": ping_log("127.0.0.1", "127.0.0.1", 0.002, 0.05),
+            "v6.txt": ping_log("::1", "::1", 0.002, 0.09),
+        },
+    )
+    mixed = network.mixed_paths(network.rtt_samples(ds))
+    assert list(mixed) == [("lan", 0.002)]
+    assert "loopback over IPv4: ping/v4.txt" in mixed[("lan", 0.002)]
+    assert "loopback over IPv6: ping/v6.txt" in mixed[("lan", 0.002)]
+    with pytest.raises(ReportError, match=r"network 'lan': its pings every 2 ms reached more than one"):
+        r2t.rtt_means(ds)
+    one = dataset_of(tmp_path / "one", {"v4.txt": ping_log("127.0.0.1", "127.0.0.1", 0.002, 0.05)})
+    assert network.mixed_paths(network.rtt_samples(one)) == {}
+
+
+def test_the_upgrade_chapter_leaves_out_a_network_pinged_over_two_families(tmp_path: Path) -> None:
+    """The veth lab data plus an IPv6 ping of the same network label at the same 2 ms: left out, said why."""
+    import shutil
+
+    import yaml
+
+    from iscsi_report.analyses import upgrade
+    from iscsi_report.core.dataset import update_checksums
+
+    raw = Path(
+        shutil.copytree(Path(__file__).resolve().parents[1] / "data/raw/lab-veth-2026", tmp_path / "veth")
+    )
+    (raw / "ping" / "veth-v6.txt").write_text(ping_log("::1", "::1", 0.002, 0.09), encoding="utf-8")
+    doc = yaml.safe_load((raw / "manifest.yaml").read_text())
+    entry = {"path": "ping/veth-v6.txt", "tool": "ping", "side": "initiator", "sha256": "0", "bytes": 0}
+    doc["files"].append(entry | {"labels": {"network": "veth", "interval_s": 0.002}})
+    (raw / "manifest.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    update_checksums(raw)
+    nets = upgrade.measured_networks(open_dataset(raw), 0.002)
+    assert nets.usable == {}
+    assert "more than one host or address family" in nets.left_out["veth"]
+    assert "ping/veth-v6.txt" in nets.left_out["veth"]

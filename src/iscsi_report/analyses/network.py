@@ -11,6 +11,8 @@ the notebook only shows them.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,6 +25,7 @@ from iscsi_report.core.measurements import Measurements
 from iscsi_report.core.units import (
     BITS_PER_MBIT as BITS_PER_MBIT,  # re-exported: about.py reads network.BITS_PER_MBIT
 )
+from iscsi_report.core.units import MS_PER_S
 
 # What a ping group is: the manifest's network label, the host pinged, the address family and the
 # probe interval, read from the file's own header and -D timestamps (the ip_version and interval_s
@@ -126,6 +129,29 @@ def rtt_samples(ds: Measurements) -> pd.DataFrame:
     if not frames:
         raise ValueError(f"dataset {ds.name}: no ping files in the manifest")
     return pd.concat(frames, ignore_index=True)
+
+
+def mixed_paths(samples: pd.DataFrame) -> dict[tuple[str, float], str]:
+    """(network, interval_s) whose pings reached more than one host or address family, said in words.
+
+    A model input is one path's round trip: averaging IPv4 and IPv6 pings (or two hosts) of one
+    network label would pool two paths into a number neither has. The words name the files.
+    """
+    out: dict[tuple[str, float], str] = {}
+    groups: Iterable[tuple[Any, pd.DataFrame]] = samples.groupby(
+        ["network", "interval_s"], sort=True, dropna=False
+    )
+    for (name, interval), g in groups:
+        files = g.groupby(["host", "family"], sort=True)["file"].agg(lambda f: ", ".join(sorted(set(f))))
+        if len(files) > 1:
+            paths: dict[Any, str] = files.to_dict()
+            seen = "; ".join(f"{path[0]} over {path[1]}: {names}" for path, names in paths.items())
+            spacing_ms = float(interval) * MS_PER_S
+            out[(str(name), float(interval))] = (
+                f"its pings every {spacing_ms:g} ms reached more than one host or address family "
+                f"({seen}); give each path its own network label"
+            )
+    return out
 
 
 def ping_files(ds: Measurements) -> pd.DataFrame:

@@ -24,7 +24,7 @@ from iscsi_report.analyses import network, storage
 from iscsi_report.analyses.device_term import DeviceTerm
 from iscsi_report.core import labels as label_contract
 from iscsi_report.core import model, prose
-from iscsi_report.core.errors import IngestError
+from iscsi_report.core.errors import IngestError, ReportError
 from iscsi_report.core.ingest import iperf3
 from iscsi_report.core.measurements import Measurements
 from iscsi_report.core.model import IscsiParams, Network
@@ -226,6 +226,10 @@ def rtt_means(ds: Measurements) -> pd.DataFrame:
     if not ds.select("ping"):
         return pd.DataFrame(columns=cols)
     samples = network.rtt_samples(ds)
+    mixed = network.mixed_paths(samples)
+    if mixed:
+        (name, _), why = next(iter(mixed.items()))
+        raise ReportError(f"dataset {ds.name}: network {name!r}: {why}")
     df = (
         samples.groupby(["network", "interval_s"], sort=True)
         .agg(files=("file", "nunique"), replies=("rtt_ms", "size"), mean_rtt_ms=("rtt_ms", "mean"))

@@ -138,6 +138,7 @@ def measured_networks(ds: Measurements, ping_interval_s: float) -> Networks:
     samples = network_analysis.rtt_samples(ds) if ds.select("ping") else pd.DataFrame()
     iperf = r2t.iperf_rates(ds)
     out = Networks()
+    mixed = network_analysis.mixed_paths(samples) if len(samples) else {}
     for name in sorted(set(samples.get("network", [])) & set(iperf.get("network", []))):
         on_net = samples[samples["network"] == name]
         intervals = pd.DataFrame({"interval_s": sorted(set(on_net["interval_s"]))})
@@ -146,6 +147,9 @@ def measured_networks(ds: Measurements, ping_interval_s: float) -> Networks:
             out.left_out[str(name)] = r2t.ping_missing(intervals, ping_interval_s)
             continue
         interval = float(closest["interval_s"].iloc[0])
+        if (str(name), interval) in mixed:
+            out.left_out[str(name)] = mixed[(str(name), interval)]
+            continue
         rtt = on_net.loc[on_net["interval_s"] == interval, "rtt_ms"].to_numpy(float)
         files = sorted(set(on_net.loc[on_net["interval_s"] == interval, "file"]))
         runs = iperf[(iperf["network"] == name) & network_analysis.capacity_runs(iperf)]
