@@ -204,3 +204,18 @@ def test_the_upgrade_chapter_leaves_out_a_network_pinged_over_two_families(tmp_p
     assert nets.usable == {}
     assert "more than one host or address family" in nets.left_out["veth"]
     assert "ping/veth-v6.txt" in nets.left_out["veth"]
+
+
+def test_the_fit_never_pools_two_families_of_one_network(tmp_path: Path) -> None:
+    from iscsi_report.analyses.fit import inputs
+    from iscsi_report.core.errors import DesignError
+
+    logs = {
+        "v4.txt": ping_log("127.0.0.1", "127.0.0.1", 0.002, 0.05),
+        "v6.txt": ping_log("::1", "::1", 0.002, 0.09),
+    }
+    ds = dataset_of(tmp_path, logs)
+    with pytest.raises(
+        DesignError, match=r"network 'lan'.*more than one host or address family.*ping/v6\.txt"
+    ):
+        inputs.rtt_samples_by_network(ds, 0.002)

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from iscsi_report.analyses import audit, blog, r2t, storage
+from iscsi_report.analyses import network as network_analysis
 from iscsi_report.analyses.fit.terms import (
     INVENTED_COLUMN,
     ISCSI_COLUMNS,
@@ -37,11 +38,23 @@ def rtt_samples_by_network(
 ) -> dict[str, np.ndarray]:
     """RTT samples (ms, duplicates excluded) of each network's ping files at ``interval_s``."""
     out: dict[str, list[np.ndarray]] = {}
+    paths: dict[str, dict[tuple[str, str], list[str]]] = {}
     for f in ds.select("ping", interval_s=interval_s):
         result = ds.ping(f)
-        out.setdefault(str(f.labels["network"]), []).append(result.rtt_ms[~result.duplicate])
+        name = str(f.labels["network"])
+        out.setdefault(name, []).append(result.rtt_ms[~result.duplicate])
+        paths.setdefault(name, {}).setdefault(network_analysis.host_and_family(ds, f), []).append(f.rel)
     if not out:
         raise DesignError(f"dataset {ds.name}: no ping files with interval_s={interval_s}")
+    for name, seen in paths.items():  # one network's samples are one path's: never two pooled
+        if len(seen) > 1:
+            said = "; ".join(
+                f"{host} over {family}: {', '.join(files)}" for (host, family), files in seen.items()
+            )
+            raise DesignError(
+                f"dataset {ds.name}: network {name!r}: its pings at interval_s={interval_s} reached "
+                f"more than one host or address family ({said}); give each path its own network label"
+            )
     return {k: np.concatenate(v) for k, v in out.items()}
 
 
