@@ -100,6 +100,12 @@ def _wait_for(predicate, what: str) -> None:
         time.sleep(POLL_S)
 
 
+def _kernel_pid_written(project: Path) -> bool:
+    """The sleepy cell has written its whole pid (write_text creates the file before it fills it)."""
+    pid_file = project / "kernel.pid"
+    return pid_file.is_file() and pid_file.read_text().strip().isdigit()
+
+
 def _kill_kernel(project: Path) -> None:
     """Kill the sleepy kernel if it outlived its runner (its pid is in kernel.pid)."""
     pid_file = project / "kernel.pid"
@@ -262,7 +268,7 @@ def _start_sleepy(project: Path, *args: str) -> subprocess.Popen[str]:
     _set_chapters(project, ["quick", "sleepy"])
     (project / "hold").write_text("")
     proc = _popen(project, *args)
-    _wait_for(lambda: (project / "kernel.pid").exists() or proc.poll() is not None, "the sleepy cell")
+    _wait_for(lambda: _kernel_pid_written(project) or proc.poll() is not None, "the sleepy cell")
     assert proc.poll() is None, proc.communicate()
     return proc
 
