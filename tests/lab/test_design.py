@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import yaml
 from lab_labels import REQUIRED_LABELS
@@ -354,11 +355,45 @@ def test_jitter_design_2_uses_shapes_sizes_and_windows_design_1_never_ran() -> N
     assert sum(r.captured for r in second) == 4
 
 
+def test_jitter_design_3_runs_windows_1_and_8_at_new_sizes_under_a_replayed_wifi_trace() -> None:
+    from iscsi_report.lab import jitter_sweep
+
+    third = jitter_sweep.design(3)
+    plain = [r for r in third if not r.captured]
+    assert {r.n_ios for r in plain} == {jitter_sweep.WRITES} and all(r.bins for r in third)
+    assert len({r.stem() for r in third}) == len(third)
+    earlier = {r.bs_bytes for n in (1, 2) for r in jitter_sweep.design(n)}
+    new = {(r.bs_bytes, r.r2t_window) for r in plain if r.jitter == "fixed"}
+    assert {w for _, w in new} == {1, 8} and len({bs for bs, _ in new}) == 3
+    assert not {bs for bs, _ in new} & earlier
+    # 18 jittered targets (3 shapes x 3 sizes x windows 1 and 8) and a capture per shape
+    assert len([r for r in plain if r.jitter != "fixed"]) == 18 and sum(r.captured for r in third) == 4
+    names = jitter_sweep.SHAPE_NAMES
+    assert set(names[3]) & (set(names[1]) | set(names[2])) == {"fixed"}
+    with pytest.raises(ValueError, match="replays a ping trace"):
+        jitter_sweep.shapes(3)
+
+
+def test_jitter_design_3_replays_the_blogs_wifi_ping_and_keeps_only_its_summary() -> None:
+    from iscsi_report.lab import jitter_sweep
+
+    root = Path(__file__).resolve().parents[2] / "data" / "raw"
+    shape = jitter_sweep.shapes(3, root)["wifitrace"]
+    assert shape is not None and shape.doc["shape"] == "trace"
+    extras = np.asarray(shape.doc["trace_ms"])
+    assert extras.size == jitter_sweep.TRACE_PINGS and extras.min() == 0.0
+    # half the rise of the blog's 2 ms Wi-Fi RTT over its fastest reply (mean 2.95 ms published)
+    assert 0.9 < float(extras.mean()) < 1.4
+    record = shape.record()
+    assert "trace_ms" not in record and record["trace_points"] == jitter_sweep.TRACE_PINGS
+    assert "reconstructed" in record["source"]
+
+
 def test_an_unknown_jitter_design_is_refused_before_the_lab_starts() -> None:
     from iscsi_report.lab import jitter_sweep
 
-    with pytest.raises(ValueError, match=r"jitter design 3: expected one of \(1, 2\)"):
-        jitter_sweep.design(3)
+    with pytest.raises(ValueError, match=r"jitter design 4: expected one of \(1, 2, 3\)"):
+        jitter_sweep.design(4)
     args = build_parser("lab").parse_args(["lab", "run", "--out", "x", "--jitter", "2"])
     assert args.jitter == 2
     assert build_parser("lab").parse_args(["lab", "run", "--out", "x", "--jitter"]).jitter == 1

@@ -64,3 +64,19 @@ def test_delivery_stays_first_in_first_out_under_jitter() -> None:
 def test_an_unknown_shape_is_refused() -> None:
     with pytest.raises(ValueError, match="jitter shape"):
         Jitter.from_doc({"shape": "pareto"})
+
+
+def test_a_replayed_trace_is_drawn_as_recorded_and_each_direction_from_its_own_point() -> None:
+    trace = np.random.default_rng(7).gamma(0.8, 1.0, 5000).round(4)
+    shape = jitter.trace(trace * 2 + 0.5, "test", seed=11)  # RTTs whose half-rise is the trace
+    extras = np.asarray(shape.doc["trace_ms"])
+    assert np.allclose(extras, trace - trace.min(), atol=1e-4)
+    x = _draws(shape.doc)
+    assert stats.kstest(x, jitter.distribution(shape.doc).cdf).statistic < KS_TOLERANCE
+    there = Jitter.from_doc({**shape.doc, "seed": 12})
+    back = np.array([there.draw_ms() for _ in range(DRAWS)])
+    assert float(np.corrcoef(x, back)[0, 1]) < 0.05, "the two directions replay the same stretch"
+    with pytest.raises(ValueError, match="non-empty trace_ms"):
+        Jitter.from_doc({"shape": "trace", "trace_ms": []})
+    with pytest.raises(ValueError, match="no round-trip times"):
+        jitter.trace(np.array([np.nan]), "empty.txt")

@@ -124,7 +124,9 @@ def run(args: argparse.Namespace) -> int:
             if args.jitter:
                 from iscsi_report.lab import jitter_sweep
 
-                summary = jitter_sweep.execute(lab, out, _say, number=args.jitter)
+                summary = jitter_sweep.execute(
+                    lab, out, _say, number=args.jitter, raw_root=Path(root) / "data" / "raw"
+                )
             else:
                 summary = execute(lab, out, args.quick, _say, confirm=args.confirm)
         print(json.dumps(summary, indent=1, default=str))

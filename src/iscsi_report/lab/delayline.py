@@ -48,7 +48,8 @@ class Jitter:
     ``shape`` is one of :data:`JITTER_SHAPES`: ``fixed`` (no extra), ``gamma`` (``k``, ``theta_ms``),
     ``lognormal`` (``mu``, ``sigma`` of the log of the extra in ms), ``mixture`` (``weights`` and,
     per component, ``extra_ms`` plus an optional lognormal spread ``sigma``), or ``trace`` (the
-    extras of a measured trace replayed in order, cycling). With ``correlation`` r a packet keeps
+    extras of a measured trace replayed in order, cycling, from a start the seed picks: the two
+    directions, seeded apart, replay different stretches of the trace). With ``correlation`` r a packet keeps
     the previous packet's extra with probability r, so a spike hits consecutive packets.
     """
 
@@ -66,6 +67,7 @@ class Jitter:
     _rng: random.Random = field(default_factory=random.Random, repr=False)
     _last_ms: float = 0.0
     _at: int = 0
+    _start: int = 0
 
     def __post_init__(self) -> None:
         if self.shape not in JITTER_SHAPES:
@@ -73,6 +75,10 @@ class Jitter:
         if not 0.0 <= self.correlation < 1.0:
             raise ValueError(f"jitter correlation {self.correlation!r}: expected 0 <= r < 1")
         self._rng.seed(self.seed)
+        if self.shape == "trace":
+            if not self.trace_ms:
+                raise ValueError("jitter shape 'trace': expected a non-empty trace_ms")
+            self._start = self._rng.randrange(len(self.trace_ms))
 
     def draw_ms(self) -> float:
         """The next packet's extra delay in ms (>= 0)."""
@@ -95,7 +101,7 @@ class Jitter:
             i = rng.choices(range(len(self.weights)), weights=self.weights)[0]
             spread = self.sigmas[i] if i < len(self.sigmas) else 0.0
             return self.extra_ms[i] * (rng.lognormvariate(-(spread**2) / 2, spread) if spread else 1.0)
-        value = self.trace_ms[self._at % len(self.trace_ms)]  # trace
+        value = self.trace_ms[(self._start + self._at) % len(self.trace_ms)]  # trace
         return value
 
     @classmethod

@@ -25,6 +25,16 @@ class Shape:
 
     name: str
     doc: dict[str, Any]
+    source: str = ""  # where a replayed trace came from ('' for a drawn shape)
+
+    def record(self) -> dict[str, Any]:
+        """The shape as a manifest keeps it: a trace's points summarised, its source named."""
+        if self.doc["shape"] != "trace":
+            return self.doc
+        extras = np.asarray(self.doc["trace_ms"], float)
+        summary = {"trace_points": int(extras.size), "trace_mean_ms": round(float(extras.mean()), 4)}
+        summary |= {"trace_p99_ms": round(float(np.quantile(extras, 0.99)), 4), "source": self.source}
+        return {k: v for k, v in self.doc.items() if k != "trace_ms"} | summary
 
 
 def gamma(mean_ms: float, p99_ms: float, seed: int = 0, correlation: float = 0.0) -> Shape:
@@ -68,6 +78,21 @@ def mixture(
     return Shape(f"mixture {modes}", doc)
 
 
+def trace(rtt_ms: np.ndarray, source: str, seed: int = 0) -> Shape:
+    """A measured ping trace replayed in order: each packet's one-way extra is half its RTT's rise.
+
+    A round trip's rise over the trace's fastest reply is split evenly between the two directions;
+    the line replays one such extra per packet, each direction from its own point in the trace.
+    """
+    rtt = np.asarray(rtt_ms, float)
+    rtt = rtt[np.isfinite(rtt)]
+    if rtt.size == 0:
+        raise ValueError(f"{source}: no round-trip times to replay")
+    extras = np.round((rtt - rtt.min()) / 2, 4)
+    doc = {"shape": "trace", "trace_ms": extras.tolist(), "seed": seed}
+    return Shape(f"trace of {rtt.size} pings, half-RTT rise, from {source}", doc, source)
+
+
 def distribution(doc: dict[str, Any]) -> Any:
     """The shape's extra-delay distribution (a frozen scipy distribution, or a mixture's CDF holder)."""
     shape = doc["shape"]
@@ -77,6 +102,8 @@ def distribution(doc: dict[str, Any]) -> Any:
         return stats.lognorm(doc["sigma"], scale=math.exp(doc["mu"]))
     if shape == "mixture":
         return _Mixture(doc)
+    if shape == "trace":
+        return _Trace(doc["trace_ms"])
     raise ValueError(f"no reference distribution for shape {shape!r}")
 
 
@@ -95,3 +122,16 @@ class _Mixture:
 
     def mean(self) -> float:
         return float(sum(w * e for w, _, e in self.parts))
+
+
+class _Trace:
+    """CDF and mean of a replayed trace: its points' empirical distribution."""
+
+    def __init__(self, extras_ms: Any) -> None:
+        self.sorted_ms = np.sort(np.asarray(extras_ms, float))
+
+    def cdf(self, x: Any) -> Any:
+        return np.searchsorted(self.sorted_ms, np.asarray(x, dtype=float), side="right") / self.sorted_ms.size
+
+    def mean(self) -> float:
+        return float(self.sorted_ms.mean())

@@ -13,6 +13,13 @@ line and counts, with shapes, block sizes and windows design 1 never used: a cor
 packet keeps the previous one's extra with probability 0.5), a three-mode mixture and a
 heavier-tailed lognormal; 256 KiB at window 2, 1 MiB at windows 2 and 4, 4 MiB at window 4; the
 capture is of 1 MiB writes at window 2.
+
+Design 3 (``--jitter 3``, pre-registered in ``data/preregistered/lab-iscsi-2026-jitter3``): the
+issue's windows 1 and 8 again, at three block sizes no earlier design ran (128 KiB, 768 KiB and
+3 MiB), under three new shapes: the blog's 2 ms Wi-Fi ping replayed (:func:`jitter.trace` over the
+first :data:`TRACE_PINGS` replies of the reconstructed ``blog-2023`` file: the published
+distribution's shape, not the blog's own packets), a correlated lognormal and a light gamma; the
+capture is of 768 KiB writes at window 8.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from iscsi_report.core.measurements import open_dataset
 from iscsi_report.core.units import BYTES_PER_KIB, BYTES_PER_MIB
 from iscsi_report.lab import jitter
 from iscsi_report.lab import sweep as sw
@@ -47,11 +55,49 @@ CAPTURE_1 = (2 * BYTES_PER_MIB, 1)  # (block size, window) of design 1's capture
 CAPTURE_2 = (1 * BYTES_PER_MIB, 2)
 CORRELATION_2 = 0.5  # design 2's correlated shape: a packet keeps the previous packet's extra this often
 SEED_2 = 2027  # design 2 draws its own packets, apart from design 1's
-DESIGNS = (1, 2)
+# Design 3: windows 1 and 8 (the issue's) at sizes no design ran; a replayed Wi-Fi trace
+SIZES_3: tuple[tuple[int, tuple[int, ...]], ...] = (
+    (128 * BYTES_PER_KIB, (1, 8)),
+    (768 * BYTES_PER_KIB, (1, 8)),
+    (3 * BYTES_PER_MIB, (1, 8)),
+)
+CAPTURE_3 = (768 * BYTES_PER_KIB, 8)
+SEED_3 = 2028
+TRACE_DATASET = "blog-2023"  # reconstructed from the blog's published ping summary (its README)
+TRACE_FILE = "ping/wireless-2ms.txt.gz"  # the Wi-Fi at 2 ms spacing: mean 2.95 ms, p99 7.63 ms
+TRACE_PINGS = 30_000  # the trace's first minute: enough for its p99.9, small enough for the line's params
+CORRELATION_3 = 0.3
+DESIGNS = (1, 2, 3)
+DESIGN_SIZES = {1: (SIZES, CAPTURE_1), 2: (SIZES_2, CAPTURE_2), 3: (SIZES_3, CAPTURE_3)}
+SHAPE_NAMES = {
+    1: ("fixed", "gamma", "lognormal", "bimodal"),
+    2: ("fixed", "corrgamma", "trimodal", "heavylognormal"),
+    3: ("fixed", "wifitrace", "corrlognormal", "lightgamma"),
+}
 
 
-def shapes(number: int = 1) -> dict[str, jitter.Shape | None]:
-    """The jitter shapes of design ``number`` by label (None: the fixed reference)."""
+def wifi_trace(raw_root: Path) -> jitter.Shape:
+    """Design 3's replayed shape: the first :data:`TRACE_PINGS` replies of the blog's 2 ms Wi-Fi ping."""
+    ds = open_dataset(raw_root / TRACE_DATASET)
+    entry = next(e for e in ds.select("ping") if e.rel == TRACE_FILE)
+    rtt = ds.ping(entry).rtt_ms[:TRACE_PINGS]
+    return jitter.trace(rtt, f"{TRACE_DATASET}/{TRACE_FILE} (reconstructed)", seed=SEED_3)
+
+
+def shapes(number: int = 1, raw_root: Path | None = None) -> dict[str, jitter.Shape | None]:
+    """The jitter shapes of design ``number`` by label (None: the fixed reference).
+
+    Design 3 replays a ping file of the datasets under ``raw_root`` (required for it).
+    """
+    if number == 3:
+        if raw_root is None:
+            raise ValueError("jitter design 3 replays a ping trace: give the datasets' folder")
+        return {
+            "fixed": None,
+            "wifitrace": wifi_trace(raw_root),
+            "corrlognormal": jitter.lognormal(0.5, 3.5, seed=SEED_3 + 10, correlation=CORRELATION_3),
+            "lightgamma": jitter.gamma(0.25, 1.2, seed=SEED_3 + 20),
+        }
     if number == 2:
         return {
             "fixed": None,
@@ -77,11 +123,11 @@ def check_design(number: int) -> None:
 def design(number: int = 1) -> list[sw.FioRun]:
     """Every fio run of jitter design ``number``, captured ones included, shape by shape."""
     check_design(number)
-    sizes, (cap_bs, cap_w) = (SIZES, CAPTURE_1) if number == 1 else (SIZES_2, CAPTURE_2)
+    sizes, (cap_bs, cap_w) = DESIGN_SIZES[number]
     imm, seg = sw.IMMEDIATE[0]
     d, link = ONE_WAY_DELAY_MS, LINK_MBPS
     runs = []
-    for name in shapes(number):
+    for name in SHAPE_NAMES[number]:
         for bs, windows in sizes:
             for w in windows:
                 runs.append(
@@ -92,8 +138,11 @@ def design(number: int = 1) -> list[sw.FioRun]:
     return runs
 
 
-def execute(lab: Lab, out: Path, say: Any = print, number: int = 1) -> dict[str, Any]:
-    """Run jitter design ``number`` into ``out`` and write its manifest."""
+def execute(
+    lab: Lab, out: Path, say: Any = print, number: int = 1, raw_root: Path | None = None
+) -> dict[str, Any]:
+    """Run jitter design ``number`` into ``out`` and write its manifest (``raw_root``: see :func:`shapes`)."""
+    designed = shapes(number, raw_root)
     out.mkdir(parents=True, exist_ok=True)
     runner = sw.Runner(lab, out, say)
     loads = {"at_start": sw.load_average()}
@@ -101,9 +150,9 @@ def execute(lab: Lab, out: Path, say: Any = print, number: int = 1) -> dict[str,
     lab.start_target(target_params(1, *sw.IMMEDIATE[0]))
     runs = design(number)
     realised: dict[str, Any] = {}
-    for name, shape in shapes(number).items():
+    for name, shape in designed.items():
         lab.set_jitter(shape.doc if shape else None)
-        realised[name] = shape.doc if shape else {"shape": "fixed"}
+        realised[name] = shape.record() if shape else {"shape": "fixed"}
         say(f"jitter {name}: ping and iperf3 ({time.monotonic() - t0:.0f} s)")
         runner.network(ONE_WAY_DELAY_MS, LINK_MBPS, jitter=name, ping_count=PING_COUNT)
         mine = [r for r in runs if r.jitter == name]
