@@ -36,25 +36,27 @@ CPU_CORES_COUNTED = 1  # the blog reads iostat's busy % as one core's seconds pe
 def rtt_samples_by_network(
     ds: Measurements, interval_s: float = MODEL_PING_INTERVAL_S
 ) -> dict[str, np.ndarray]:
-    """RTT samples (ms, duplicates excluded) of each network's ping files at ``interval_s``."""
+    """RTT samples (ms, duplicates excluded) of each network's ping files at ``interval_s``.
+
+    One network's samples are one path's: pooled paths are refused in the words of
+    :func:`network.mixed_paths`, the check the network chapter and projections use.
+    """
     out: dict[str, list[np.ndarray]] = {}
-    paths: dict[str, dict[tuple[str, str], list[str]]] = {}
+    paths = []
     for f in ds.select("ping", interval_s=interval_s):
         result = ds.ping(f)
         name = str(f.labels["network"])
         out.setdefault(name, []).append(result.rtt_ms[~result.duplicate])
-        paths.setdefault(name, {}).setdefault(network_analysis.host_and_family(ds, f), []).append(f.rel)
+        host, family = network_analysis.host_and_family(ds, f)
+        paths.append(
+            {"network": name, "interval_s": interval_s, "host": host, "family": family, "file": f.rel}
+        )
     if not out:
         raise DesignError(f"dataset {ds.name}: no ping files with interval_s={interval_s}")
-    for name, seen in paths.items():  # one network's samples are one path's: never two pooled
-        if len(seen) > 1:
-            said = "; ".join(
-                f"{host} over {family}: {', '.join(files)}" for (host, family), files in seen.items()
-            )
-            raise DesignError(
-                f"dataset {ds.name}: network {name!r}: its pings at interval_s={interval_s} reached "
-                f"more than one host or address family ({said}); give each path its own network label"
-            )
+    mixed = network_analysis.mixed_paths(pd.DataFrame(paths))
+    if mixed:
+        said = "; ".join(f"network {name!r}: {words}" for (name, _), words in mixed.items())
+        raise DesignError(f"dataset {ds.name}: {said}")
     return {k: np.concatenate(v) for k, v in out.items()}
 
 
