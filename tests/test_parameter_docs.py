@@ -89,3 +89,23 @@ def test_the_command_prints_and_writes_the_page(tmp_path: Path, capsys: pytest.C
     out = tmp_path / "parameters.md"
     assert main(["--root", str(ROOT), "parameters", "--write", str(out)]) == 0
     assert out.read_text(encoding="utf-8") == parameter_docs.reference_page(NOTEBOOKS)
+
+
+def _names_a_dataset(default: object) -> bool:
+    """True when ``default`` is a folder of data/raw or a file of data/published (or a list of them)."""
+    values = default if isinstance(default, list | tuple) else [default]
+    known = {p.name for p in (ROOT / "data" / "raw").iterdir() if p.is_dir()}
+    known |= {n for p in (ROOT / "data" / "published").iterdir() for n in (p.name, p.stem)}
+    return bool(values) and all(isinstance(v, str) and v in known for v in values)
+
+
+def test_every_chapter_parameter_naming_a_dataset_is_checked_as_a_name() -> None:
+    """A forgotten entry of ``params.NAME_PARAMETERS`` would let an override read outside the data folders."""
+    injected = {"run_name", "dataset", "project_root", "results_dir"}  # the pipeline's own, checked apart
+    naming = {
+        p.name
+        for p in parameter_docs.all_parameters(NOTEBOOKS)
+        if p.name not in injected and _names_a_dataset(p.default)
+    }
+    assert {"jitter_sweep", "blind_sweep"} <= naming, "the check finds the parameters it is about"
+    assert naming - params.NAME_PARAMETERS == set()
