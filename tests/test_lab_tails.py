@@ -78,3 +78,21 @@ def test_the_post_hoc_model_is_scored_apart_and_leaves_the_pre_registered_result
     assert (post["p99_ms"].to_numpy() > scored[scored["method"] == tails.ENGINE]["p99_ms"].to_numpy()).all()
     words = tails.bursts_verdict(combined)["bursts_words"]
     assert tails.POST_HOC_NOTE in words
+
+
+def test_a_round_is_a_few_packets_on_the_line_and_hundreds_at_ethernets_mtu() -> None:
+    """Why the pages' forecasts keep one ping per trip: the tested regime is a handful of packets."""
+    counts = tails.packets_per_round(tails.load(RAW))
+    assert counts["line_mtu_bytes"] == 65_000 and counts["ethernet_mtu_bytes"] == 1_500
+    assert 1 < counts["line_packets"] <= 5
+    assert counts["ethernet_packets"] > 30 * counts["line_packets"]
+
+
+def test_the_worst_shape_is_the_one_whose_p99_misses_most() -> None:
+    rows = [{"method": "m", "jitter": "calm", "p99_error_pct": e} for e in (1.0, -2.0, 0.5)] + [
+        {"method": "m", "jitter": "wild", "p99_error_pct": e} for e in (-20.0, -30.0, 5.0)
+    ]
+    rows.append({"method": "other", "jitter": "calm", "p99_error_pct": 99.0})
+    worst = tails.worst_shape(pd.DataFrame(rows), "m")
+    assert worst["shape"] == "wild" and worst["p99_error_pct"] == 20.0
+    assert worst["worst_p99_error_pct"] == -30.0 and worst["under"] == 2 and worst["configurations"] == 3

@@ -174,6 +174,41 @@ def score_bursts(ds: Measurements, method: str = POST_HOC) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def worst_shape(scored: pd.DataFrame, method: str) -> dict[str, Any]:
+    """The jitter shape whose p99 ``method`` misses most (median |error|), and how its misses lean."""
+    mine = scored[scored["method"] == method]
+    by = mine.groupby("jitter")["p99_error_pct"]
+    name = str(by.apply(lambda e: e.abs().median()).idxmax())
+    errors = mine.loc[mine["jitter"] == name, "p99_error_pct"]
+    return {
+        "shape": name,
+        "p99_error_pct": float(errors.abs().median()),
+        "worst_p99_error_pct": float(errors.iloc[errors.abs().argmax()]),
+        "under": int((errors < 0).sum()),
+        "configurations": len(errors),
+    }
+
+
+def packets_per_round(ds: Measurements) -> dict[str, int]:
+    """The most packets one round of the sweep's largest write sends: at the line's MTU and at Ethernet's.
+
+    The multi-packet model was tested where a round is a handful of 64 KiB packets whose delays the
+    line draws independently; at Ethernet's MTU the same round is far more packets, and a real
+    network delays neighbouring packets together. The chapter says so with these counts.
+    """
+    x = max(_targets(ds, runs(ds)), key=lambda t: t.target.bs_bytes)
+    mtu = _path_mtu_bytes(ds, str(x.row["jitter"]))
+    line = forecast.round_packets(x.today, x.target, mtu_bytes=mtu)
+    ethernet = forecast.round_packets(x.today, x.target, mtu_bytes=forecast.ETHERNET_MTU_BYTES)
+    return {
+        "bs_bytes": int(x.target.bs_bytes),
+        "line_mtu_bytes": mtu,
+        "line_packets": max(len(p) for p in line),
+        "ethernet_mtu_bytes": forecast.ETHERNET_MTU_BYTES,
+        "ethernet_packets": max(len(p) for p in ethernet),
+    }
+
+
 def ping_correlation(rtt_ms: np.ndarray) -> float:
     """Ping's lag-1 autocorrelation, clipped to [0, MAX_CORRELATION]: the line's stickiness per packet.
 
