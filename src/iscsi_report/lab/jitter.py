@@ -131,7 +131,9 @@ class _Trace:
         self.sorted_ms = np.sort(np.asarray(extras_ms, float))
 
     def cdf(self, x: Any) -> Any:
+        """P(extra <= x): the share of the trace's points at or below x."""
         return np.searchsorted(self.sorted_ms, np.asarray(x, dtype=float), side="right") / self.sorted_ms.size
 
     def mean(self) -> float:
+        """The trace's mean extra (ms)."""
         return float(self.sorted_ms.mean())

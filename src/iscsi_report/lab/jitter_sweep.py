@@ -62,11 +62,11 @@ SIZES_3: tuple[tuple[int, tuple[int, ...]], ...] = (
     (3 * BYTES_PER_MIB, (1, 8)),
 )
 CAPTURE_3 = (768 * BYTES_PER_KIB, 8)
-SEED_3 = 2028
+SEED_3 = 2028  # design 3 draws its own packets, apart from designs 1 and 2
 TRACE_DATASET = "blog-2023"  # reconstructed from the blog's published ping summary (its README)
 TRACE_FILE = "ping/wireless-2ms.txt.gz"  # the Wi-Fi at 2 ms spacing: mean 2.95 ms, p99 7.63 ms
 TRACE_PINGS = 30_000  # the trace's first minute: enough for its p99.9, small enough for the line's params
-CORRELATION_3 = 0.3
+CORRELATION_3 = 0.3  # design 3's correlated lognormal: milder stickiness than design 2's
 DESIGNS = (1, 2, 3)
 DESIGN_SIZES = {1: (SIZES, CAPTURE_1), 2: (SIZES_2, CAPTURE_2), 3: (SIZES_3, CAPTURE_3)}
 SHAPE_NAMES = {
