@@ -4,8 +4,9 @@ Usage: CHROME_PATH=/usr/bin/chromium PYTHONPATH=src .venv/bin/python benchmarks/
        --lighthouse /tmp/lh/node_modules/.bin/lighthouse [--site _build/html] [--out DIR] PAGE...
 
 Lighthouse is installed outside the project (``mkdir -p /tmp/lh && cd /tmp/lh && npm install
-lighthouse``). The site is served on 127.0.0.1 only (``http.server`` in a thread, no compression,
-as ``tests/browser/harness.py`` serves it); each page is audited twice, with ``--preset=desktop``
+lighthouse``). The site is served on 127.0.0.1 only (``http.server`` in a thread, as
+``tests/browser/harness.py`` serves it: no compression, or with ``--gzip`` its text files gzipped
+as a normal web server sends them); each page is audited twice, with ``--preset=desktop``
 and with Lighthouse's default (mobile: simulated slow 4G and a 4x slower CPU), in headless Chromium
 with :data:`CHROME_FLAGS`. Prints one Markdown row per page and preset, with the audits Lighthouse
 ranks as the page's largest savings when performance misses :data:`PERFORMANCE_GOAL` (issue 25).
@@ -14,6 +15,7 @@ ranks as the page's largest savings when performance misses :data:`PERFORMANCE_G
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import subprocess
 import sys
@@ -24,7 +26,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from browser.harness import serve  # noqa: E402  (the tests folder is put on the path just above)
+from browser.harness import (  # noqa: E402  (the tests folder is put on the path just above)
+    COMPRESSED_SUFFIXES,
+    GZIP_LEVEL,
+    QuietHandler,
+    serve,
+)
 
 # The brief's flags plus the harness's: nothing but the page itself may touch the network.
 CHROME_FLAGS = (
@@ -35,6 +42,25 @@ PRESETS = {"desktop": ["--preset=desktop"], "mobile": []}  # Lighthouse's defaul
 PERFORMANCE_GOAL = {"desktop": 90, "mobile": 70}  # issue 25; accessibility must stay 100
 TOP_OPPORTUNITIES = 3  # audits named per page when performance misses its goal
 LIGHTHOUSE_TIMEOUT_S = 600
+
+
+class GzipHandler(QuietHandler):
+    """Static files, text ones gzipped when the browser accepts it (as a normal web server sends them)."""
+
+    def do_GET(self) -> None:
+        """A text file gzipped; anything else (folders, fonts, images, errors) as the plain handler."""
+        path = Path(self.translate_path(self.path))
+        accepts = "gzip" in self.headers.get("Accept-Encoding", "")
+        if not (accepts and path.is_file() and path.suffix in COMPRESSED_SUFFIXES):
+            super().do_GET()
+            return
+        body = gzip.compress(path.read_bytes(), compresslevel=GZIP_LEVEL)
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
 
 def audit(lighthouse: Path, url: str, preset: str, report: Path) -> dict[str, Any]:
@@ -95,11 +121,14 @@ def main() -> None:
     parser.add_argument("--lighthouse", type=Path, required=True, help="the lighthouse command")
     parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
     parser.add_argument("--out", type=Path, help="keep each JSON report here")
+    parser.add_argument("--gzip", action="store_true", help="serve text files gzipped, as web servers do")
     parser.add_argument("pages", nargs="+", help="pages relative to the site")
     args = parser.parse_args()
     print("| page | preset | performance | accessibility | FCP | LCP | TBT | total bytes | top savings |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
-    with tempfile.TemporaryDirectory(prefix="lighthouse-") as tmp, serve(args.site.resolve()) as base:
+    handler = GzipHandler if args.gzip else QuietHandler
+    site = args.site.resolve()
+    with tempfile.TemporaryDirectory(prefix="lighthouse-") as tmp, serve(site, handler) as base:
         out = args.out or Path(tmp)
         out.mkdir(parents=True, exist_ok=True)
         for page in args.pages:

@@ -82,9 +82,9 @@ class QuietHandler(SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def serve(html: Path) -> Iterator[str]:
+def serve(html: Path, handler: type[SimpleHTTPRequestHandler] = QuietHandler) -> Iterator[str]:
     """The folder served on 127.0.0.1 from a thread; yields its base URL (ending in '/')."""
-    httpd = ThreadingHTTPServer((LOCAL_HOST, 0), partial(QuietHandler, directory=str(html)))
+    httpd = ThreadingHTTPServer((LOCAL_HOST, 0), partial(handler, directory=str(html)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
@@ -160,8 +160,7 @@ _TIMELINE_JS = """() => {
 
 _SETTLED_JS = """() => Array.from(document.querySelectorAll('figure.iscsi-chart')).every(
   f => f.classList.contains('iscsi-chart-ready') || !f.querySelector('.iscsi-chart-live'))
-  && (!document.querySelector('.math') || Boolean(window.MathJax && MathJax.startup
-      && MathJax.startup.document && MathJax.startup.document.state() >= 200))"""
+  && Array.from(document.querySelectorAll('.math')).every(m => m.querySelector('mjx-container'))"""
 
 
 @dataclass
