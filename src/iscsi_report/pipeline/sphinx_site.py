@@ -68,6 +68,12 @@ ICON_SVG = (
     '<circle cx="8" cy="8" r="7" fill="#2a6ebb"/></svg>'
 )
 ICON_LINK = f'<link rel="icon" type="image/svg+xml" href="data:image/svg+xml,{quote(ICON_SVG)}" />\n'
+# Without JavaScript a dropdown admonition stays open (site.css draws it closed until the toggle
+# script has run, which never happens then).
+NOSCRIPT_DROPDOWNS = (
+    "<noscript><style>.admonition.dropdown:not(.toggle) .admonition-title ~ * "
+    "{ height: auto; opacity: 1; visibility: visible; }</style></noscript>\n"
+)
 
 
 def _script_key(script: Any) -> tuple[str, tuple[tuple[str, str], ...]]:
@@ -166,13 +172,13 @@ def _downloads(app: Any, pagename: str) -> str:
 def _on_page(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
     """Per page: drop repeated scripts (in place: the builder restores its list per page), and
     MathJax where the page has no math of its own; add the icon; name the theme's table boxes;
-    escape the print-only title."""
+    keep dropdowns open without JavaScript; escape the print-only title."""
     scripts = context.get("script_files")
     if isinstance(scripts, list):
         scripts[:] = dedupe_scripts(scripts)
         if app.config.mathjax_path and not own_math(app, pagename):
             scripts[:] = without_mathjax(scripts, app.config.mathjax_path)
-    context["metatags"] = context.get("metatags", "") + ICON_LINK
+    context["metatags"] = context.get("metatags", "") + ICON_LINK + NOSCRIPT_DROPDOWNS
     if isinstance(context.get("pagetitle"), str):
         context["pagetitle"] = escaped_title(context["pagetitle"])
     if isinstance(context.get("body"), str):
