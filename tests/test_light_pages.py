@@ -88,4 +88,4 @@ def test_lighter_page_removes_exactly_the_three_search_tags_and_fontawesome() ->
 def test_every_page_keeps_dropdowns_open_without_javascript(site: Path, page: str) -> None:
     """site.css draws a dropdown closed until the toggle script runs; without scripts it must open."""
     head = (site / f"{page}.html").read_text().split("</head>", 1)[0]
-    assert "<noscript><style>.admonition.dropdown:not(.toggle)" in head
+    assert "<noscript><style>html .admonition.dropdown:not(.toggle)" in head

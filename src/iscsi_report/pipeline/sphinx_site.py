@@ -69,9 +69,9 @@ ICON_SVG = (
 )
 ICON_LINK = f'<link rel="icon" type="image/svg+xml" href="data:image/svg+xml,{quote(ICON_SVG)}" />\n'
 # Without JavaScript a dropdown admonition stays open (site.css draws it closed until the toggle
-# script has run, which never happens then).
+# script has run, which never happens then). Its ``html`` outweighs site.css's rule, loaded later.
 NOSCRIPT_DROPDOWNS = (
-    "<noscript><style>.admonition.dropdown:not(.toggle) .admonition-title ~ * "
+    "<noscript><style>html .admonition.dropdown:not(.toggle) .admonition-title ~ * "
     "{ height: auto; opacity: 1; visibility: visible; }</style></noscript>\n"
 )
 
