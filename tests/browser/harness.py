@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 import threading
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 import pytest
 import yaml
@@ -81,9 +82,9 @@ class QuietHandler(SimpleHTTPRequestHandler):
 
 
 @contextmanager
-def serve(html: Path) -> Iterator[str]:
+def serve(html: Path, handler: type[SimpleHTTPRequestHandler] = QuietHandler) -> Iterator[str]:
     """The folder served on 127.0.0.1 from a thread; yields its base URL (ending in '/')."""
-    httpd = ThreadingHTTPServer((LOCAL_HOST, 0), partial(QuietHandler, directory=str(html)))
+    httpd = ThreadingHTTPServer((LOCAL_HOST, 0), partial(handler, directory=str(html)))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
@@ -132,3 +133,95 @@ def watch(page: Any, errors: list[str] | None = None, failed: list[str] | None =
     page.on("pageerror", lambda e: errors.append(f"uncaught: {e}"))
     page.on("requestfailed", lambda r: failed.append(f"{r.url}: {r.failure}"))
     page.on("response", lambda r: r.status >= 400 and failed.append(f"{r.url}: {r.status}"))
+
+
+# ------------------------------------------------------------------------------ page weight (issue 25)
+
+# Issue 25's goal: at most 1.5 MB per page, counted as Lighthouse counts it: bytes over the wire
+# with each text resource compressed as a normal web server sends it (BENCHMARKS.md, "Every chapter
+# answers first"; benchmarks/page_weights.py weighs every page of the real book the same way).
+PAGE_WEIGHT_GOAL_BYTES = 1_500_000
+WEIGHT_VIEWPORT = {"width": 1400, "height": 900}  # the reader tests' desktop width
+GZIP_LEVEL = 6  # zlib's default, what Apache's mod_deflate and most CDNs use
+SETTLE_MS = 20_000  # longest wait for the charts to draw and MathJax to typeset
+# Sent gzipped by a normal web server; anything else (fonts, PNGs) is already compressed.
+COMPRESSED_SUFFIXES = (".html", ".js", ".mjs", ".css", ".json", ".svg", ".txt", ".map", ".ipynb", ".md")
+
+_TIMELINE_JS = """() => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  const paint = performance.getEntriesByName('first-contentful-paint')[0];
+  return {
+    entries: [{url: nav.name, transfer: nav.transferSize, body: nav.encodedBodySize},
+              ...performance.getEntriesByType('resource').map(
+                r => ({url: r.name, transfer: r.transferSize, body: r.encodedBodySize}))],
+    first_contentful_paint_ms: paint ? paint.startTime : null,
+  };
+}"""
+
+_SETTLED_JS = """() => Array.from(document.querySelectorAll('figure.iscsi-chart')).every(
+  f => f.classList.contains('iscsi-chart-ready') || !f.querySelector('.iscsi-chart-live'))
+  && Array.from(document.querySelectorAll('.math')).every(m => m.querySelector('mjx-container'))"""
+
+
+@dataclass
+class PageWeight:
+    """One page as loaded with an empty cache: bytes as served (uncompressed), bytes gzipped, requests."""
+
+    page: str
+    served_bytes: int
+    gzipped_bytes: int
+    requests: int
+    first_contentful_paint_ms: float | None
+    settled: bool  # charts drawn, math typeset and the network idle before weighing
+
+
+def gzipped_size(path: Path) -> int:
+    """The size of a file gzipped at GZIP_LEVEL (the body a compressing server would send)."""
+    return len(gzip.compress(path.read_bytes(), compresslevel=GZIP_LEVEL, mtime=0))
+
+
+def local_file(site: Path, url: str) -> Path | None:
+    """The file of the site a loopback URL names (a folder's index.html), or None."""
+    path = site / unquote(urlparse(url).path).lstrip("/")
+    path = path / "index.html" if path.is_dir() else path
+    return path if path.is_file() else None
+
+
+def gzipped_transfer(site: Path, entry: dict[str, Any], sizes: dict[Path, int]) -> int:
+    """An entry's transfer, its body replaced by the gzipped file when a server would compress it."""
+    path = local_file(site, entry["url"])
+    if path is None or path.suffix not in COMPRESSED_SUFFIXES:
+        return int(entry["transfer"])
+    if path not in sizes:
+        sizes[path] = gzipped_size(path)
+    return int(entry["transfer"]) - int(entry["body"]) + sizes[path]
+
+
+def weigh_page(context: Any, site: Path, url: str, sizes: dict[Path, int] | None = None) -> PageWeight:
+    """Open one page with the cache disabled, let its charts and math settle, and weigh what it loaded."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    page = context.new_page()
+    page.set_viewport_size(WEIGHT_VIEWPORT)
+    cdp = context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
+    page.goto(url, wait_until="load", timeout=PAGE_TIMEOUT_MS)
+    settled = True
+    try:  # a chart that never draws is test_reader's to report; here it only marks the weight
+        page.wait_for_function(_SETTLED_JS, timeout=SETTLE_MS)
+        page.wait_for_load_state("networkidle", timeout=SETTLE_MS)  # fonts asked for by the typeset math
+    except PlaywrightTimeout:
+        settled = False
+    found = page.evaluate(_TIMELINE_JS)
+    page.close()
+    sizes = {} if sizes is None else sizes
+    entries = found["entries"]
+    return PageWeight(
+        page=urlparse(url).path.lstrip("/"),
+        served_bytes=sum(int(e["transfer"]) for e in entries),
+        gzipped_bytes=sum(gzipped_transfer(site, e, sizes) for e in entries),
+        requests=len(entries),
+        first_contentful_paint_ms=found["first_contentful_paint_ms"],
+        settled=settled,
+    )

@@ -13,6 +13,14 @@ MathJax loads only on a page with math of its own. Sphinx also loads it on a pag
 includes a page with math (the root page includes every chapter), which costs a page without a
 formula MathJax's script and fonts; such a page drops it here.
 
+Two scripts of the theme (pydata-sphinx-theme 0.17) that every page loads are dropped after the
+build (issue 25: they made every page weigh over 1 MB compressed before any chart or formula):
+FontAwesome's JavaScript (1.5 MB, 0.54 MB gzipped), which redraws the theme's icons as SVG although
+its style sheet already draws them from the icon font it loads; and, on every page but the search
+page, Sphinx's search script and the whole search index (0.46 MB, loaded before the page renders),
+which the theme loads for its search-as-you-type box, switched off unless ``search_as_you_type``
+is set. The search page keeps its own copies; the header's search button leads there.
+
 A table the theme wraps in a scrolling box (a markdown table: ``pst-scrollable-table-container``)
 becomes a named keyboard stop: ``tabindex="0"``, ``role="region"`` and an ``aria-label`` from its
 caption, else from its first headers (the chapters' own tables are labelled where they are
@@ -60,6 +68,12 @@ ICON_SVG = (
     '<circle cx="8" cy="8" r="7" fill="#2a6ebb"/></svg>'
 )
 ICON_LINK = f'<link rel="icon" type="image/svg+xml" href="data:image/svg+xml,{quote(ICON_SVG)}" />\n'
+# Without JavaScript a dropdown admonition stays open (site.css draws it closed until the toggle
+# script has run, which never happens then). Its ``html`` outweighs site.css's rule, loaded later.
+NOSCRIPT_DROPDOWNS = (
+    "<noscript><style>html .admonition.dropdown:not(.toggle) .admonition-title ~ * "
+    "{ height: auto; opacity: 1; visibility: visible; }</style></noscript>\n"
+)
 
 
 def _script_key(script: Any) -> tuple[str, tuple[tuple[str, str], ...]]:
@@ -158,17 +172,54 @@ def _downloads(app: Any, pagename: str) -> str:
 def _on_page(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
     """Per page: drop repeated scripts (in place: the builder restores its list per page), and
     MathJax where the page has no math of its own; add the icon; name the theme's table boxes;
-    escape the print-only title."""
+    keep dropdowns open without JavaScript; escape the print-only title."""
     scripts = context.get("script_files")
     if isinstance(scripts, list):
         scripts[:] = dedupe_scripts(scripts)
         if app.config.mathjax_path and not own_math(app, pagename):
             scripts[:] = without_mathjax(scripts, app.config.mathjax_path)
-    context["metatags"] = context.get("metatags", "") + ICON_LINK
+    context["metatags"] = context.get("metatags", "") + ICON_LINK + NOSCRIPT_DROPDOWNS
     if isinstance(context.get("pagetitle"), str):
         context["pagetitle"] = escaped_title(context["pagetitle"])
     if isinstance(context.get("body"), str):
         context["body"] = _downloads(app, pagename) + label_table_boxes(context["body"])
+
+
+# The theme's FontAwesome JavaScript tag (``static/webpack-macros.html``), any page depth and digest.
+FONTAWESOME_JS = re.compile(
+    r'[ \t]*<script defer src="[^"]*_static/scripts/fontawesome\.js[^"]*"></script>\n?'
+)
+# The search tools the theme's layout adds to every page but the search page, for search-as-you-type.
+SEARCH_SCRIPTS = re.compile(
+    r'[ \t]*<script src="[^"]*_static/searchtools\.js"></script>\n'
+    r'[ \t]*<script src="[^"]*_static/language_data\.js"></script>\n'
+    r'[ \t]*<script src="[^"]*searchindex\.js"></script>\n?'
+)
+SEARCH_PAGE = "search.html"  # Sphinx's search page: it needs its index
+
+
+def lighter_page(page: str, keep_search: bool) -> str:
+    """A built page without FontAwesome's JavaScript and, unless ``keep_search``, the search index."""
+    page = FONTAWESOME_JS.sub("", page, count=1)
+    return page if keep_search else SEARCH_SCRIPTS.sub("", page, count=1)
+
+
+def _search_as_you_type(app: Any) -> bool:
+    """Whether the theme's search box searches as one types (then every page needs the index)."""
+    context = getattr(app.builder, "globalcontext", None) or {}  # the theme's options, defaults included
+    return str(context.get("theme_search_as_you_type", False)).lower() == "true"
+
+
+def _lighten_pages(app: Any, exception: BaseException | None) -> None:
+    """After an HTML build, drop the scripts :func:`lighter_page` names from every written page."""
+    if exception is not None or app.builder.format != "html":
+        return
+    keep_all_search = _search_as_you_type(app)
+    for path in Path(app.outdir).rglob("*.html"):
+        text = path.read_text(encoding="utf-8")
+        lighter = lighter_page(text, keep_all_search or path.name == SEARCH_PAGE)
+        if lighter != text:
+            path.write_text(lighter, encoding="utf-8")
 
 
 def escaped_title(text: str) -> str:
@@ -210,4 +261,5 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("config-inited", _literal_quotes)
     app.connect("missing-reference", _absent_chapter_as_words)
     app.connect("html-page-context", _on_page, priority=900)
+    app.connect("build-finished", _lighten_pages)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
