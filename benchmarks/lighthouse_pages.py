@@ -33,7 +33,7 @@ from browser.harness import (  # noqa: E402  (the tests folder is put on the pat
     serve,
 )
 
-# The brief's flags plus the harness's: nothing but the page itself may touch the network.
+# Headless Chromium's flags plus the harness's: nothing but the page itself may touch the network.
 CHROME_FLAGS = (
     "--headless=new --no-sandbox --disable-gpu --disable-background-networking "
     "--disable-component-update --disable-sync --no-first-run"
