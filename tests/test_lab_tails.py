@@ -84,6 +84,7 @@ def test_a_round_is_a_few_packets_on_the_line_and_hundreds_at_ethernets_mtu() ->
     """Why the pages' forecasts keep one ping per trip: the tested regime is a handful of packets."""
     counts = tails.packets_per_round(tails.load(RAW))
     assert counts["line_mtu_bytes"] == 65_000 and counts["ethernet_mtu_bytes"] == 1_500
+    assert counts["size"] == "2 MiB" and counts["bs_bytes"] == 2 * 2**20  # the first sweep's largest
     assert 1 < counts["line_packets"] <= 5
     assert counts["ethernet_packets"] > 30 * counts["line_packets"]
 

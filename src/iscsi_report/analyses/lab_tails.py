@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from iscsi_report.analyses import forecast_matrix as fm
+from iscsi_report.analyses.device_term import size_text
 from iscsi_report.core import distribution, forecast
 from iscsi_report.core.ingest import iperf3
 from iscsi_report.core.measurements import Measurements, open_dataset
@@ -189,7 +190,7 @@ def worst_shape(scored: pd.DataFrame, method: str) -> dict[str, Any]:
     }
 
 
-def packets_per_round(ds: Measurements) -> dict[str, int]:
+def packets_per_round(ds: Measurements) -> dict[str, int | str]:
     """The most packets one round of the sweep's largest write sends: at the line's MTU and at Ethernet's.
 
     The multi-packet model was tested where a round is a handful of 64 KiB packets whose delays the
@@ -202,6 +203,7 @@ def packets_per_round(ds: Measurements) -> dict[str, int]:
     ethernet = forecast.round_packets(x.today, x.target, mtu_bytes=forecast.ETHERNET_MTU_BYTES)
     return {
         "bs_bytes": int(x.target.bs_bytes),
+        "size": size_text(x.target.bs_bytes),
         "line_mtu_bytes": mtu,
         "line_packets": max(len(p) for p in line),
         "ethernet_mtu_bytes": forecast.ETHERNET_MTU_BYTES,
