@@ -89,29 +89,28 @@ def shapes(number: int = 1, raw_root: Path | None = None) -> dict[str, jitter.Sh
 
     Design 3 replays a ping file of the datasets under ``raw_root`` (required for it).
     """
+    check_design(number)
     if number == 3:
         if raw_root is None:
             raise ValueError("jitter design 3 replays a ping trace: give the datasets' folder")
-        return {
-            "fixed": None,
-            "wifitrace": wifi_trace(raw_root),
-            "corrlognormal": jitter.lognormal(0.5, 3.5, seed=SEED_3 + 10, correlation=CORRELATION_3),
-            "lightgamma": jitter.gamma(0.25, 1.2, seed=SEED_3 + 20),
-        }
-    if number == 2:
-        return {
-            "fixed": None,
-            "corrgamma": jitter.gamma(0.4, 2.4, seed=SEED_2, correlation=CORRELATION_2),
-            "trimodal": jitter.mixture((0.8, 0.15, 0.05), (0.2, 1.5, 6.0), (0.3, 0.3, 0.2), seed=SEED_2 + 10),
-            "heavylognormal": jitter.lognormal(0.3, 3.0, seed=SEED_2 + 20),
-        }
-    check_design(number)
-    return {
-        "fixed": None,
-        "gamma": jitter.gamma(0.5, 2.5, seed=SEED),
-        "lognormal": jitter.lognormal(0.5, 3.0, seed=SEED + 10),
-        "bimodal": jitter.mixture((0.9, 0.1), (0.3, 4.0), (0.5, 0.3), seed=SEED + 20),
-    }
+        drawn: tuple[jitter.Shape, ...] = (
+            wifi_trace(raw_root),
+            jitter.lognormal(0.5, 3.5, seed=SEED_3 + 10, correlation=CORRELATION_3),
+            jitter.gamma(0.25, 1.2, seed=SEED_3 + 20),
+        )
+    elif number == 2:
+        drawn = (
+            jitter.gamma(0.4, 2.4, seed=SEED_2, correlation=CORRELATION_2),
+            jitter.mixture((0.8, 0.15, 0.05), (0.2, 1.5, 6.0), (0.3, 0.3, 0.2), seed=SEED_2 + 10),
+            jitter.lognormal(0.3, 3.0, seed=SEED_2 + 20),
+        )
+    else:
+        drawn = (
+            jitter.gamma(0.5, 2.5, seed=SEED),
+            jitter.lognormal(0.5, 3.0, seed=SEED + 10),
+            jitter.mixture((0.9, 0.1), (0.3, 4.0), (0.5, 0.3), seed=SEED + 20),
+        )
+    return dict(zip(SHAPE_NAMES[number], (None, *drawn), strict=True))  # the names design() uses
 
 
 def check_design(number: int) -> None:
