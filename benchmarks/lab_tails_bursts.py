@@ -73,16 +73,16 @@ def main() -> None:
     )
     ds = tails.load(RAW / args.sweep)
     t0 = time.monotonic()
-    combined = pd.concat([tails.score(ds), tails.score_bursts(ds, method)], ignore_index=True)
+    combined, table, found = tails.bursts_test(ds, method, note)
     seconds = time.monotonic() - t0
     with pd.option_context("display.width", 200, "display.max_columns", 20):
-        print(tails.summary(combined, (tails.ENGINE, method, tails.SHIFTED, tails.RESCALED)).round(3))
+        print(table.round(3))
         for column in SCORES:
             baselines = (tails.SHIFTED, tails.RESCALED, tails.ENGINE)
             diffs = tails.paired(combined, column, engine=method, baselines=baselines)
             for base, (med, lo, hi) in diffs.items():
                 print(f"{column}: {method} less {base}: {med:+.3f} [{lo:+.3f}, {hi:+.3f}]")
-        print(tails.bursts_verdict(combined, method, note)["bursts_words"])
+        print(found["bursts_words"])
         mine = combined[combined["method"] == method]
         columns = ["jitter", "bs_bytes", "r2t_window", "measured_p99_ms", "p99_ms", "p99_error_pct"]
         print(mine[columns].round(2))

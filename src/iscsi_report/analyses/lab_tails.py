@@ -16,7 +16,7 @@ pinball loss at p50, p90 and p99 and CRPS (ms) against the measured writes.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -175,6 +175,23 @@ def score_bursts(ds: Measurements, method: str = POST_HOC) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def bursts_test(
+    ds: Measurements, method: str = BURSTS, note: str = PREREGISTERED_NOTE
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """A sweep scored for the multi-packet model: the rows, their summary, and its errors and verdict.
+
+    The rows are :func:`score`'s and :func:`score_bursts`'s together (the model beside the first
+    model and both baselines); the dict holds the model's median errors, the target count and
+    :func:`bursts_verdict`'s words, as the chapter glues them and the benchmark prints them.
+    """
+    combined = pd.concat([score(ds), score_bursts(ds, method)], ignore_index=True)
+    table = summary(combined, (ENGINE, method, SHIFTED, RESCALED))
+    row: dict[Hashable, Any] = table.set_index("method").loc[method].to_dict()
+    found: dict[str, Any] = {c: float(row[c]) for c in ("p50_error_pct", "p99_error_pct")}
+    found["targets"] = int(row["targets"])
+    return combined, table, found | bursts_verdict(combined, method, note)
+
+
 def worst_shape(scored: pd.DataFrame, method: str) -> dict[str, Any]:
     """The jitter shape whose p99 ``method`` misses most (median |error|), and how its misses lean."""
     mine = scored[scored["method"] == method]
@@ -197,7 +214,11 @@ def packets_per_round(ds: Measurements) -> dict[str, int | str]:
     line draws independently; at Ethernet's MTU the same round is far more packets, and a real
     network delays neighbouring packets together. The chapter says so with these counts.
     """
-    x = max(_targets(ds, runs(ds)), key=lambda t: t.target.bs_bytes)
+    table = runs(ds)
+    jittered = table[table["jitter"] != REFERENCE]
+    largest = jittered.loc[[jittered["bs_bytes"].idxmax()]]  # one target: its forecast alone is built
+    today = table[(table["jitter"] == REFERENCE) & (table["r2t_window"] == largest["r2t_window"].iloc[0])]
+    x = next(_targets(ds, pd.concat([today, largest])))
     mtu = _path_mtu_bytes(ds, str(x.row["jitter"]))
     line = forecast.round_packets(x.today, x.target, mtu_bytes=mtu)
     ethernet = forecast.round_packets(x.today, x.target, mtu_bytes=forecast.ETHERNET_MTU_BYTES)
