@@ -402,6 +402,15 @@ def test_job_options_names_the_file_and_json_path(tmp_path: Path) -> None:
     assert "bad.json" in str(err.value) and "jobs[0]" in str(err.value)
 
 
+def test_job_options_refuse_an_option_written_twice_with_two_values(tmp_path: Path) -> None:
+    twice = tmp_path / "twice.json"
+    twice.write_text('{"jobs": [{"job options": {"bs": "4k", "bs": "1m"}}]}')
+    f = RawFile(twice, "twice.json", "fio", "initiator", sha256_file(twice))
+    with pytest.raises(IngestError, match="duplicate key 'bs'") as err:
+        blog_audit.job_options(Measurements(Dataset("x", tmp_path, "x", False, "", {}, [f])), f)
+    assert "twice.json" in str(err.value) and "jobs[0].job options.bs" in str(err.value)
+
+
 def test_printed_inputs_are_read_from_the_published_file(tmp_path: Path, result) -> None:
     published = dict(result.published)
     published["model.cpu_2m_ms"] = replace(published["model.cpu_2m_ms"], value=9.0)

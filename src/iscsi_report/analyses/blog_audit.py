@@ -26,6 +26,7 @@ from iscsi_report.core import model
 from iscsi_report.core.dataset import RawFile
 from iscsi_report.core.errors import IngestError, ReportError
 from iscsi_report.core.ingest import fio
+from iscsi_report.core.ingest.textio import loads_json
 from iscsi_report.core.measurements import Measurements, open_dataset
 from iscsi_report.core.published import PublishedNumber
 from iscsi_report.core.units import (
@@ -116,7 +117,7 @@ def job_options(m: Measurements, f: RawFile) -> dict[str, str]:
     """Global and job options of a fio JSON file (the parser keeps only rw, bs, iodepth, numjobs)."""
     path = f.path
     try:
-        doc = json.loads(m.text(f))
+        doc = loads_json(path, m.text(f))  # duplicate keys with two values refused, as in the parsers
     except json.JSONDecodeError as exc:
         raise IngestError(path, f"invalid JSON: {exc.msg}", line=exc.lineno) from exc
     jobs = doc.get("jobs") if isinstance(doc, dict) else None
