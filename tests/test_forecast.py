@@ -161,3 +161,28 @@ def test_a_read_forecast_from_writes_carries_host_time_per_pdu_not_per_byte() ->
     assert per_byte > read.terms_ms["host_residual_ms"] + 0.1, "the writes' R2Ts would be charged per byte"
     write = forecast.forecast(t, _conf(bs_bytes=1 << 21))
     assert write.terms_ms["host_residual_ms"] == pytest.approx(per_byte), "writes keep today's per-byte fit"
+
+
+def test_another_device_replaces_todays_device_term_even_when_today_has_iscsi_runs() -> None:
+    # Today: a 10 ms device under measured iSCSI runs. The target's faster device must lower the
+    # forecast by the difference of the two device terms (the residual is today's, fitted with
+    # today's device); swapping today's device instead cancels out inside the residual.
+    t = _today(device_ms=lambda _b: 10.0)
+    fast = forecast.TargetDevice("fast", lambda _b: 0.5, None, Source("nominal", "spec sheet"))
+    same = forecast.forecast(t, _conf(one_way_ms=2.0))
+    upgraded = forecast.forecast(t, _conf(one_way_ms=2.0, device=fast))
+    assert upgraded.terms_ms["device_ms"] == pytest.approx(0.5)
+    assert same.op_ms - upgraded.op_ms == pytest.approx(9.5)
+    assert upgraded.device_source == fast.source and same.device_source == t.device_source
+    assert upgraded.target.key().endswith("|dev=fast") and "dev=" not in same.target.key()
+
+
+def test_the_targets_device_ceiling_binds_and_a_device_measured_on_the_target_is_refused() -> None:
+    t = _today(device_bytes_per_s=lambda _b: 500 * 2**20)
+    slow = forecast.TargetDevice("slow", lambda _b: 1.0, lambda _b: 20 * 2**20, Source("measured", "fio"))
+    deep = forecast.forecast(t, _conf(queue_depth=64, device=slow))
+    assert deep.binding == "device" and deep.mib_per_s == pytest.approx(20.0)
+    target = _conf(one_way_ms=3.0, device=slow)
+    leaked = replace(slow, source=Source("measured", "fio over iSCSI", target.key()))
+    with pytest.raises(LeakageError, match="device term"):
+        forecast.forecast(t, replace(target, device=leaked))

@@ -224,11 +224,10 @@ def today_of(
 
 @dataclass(frozen=True)
 class Scenario:
-    """One upgrade: a name, what it changes (a sentence), and the change to today and the target."""
+    """One upgrade: a name, what it changes (a sentence), and the target it makes of today's configuration."""
 
     name: str
     what: str
-    change_today: Callable[[forecast.Today], forecast.Today]
     change_target: Callable[[forecast.Configuration], forecast.Configuration]
     rtt_ms: tuple[float, ...] | None = None  # another network's ping sample (None: today's spread)
 
@@ -241,23 +240,20 @@ def default_scenarios(today: forecast.Today, others: Mapping[str, Device]) -> li
     """Today, 1 and 10 GbE wire rates, MaxOutstandingR2T 16, queue depth 8, and each other device."""
     c = today.configuration
     out = [
-        Scenario("today", "the system as measured", _same, _same),
+        Scenario("today", "the system as measured", _same),
         Scenario(
             "1 GbE wire rate",
             "the link at 1 Gbit/s (TCP keeps today's share of the nominal rate)",
-            _same,
             lambda t: replace(t, link_bps=GBE_1_BPS),
         ),
         Scenario(
             "10 GbE wire rate",
             "the link at 10 Gbit/s (TCP keeps today's share of the nominal rate)",
-            _same,
             lambda t: replace(t, link_bps=GBE_10_BPS),
         ),
         Scenario(
             f"MaxOutstandingR2T {WIDE_WINDOW}",
             f"{WIDE_WINDOW} R2Ts outstanding at once ({today.pacing} pacing)",
-            _same,
             lambda t: replace(
                 t,
                 params=replace(t.params, max_outstanding_r2t=WIDE_WINDOW),
@@ -267,19 +263,22 @@ def default_scenarios(today: forecast.Today, others: Mapping[str, Device]) -> li
         Scenario(
             f"queue depth {DEEP_QUEUE}",
             f"{DEEP_QUEUE} writes in flight (throughput up to the first ceiling)",
-            _same,
             lambda t: replace(t, queue_depth=DEEP_QUEUE),
         ),
     ]
     for dev in others.values():
-        out.append(Scenario(dev.name, f"the device replaced: {dev.source.what}", _device(dev), _same))
+        out.append(Scenario(dev.name, f"the device replaced: {dev.source.what}", _device(dev)))
     del c
     return out
 
 
-def _device(dev: Device) -> Callable[[forecast.Today], forecast.Today]:
-    """A change of today's device to ``dev`` (time and ceiling by size, with its source)."""
-    return lambda t: replace(t, device_ms=dev.ms_at, device_bytes_per_s=dev.rate_at, device_source=dev.source)
+def _device(dev: Device) -> Callable[[forecast.Configuration], forecast.Configuration]:
+    """The target with ``dev`` in place of today's device (time and ceiling by size, with its source).
+
+    A change of the target, not of today: today's host residual is fitted with today's device.
+    """
+    target_device = forecast.TargetDevice(dev.name, dev.ms_at, dev.rate_at, dev.source)
+    return lambda c: replace(c, device=target_device)
 
 
 def forecasts(
@@ -292,10 +291,9 @@ def forecasts(
     """
     rows = []
     for s in scenarios:
-        t = s.change_today(today)
-        f = forecast.forecast(t, s.change_target(today.configuration))
+        f = forecast.forecast(today, s.change_target(today.configuration))
         rows.append(
-            _percentiles(t, f, s.rtt_ms if s.rtt_ms is not None else rtt_ms)
+            _percentiles(today, f, s.rtt_ms if s.rtt_ms is not None else rtt_ms)
             | {
                 "scenario": s.name,
                 "what": s.what,
@@ -446,10 +444,15 @@ def _scenario(spec: Declared, raw_root: Path, today: forecast.Today, where: str)
     words: list[str] = []
     other = _other_network(spec, raw_root, today, where)
     target = _target_change(spec, other, today, words)
-    device = _device_change(spec, raw_root, today, where, words)
+    device = _device_change(spec, raw_root, where, words)
     if not words:
         raise ReportError(f"{where}: scenario {spec.name!r} changes nothing")
-    return Scenario(spec.name, "; ".join(words), device, target, None if other is None else other[1].rtt_ms)
+    return Scenario(
+        spec.name,
+        "; ".join(words),
+        lambda c: device(target(c)),
+        None if other is None else other[1].rtt_ms,
+    )
 
 
 def _other_network(
@@ -501,9 +504,9 @@ def _target_change(
 
 
 def _device_change(
-    spec: Declared, raw_root: Path, today: forecast.Today, where: str, words: list[str]
-) -> Callable[[forecast.Today], forecast.Today]:
-    """The change to today's device: another dataset's measured one, or a spec sheet's."""
+    spec: Declared, raw_root: Path, where: str, words: list[str]
+) -> Callable[[forecast.Configuration], forecast.Configuration]:
+    """The target's device: another dataset's measured one, or a spec sheet's."""
     if spec.device_dataset is not None and spec.device_mib_s is not None:
         raise ReportError(f"{where}: give device_dataset or device_mib_s, not both")
     if spec.device_dataset is not None:
@@ -519,11 +522,13 @@ def _device_change(
             "nominal", f"declared: {spec.device_mib_s:g} MiB/s, {access:g} ms access time per request"
         )
         words.append(f"a device of {spec.device_mib_s:g} MiB/s and {access:g} ms per request (declared)")
-        return lambda t: replace(
-            t,
-            device_ms=lambda b: access + b / rate * MS_PER_S,
-            device_bytes_per_s=lambda b: b / (access / MS_PER_S + b / rate),
-            device_source=source,
+        return _device(
+            Device(
+                name=spec.name,
+                ms_at=lambda b: access + b / rate * MS_PER_S,
+                rate_at=lambda b: b / (access / MS_PER_S + b / rate),
+                source=source,
+            )
         )
     return _same
 

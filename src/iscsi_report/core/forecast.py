@@ -9,7 +9,9 @@ window, immediate data or segment size, block size, queue depth or direction. Th
    rate), carrying what today's measurement adds to today's nominal values (the stack's own
    one-way time, the share of the nominal rate TCP achieves) to the target;
 2. computes the protocol's terms for both with :mod:`iscsi_report.core.model` (trips, wire time
-   with PDU headers, exposed R2T rounds under the target's pacing, device, CPU);
+   with PDU headers, exposed R2T rounds under the target's pacing, device, CPU); a target with
+   another device (:class:`TargetDevice`, its local fio or spec sheet) pays that device's time
+   and ceiling in place of today's;
 3. charges the target today's *host residual*: today's measured iSCSI latency less today's
    modelled terms, a host cost the protocol does not explain (zero, and said so, when today has
    no iSCSI measurement): per command and per byte for a target in today's direction, per
@@ -68,6 +70,20 @@ class Value:
 
 
 @dataclass(frozen=True)
+class TargetDevice:
+    """The target's device when it is not today's: time and throughput ceiling by request size.
+
+    What a user can know of a device not yet in the system: its local fio (measured on another
+    machine, or on the device before it is installed) or a spec sheet; the source says which.
+    """
+
+    name: str
+    ms_at: Callable[[int], float]  # device time of one request of that size (ms)
+    bytes_per_s_at: Callable[[int], float] | None  # throughput ceiling by size (None: not known, none)
+    source: Source
+
+
+@dataclass(frozen=True)
 class Configuration:
     """One iSCSI configuration: what a forecast is about, stated as the user would state it."""
 
@@ -78,16 +94,18 @@ class Configuration:
     one_way_ms: float  # the network's nominal one-way delay
     link_bps: float  # the network's nominal rate
     target_r2t_window: int | None = None  # R2Ts the target itself keeps outstanding (None: as negotiated)
+    device: TargetDevice | None = None  # another device than today's (None: today's device)
 
     def key(self) -> str:
         """A stable text key naming every setting (two configurations are the same iff keys are)."""
         p = self.params
-        return (
+        key = (
             f"{self.direction}|bs={self.bs_bytes}|qd={self.queue_depth}|ow={self.one_way_ms:g}|"
             f"link={self.link_bps:g}|fb={p.first_burst_bytes}|mb={p.max_burst_bytes}|"
             f"imm={int(p.immediate_data)}|ir2t={int(p.initial_r2t)}|r2t={p.max_outstanding_r2t}|"
             f"seg={p.max_recv_data_segment_bytes}|tw={self.target_r2t_window}"
         )
+        return key if self.device is None else f"{key}|dev={self.device.name}"
 
 
 @dataclass(frozen=True)
@@ -169,6 +187,7 @@ class Forecast:
     network_one_way_ms: float
     network_link_bps: float
     inputs: dict[str, Value] = field(default_factory=dict)
+    device_source: Source | None = None  # where the device term comes from (today's or the target's)
 
 
 def refuse_leakage(today: Today, target: Configuration) -> None:
@@ -185,6 +204,11 @@ def refuse_leakage(today: Today, target: Configuration) -> None:
             raise LeakageError(
                 f"input {name} ({v.source.what}) was measured on the configuration being forecast"
             )
+    if target.device is not None and target.device.source.configuration == key:
+        raise LeakageError(
+            f"the target's device term ({target.device.source.what}) was measured on the configuration "
+            "being forecast"
+        )
 
 
 def network_for(today: Today, target: Configuration) -> model.Network:
@@ -208,14 +232,28 @@ def _assumptions(today: Today, c: Configuration) -> model.Assumptions:
     )
 
 
+def device_ms_at(today: Today, c: Configuration) -> Callable[[int], float]:
+    """The device time by request size of configuration ``c``: its own device's, else today's."""
+    return c.device.ms_at if c.device is not None else today.device_ms
+
+
+def device_source(today: Today, c: Configuration) -> Source:
+    """Where configuration ``c``'s device term comes from."""
+    return c.device.source if c.device is not None else today.device_source
+
+
 def breakdown(today: Today, c: Configuration, net: model.Network) -> model.LatencyBreakdown:
-    """The protocol's terms for configuration ``c`` on ``net`` with today's device and CPU."""
+    """The protocol's terms for configuration ``c`` on ``net`` with its device and today's CPU.
+
+    Today's host residual is fitted with today's device (today's configuration names none), so a
+    target with another device is charged that device's time instead of today's, not beside it.
+    """
     return model.operation_latency(
         c.direction,
         c.bs_bytes,
         c.params,
         net,
-        today.device_ms,
+        device_ms_at(today, c),
         today.cpu_ms.value,
         device_request_bytes=c.bs_bytes,
         assumptions=_assumptions(today, c),
@@ -345,11 +383,17 @@ def host_time(today: Today, target: Configuration, b_target: model.LatencyBreakd
 UNMEASURED_DEVICE_BYTES_PER_S = 1e12 / BITS_PER_BYTE * 10
 
 
+def _device_rate_at(today: Today, c: Configuration) -> Callable[[int], float] | None:
+    """The device throughput ceiling by size of configuration ``c`` (its own device's, else today's)."""
+    return c.device.bytes_per_s_at if c.device is not None else today.device_bytes_per_s
+
+
 def _dev(today: Today, c: Configuration) -> float:
     """The device's measured local throughput ceiling at the configuration's request size."""
-    if today.device_bytes_per_s is None:
+    rate_at = _device_rate_at(today, c)
+    if rate_at is None:
         return UNMEASURED_DEVICE_BYTES_PER_S
-    return float(today.device_bytes_per_s(c.bs_bytes))
+    return float(rate_at(c.bs_bytes))
 
 
 def _se_ms(
@@ -400,10 +444,11 @@ def forecast(today: Today, target: Configuration) -> Forecast:
         terms_ms={**b.terms, "host_residual_ms": residual_ms},
         mib_per_s=tp.mib_per_s,
         binding=tp.binding,
-        ceilings_mib_per_s=_ceilings(today, tp),
+        ceilings_mib_per_s=_ceilings(today, target, tp),
         network_one_way_ms=net.one_way_ms,
         network_link_bps=float(net.link_bps or 0.0),
         inputs=today.inputs(),
+        device_source=device_source(today, target),
     )
 
 
@@ -413,10 +458,10 @@ def half_width_ms(se_ms: float, op_ms: float, model_error_pct: Value | None) -> 
     return math.hypot(Z_95 * se_ms, own)
 
 
-def _ceilings(today: Today, tp: model.Throughput) -> dict[str, float]:
+def _ceilings(today: Today, c: Configuration, tp: model.Throughput) -> dict[str, float]:
     """Each ceiling in MiB/s; an unmeasured device has none (infinite)."""
     out = tp.ceilings_mib_per_s()
-    if today.device_bytes_per_s is None:
+    if _device_rate_at(today, c) is None:
         out["device"] = math.inf
     return out
 
