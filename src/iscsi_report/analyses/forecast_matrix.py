@@ -5,8 +5,9 @@ and R2T window, written at queue depth 1 with fio at the block sizes the sweep u
 user measures what they have. Its ping and iperf3 and its measured mean write latencies are all
 the engine (:mod:`iscsi_report.core.forecast`) is given. Every configuration B of the sweep that
 differs from today in one or more of one-way delay, link rate, R2T window, parameter set
-(immediate data and segment size), block size, queue depth or direction is forecast from today
-alone: B's network enters only as the nominal delay and rate a user would type, and when B shares
+(immediate data and segment size), block size, queue depth, direction or device is forecast from
+today alone (a target on another device is given that device's local fio, as a user knows a disk
+before it is installed): B's network enters only as the nominal delay and rate a user would type, and when B shares
 today's settings (another block size) B's own runs are left out of today's.
 
 Scored per target B on the mean per-operation latency (fio's ``lat`` mean, replicates pooled),
@@ -52,6 +53,7 @@ DIMENSIONS: dict[str, tuple[str, ...]] = {
     "block size": ("bs_bytes",),
     "queue depth": ("iodepth",),
     "direction": ("rw",),
+    "device": ("device",),
 }
 # The parameter set fixes these two; they are kept as columns for the negotiated keys' checks.
 KEY_COLUMNS = [c for cols in DIMENSIONS.values() for c in cols] + [
@@ -63,6 +65,7 @@ MEDIAN_SE_FACTOR = 1.2533  # the median's standard error is sqrt(pi / 2) x the m
 N_BOOT = 2000
 CI_LEVEL = 0.95
 LAB_PACING: model.Pacing = lab.PACING
+RAM_SOURCE = Source("default", "the lab's target stores in memory: no device time measured")
 PACING_SOURCE = Source(
     "default",
     "sliding R2T pacing: the lab's patched tgt issues a new R2T as each burst completes, up to its window",
@@ -122,7 +125,11 @@ def _network_points(data: lab.LabData) -> pd.DataFrame:
 
 
 def configuration_of(ds: Measurements, row: pd.Series) -> forecast.Configuration:
-    """A configuration as a user would state it: nominal delay and rate, negotiated keys, window."""
+    """A configuration as a user would state it: nominal delay and rate, negotiated keys, window, device.
+
+    The device is named only when the lab measured it locally (:func:`lab.devices`); the RAM-backed
+    LUN of the earlier sweeps is today's device of every configuration that has it.
+    """
     params = lab.iscsi_params(ds, row)
     return forecast.Configuration(
         direction=str(row["rw"]),  # type: ignore[arg-type]
@@ -132,6 +139,7 @@ def configuration_of(ds: Measurements, row: pd.Series) -> forecast.Configuration
         one_way_ms=float(row["one_way_delay_ms"]),
         link_bps=float(row["link_mbps"]) * BITS_PER_MBIT,
         target_r2t_window=int(row["r2t_window"]),
+        device=lab.devices(ds).get(str(row.get("device", lab.RAM_DEVICE))),
     )
 
 
@@ -174,8 +182,8 @@ def today(
         ),
         pacing=LAB_PACING,
         pacing_source=PACING_SOURCE,
-        device_ms=lambda _request_bytes: 0.0,
-        device_source=Source("default", "the lab's target stores in memory: no device time measured"),
+        device_ms=lambda _request_bytes: 0.0,  # a configuration with a measured device names it
+        device_source=RAM_SOURCE,
         device_bytes_per_s=None,
         cpu_ms=Value(0.0, Source("default", "no CPU time per operation measured in the lab")),
         measured=measured,
@@ -186,8 +194,9 @@ def today(
 def blog_ms(t: forecast.Today, c: forecast.Configuration) -> float:
     """The blog's formula for ``c`` on the network the engine derives for it from today."""
     net = forecast.network_for(t, c)
+    device_ms = forecast.device_ms_at(t, c)(c.bs_bytes)  # the blog's formula adds the local device time
     b = model.operation_latency(
-        c.direction, c.bs_bytes, c.params, net, 0.0, 0.0, assumptions=model.LOCKSTEP_SHADOWING
+        c.direction, c.bs_bytes, c.params, net, device_ms, 0.0, assumptions=model.LOCKSTEP_SHADOWING
     )
     return b.total_ms
 

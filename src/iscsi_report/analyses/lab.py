@@ -34,8 +34,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from iscsi_report.analyses import device_term, storage
 from iscsi_report.core import dataset as datasets
-from iscsi_report.core import keep, model
+from iscsi_report.core import forecast, keep, model
 from iscsi_report.core.digest import sha256_bytes
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest import iperf3, tshark
@@ -54,6 +55,7 @@ CONFIG_KEYS = [
 ]
 NETWORK_KEYS = ["one_way_delay_ms", "link_mbps"]
 PACING: model.Pacing = "sliding"  # the patched tgtd issues a new R2T as each burst completes
+RAM_DEVICE = "tgt-rdwr-dev-shm"  # the LUN every sweep before the device sweep used: a file in RAM
 PRIMARY = "primary"
 WITH_PDU = "primary + per-PDU"
 VARIANTS: dict[str, list[str]] = {
@@ -143,11 +145,44 @@ def fio_row(m: Measurements, f: datasets.RawFile) -> dict[str, Any]:
 
 
 def fio_runs(ds: Measurements) -> pd.DataFrame:
-    """One row per fio file: its labels, fio's latencies and ``latency_ms`` (the per-write latency)."""
-    rows = [fio_row(ds, f) for f in ds.select("fio")]
+    """One row per iSCSI fio file: its labels, fio's latencies and ``latency_ms`` (the per-write latency).
+
+    fio on the device itself (side ``local``) is the device's measurement, not an iSCSI run: it is
+    read by :func:`devices`. A run made before the lab had several devices is on the RAM-backed LUN.
+    """
+    rows = [fio_row(ds, f) for f in ds.select("fio") if f.side != storage.LOCAL_SIDE]
     if not rows:
         raise IngestError(ds.root / datasets.MANIFEST, "no fio file in the manifest")
-    return pd.DataFrame(rows)
+    out = pd.DataFrame(rows)
+    out["device"] = out["device"].fillna(RAM_DEVICE) if "device" in out else RAM_DEVICE
+    return out
+
+
+@functools.lru_cache(maxsize=16)
+def devices(ds: Measurements) -> dict[str, forecast.TargetDevice]:
+    """Each device the lab's fio measured locally (side ``local``), as the forecasting engine takes it.
+
+    The device term of :mod:`device_term` (a sane fit of per-op time on size, else the measured
+    sizes; never faster than local fio), the ceiling local fio's throughput. The RAM-backed LUN of
+    the earlier sweeps has no local run and is not here: its device time is taken as zero.
+    """
+    local = [f for f in ds.select("fio") if f.side == storage.LOCAL_SIDE]
+    if not local:
+        return {}
+    terms, _ = device_term.device_terms(pd.DataFrame([storage.run_row(ds, f) for f in local]))
+    return {
+        name: forecast.TargetDevice(
+            name,
+            term.write_ms,
+            term.bytes_per_s,
+            forecast.Source(
+                "measured",
+                f"local fio of {name}, direct writes at queue depth 1: "
+                + ", ".join(sorted(str(f.rel) for f in local if f.labels.get("device") == term.device)),
+            ),
+        )
+        for name, term in terms.items()
+    }
 
 
 def networks(ds: Measurements) -> pd.DataFrame:
