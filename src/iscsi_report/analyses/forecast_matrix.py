@@ -7,8 +7,9 @@ the engine (:mod:`iscsi_report.core.forecast`) is given. Every configuration B o
 differs from today in one or more of one-way delay, link rate, R2T window, parameter set
 (immediate data and segment size), block size, queue depth, direction or device is forecast from
 today alone (a target on another device is given that device's local fio, as a user knows a disk
-before it is installed): B's network enters only as the nominal delay and rate a user would type, and when B shares
-today's settings (another block size) B's own runs are left out of today's.
+before it is installed): B's network enters only as the nominal delay and rate a user would
+type, and when B shares today's settings (another block size) B's own runs are left out of
+today's.
 
 Scored per target B on the mean per-operation latency (fio's ``lat`` mean, replicates pooled),
 beside the two baselines the rule names: the blog's formula at the same network, and the same
