@@ -3,10 +3,10 @@
 fio is built from Debian's fio source package (``apt-get source``, Debian's patches applied)
 configured with ``--enable-libiscsi``; tgt from Debian's tgt source package with the project's
 patch ``patches/tgt-r2t-window.patch``; slowdisk (a FUSE file with a per-request time and a rate
-cap, :mod:`.slowdisk`) from the project's own C source ``native/slowdisk.c``. Each build lives in ``.cache/lab/<tool>-<key>/`` where the
-key hashes the source package version (or the C source's sha256), the patch's sha256 and the build
-recipe; a build whose
-``build.json`` matches is reused, so a warm ``lab setup`` only checks packages and stamps.
+cap, :mod:`.slowdisk`) from the project's own C source ``native/slowdisk.c``. Each build lives in
+``.cache/lab/<tool>-<key>/`` where the key hashes the source package version (or the C source's
+sha256), the patch's sha256 and the build recipe; a build whose ``build.json`` matches is reused,
+so a warm ``lab setup`` only checks packages and stamps.
 """
 
 from __future__ import annotations
