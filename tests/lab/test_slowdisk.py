@@ -153,6 +153,28 @@ def _binaries() -> build.Tools:
     return tools
 
 
+def _direct_reads(disk: Path, offsets: list[int]) -> None:
+    """O_DIRECT preads of 1 MiB at ``offsets``."""
+    buf = mmap.mmap(-1, BYTES_PER_MIB)
+    fd = os.open(disk, os.O_RDONLY | os.O_DIRECT)
+    try:
+        for off in offsets:
+            assert os.preadv(fd, [buf], off) == BYTES_PER_MIB
+    finally:
+        os.close(fd)
+        buf.close()
+
+
+def _run_together(threads: list[threading.Thread]) -> float:
+    """Start the threads together and return the seconds until the last one ends."""
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.monotonic() - t0
+
+
 def _direct_writes(disk: Path, offsets: list[int], fill: int) -> None:
     """O_DIRECT pwrites of 1 MiB of byte ``fill`` at ``offsets`` (an mmap buffer is page-aligned)."""
     buf = mmap.mmap(-1, BYTES_PER_MIB)
@@ -207,16 +229,11 @@ def test_concurrent_writers_share_one_server_and_the_bytes_reach_the_backing_fil
             )
             for w in range(2)
         ]
-        t0 = time.monotonic()
-        for t in writers:
-            t.start()
-        for t in writers:
-            t.join()
-        elapsed_s = time.monotonic() - t0
+        elapsed_s = _run_together(writers)
         backing = mount.backing.read_bytes()
     total_bytes = 2 * WRITES_PER_WRITER * BYTES_PER_MIB
-    # one server: every write holds it for its whole service time, so the two writers' writes
-    # take at least the sum of their service times and together never beat the rate cap
+    # every write holds the device for its whole service time, so the two writers' writes take
+    # at least the sum of their service times and together never beat the rate cap
     assert elapsed_s >= 2 * WRITES_PER_WRITER * TEST_DEVICE.expected_ms(BYTES_PER_MIB) / MS_PER_S
     assert total_bytes / elapsed_s <= TEST_DEVICE.rate_bytes_per_s
     assert mount.counts["writes"] == 2 * WRITES_PER_WRITER
@@ -224,6 +241,24 @@ def test_concurrent_writers_share_one_server_and_the_bytes_reach_the_backing_fil
         block = backing[i * BYTES_PER_MIB : (i + 1) * BYTES_PER_MIB]
         assert block == bytes([i % 2 + 1]) * BYTES_PER_MIB, i
     assert set(backing[total_bytes:]) == {0}
+
+
+def test_concurrent_readers_share_one_server() -> None:
+    # The kernel already serialises O_DIRECT writes to one FUSE file (its inode lock, as libfuse
+    # 3.14 cannot ask for parallel direct writes); reads reach the daemon in parallel, so only the
+    # daemon's single server keeps them from overlapping.
+    tools = _binaries()
+    with sd.mounted(tools.slowdisk, TEST_DEVICE, SMALL_DISK_BYTES) as mount:
+        readers = [
+            threading.Thread(
+                target=_direct_reads,
+                args=(mount.disk, [(2 * i + r) * BYTES_PER_MIB for i in range(WRITES_PER_WRITER)]),
+            )
+            for r in range(2)
+        ]
+        elapsed_s = _run_together(readers)
+    assert elapsed_s >= 2 * WRITES_PER_WRITER * TEST_DEVICE.expected_ms(BYTES_PER_MIB) / MS_PER_S
+    assert mount.counts["reads"] == 2 * WRITES_PER_WRITER
 
 
 def test_teardown_leaves_no_mount_and_no_process_even_when_the_body_raises() -> None:

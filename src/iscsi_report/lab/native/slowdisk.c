@@ -8,7 +8,8 @@
  *     start + per_request_us + bytes / rate
  * before it releases the mutex and replies. Copying the bytes therefore happens inside the
  * service time, not after it; concurrent requests wait on the mutex, so the throughput of all
- * of them together is at most the rate. Files are opened in FUSE direct_io mode (no page
+ * of them together is at most the rate. (The kernel itself serialises O_DIRECT writes to one
+ * FUSE file by its inode lock; reads arrive in parallel and queue on the mutex.) Files are opened in FUSE direct_io mode (no page
  * cache), and max_write is raised to MAX_REQUEST_BYTES, so one write of up to that size is one
  * request; the kernel cuts larger ones into pieces of that size, each paying per_request_us.
  *
