@@ -103,7 +103,8 @@ def concurrent(tools, rw: str) -> None:
     total = WRITERS * WRITES_EACH * BYTES_PER_MIB
     one = dev.expected_ms(BYTES_PER_MIB)
     print(
-        f"\n{WRITERS} {rw}rs x {WRITES_EACH} x 1 MiB on {dev.name}: {elapsed_s:.3f} s "
+        f"\n{WRITERS} {'writers' if rw == 'write' else 'readers'} x {WRITES_EACH} x 1 MiB on {dev.name}: "
+        f"{elapsed_s:.3f} s "
         f"(serialised service time {WRITERS * WRITES_EACH * one / 1000:.3f} s), combined "
         f"{total / elapsed_s / BYTES_PER_MIB:.1f} MiB/s; the device at queue depth 1 gives "
         f"{BYTES_PER_MIB / one * 1000 / BYTES_PER_MIB:.1f} MiB/s, cap "

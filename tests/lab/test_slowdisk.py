@@ -213,9 +213,11 @@ def test_a_write_larger_than_max_write_reaches_the_device_in_pieces() -> None:
         fd = os.open(mount.disk, os.O_RDWR | os.O_DIRECT)
         try:
             assert os.pwrite(fd, buf, 0) == 4 * BYTES_PER_MIB
+            os.fdatasync(fd)  # tgt's rdwr store flushes so on SYNCHRONIZE CACHE
         finally:
             os.close(fd)
             buf.close()
+        assert mount.backing.read_bytes()[: 4 * BYTES_PER_MIB] == b"\x5a" * (4 * BYTES_PER_MIB)
     assert (mount.counts["writes"], mount.counts["max_write_bytes"]) == (4, BYTES_PER_MIB)
 
 
