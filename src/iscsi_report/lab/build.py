@@ -1,10 +1,12 @@
-"""``lab setup``: Debian packages, a libiscsi-enabled fio and a patched tgt, cached under .cache/lab.
+"""``lab setup``: Debian packages, a libiscsi-enabled fio, a patched tgt and the slow device, cached.
 
 fio is built from Debian's fio source package (``apt-get source``, Debian's patches applied)
 configured with ``--enable-libiscsi``; tgt from Debian's tgt source package with the project's
-patch ``patches/tgt-r2t-window.patch``. Each build lives in ``.cache/lab/<tool>-<key>/`` where the
-key hashes the source package version, the patch's sha256 and the build recipe; a build whose
-``build.json`` matches is reused, so a warm ``lab setup`` only checks packages and stamps.
+patch ``patches/tgt-r2t-window.patch``; slowdisk (a FUSE file with a per-request time and a rate
+cap, :mod:`.slowdisk`) from the project's own C source ``native/slowdisk.c``. Each build lives in
+``.cache/lab/<tool>-<key>/`` where the key hashes the source package version (or the C source's
+sha256), the patch's sha256 and the build recipe; a build whose ``build.json`` matches is reused,
+so a warm ``lab setup`` only checks packages and stamps.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 PATCH = Path(__file__).with_name("patches") / "tgt-r2t-window.patch"
+SLOWDISK_SOURCE = Path(__file__).with_name("native") / "slowdisk.c"
 DEB_SRC_FILE = Path("/etc/apt/sources.list.d/iscsi-report-lab-src.sources")
 # Runtime tools and the few build dependencies these two builds need (not the packages' full
 # Build-Depends: no GUI, RDMA, Ceph or Gluster back ends are built).
@@ -34,9 +37,12 @@ PACKAGES = (
     "iperf3",
     "iputils-ping",
     "iproute2",
+    "fuse3",
+    "libfuse3-dev",
 )
 FIO_CONFIGURE = ("--enable-libiscsi", "--disable-optimizations", "--extra-cflags=-O2")
 TGT_MAKE = ("ISCSI=1",)
+SLOWDISK_CFLAGS = ("-O2", "-Wall", "-Wextra")
 APT_ENV = {"DEBIAN_FRONTEND": "noninteractive"}
 APT_LOCK = ("-o", "DPkg::Lock::Timeout=600")
 
@@ -55,6 +61,7 @@ class Tools:
     fio_source_version: str
     tgt_source_version: str
     patch_sha256: str
+    slowdisk: Path
 
     def as_dict(self) -> dict[str, str]:
         """JSON-friendly view."""
@@ -259,8 +266,42 @@ def build_tgt(cache: Path, version: str, log: Path, say) -> tuple[Path, Path]:
     return out / "tgtd", out / "tgtadm"
 
 
+def slowdisk_key(source: Path = SLOWDISK_SOURCE, cflags: tuple[str, ...] = SLOWDISK_CFLAGS) -> str:
+    """The slowdisk build's cache key: the C source's sha256 and the compile flags."""
+    return _key("slowdisk", hashlib.sha256(source.read_bytes()).hexdigest(), *cflags)
+
+
+def build_slowdisk(cache: Path, log: Path, say) -> Path:
+    """The slowdisk FUSE daemon compiled from ``native/slowdisk.c`` against libfuse3 (cached)."""
+    key = slowdisk_key()
+    out = cache / f"slowdisk-{key}"
+    if _stamp_ok(out, key, ["slowdisk"]):
+        return out / "slowdisk"
+    say("building slowdisk (FUSE slow device)")
+    t0 = time.monotonic()
+    fuse_flags = _run(["pkg-config", "--cflags", "--libs", "fuse3"], log).split()
+    out.mkdir(parents=True, exist_ok=True)
+    binary = out / "slowdisk"
+    _run(["gcc", *SLOWDISK_CFLAGS, "-o", str(binary), str(SLOWDISK_SOURCE), *fuse_flags], log)
+    (out / "build.json").write_text(
+        json.dumps(
+            {
+                "key": key,
+                "source": SLOWDISK_SOURCE.name,
+                "source_sha256": hashlib.sha256(SLOWDISK_SOURCE.read_bytes()).hexdigest(),
+                "cflags": SLOWDISK_CFLAGS,
+                "fuse_flags": fuse_flags,
+                "build_s": round(time.monotonic() - t0, 1),
+            },
+            indent=1,
+        ),
+        encoding="utf-8",
+    )
+    return binary
+
+
 def setup(project_root: str | Path, say=print) -> Tools:
-    """Install packages and build (or reuse) fio and tgt; write ``.cache/lab/tools.json``."""
+    """Install packages and build (or reuse) fio, tgt and slowdisk; write ``.cache/lab/tools.json``."""
     if os.geteuid() != 0:
         raise SetupError("lab setup needs root (apt-get, network namespaces)")
     cache = cache_root(project_root)
@@ -270,27 +311,38 @@ def setup(project_root: str | Path, say=print) -> Tools:
     fio_version, tgt_version = source_version("fio"), source_version("tgt")
     fio = build_fio(cache, fio_version, log, say)
     tgtd, tgtadm = build_tgt(cache, tgt_version, log, say)
-    tools = Tools(fio, tgtd, tgtadm, fio_version, tgt_version, patch_sha256())
+    slowdisk = build_slowdisk(cache, log, say)
+    tools = Tools(fio, tgtd, tgtadm, fio_version, tgt_version, patch_sha256(), slowdisk)
     (cache / "tools.json").write_text(json.dumps(tools.as_dict(), indent=1), encoding="utf-8")
     return tools
 
 
 def load_tools(project_root: str | Path) -> Tools | None:
-    """The tools recorded by the last ``lab setup``, if they are all still there."""
+    """The tools recorded by the last ``lab setup``, if they are all still there and current.
+
+    A tools.json from before a tool was added (no ``slowdisk``), one that is not JSON, or one whose
+    slowdisk was built from another source gives None: the caller runs ``lab setup`` again.
+    """
     path = cache_root(project_root) / "tools.json"
     if not path.exists():
         return None
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    tools = Tools(
-        Path(doc["fio"]),
-        Path(doc["tgtd"]),
-        Path(doc["tgtadm"]),
-        doc["fio_source_version"],
-        doc["tgt_source_version"],
-        doc["patch_sha256"],
-    )
-    if not all(os.access(p, os.X_OK) for p in (tools.fio, tools.tgtd, tools.tgtadm)):
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        tools = Tools(
+            Path(doc["fio"]),
+            Path(doc["tgtd"]),
+            Path(doc["tgtadm"]),
+            doc["fio_source_version"],
+            doc["tgt_source_version"],
+            doc["patch_sha256"],
+            Path(doc["slowdisk"]),
+        )
+    except (json.JSONDecodeError, KeyError, TypeError):
+        return None
+    if not all(os.access(p, os.X_OK) for p in (tools.fio, tools.tgtd, tools.tgtadm, tools.slowdisk)):
         return None
     if tools.patch_sha256 != patch_sha256():
+        return None
+    if tools.slowdisk.parent.name != f"slowdisk-{slowdisk_key()}":
         return None
     return tools
