@@ -20,10 +20,11 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 TEST_DEVICE = sd.Device("test", 2.0, 100 * BYTES_PER_MIB)
 BLOCK_SIZES_BYTES = (4 * BYTES_PER_KIB, 128 * BYTES_PER_KIB, BYTES_PER_MIB)
 IOS_PER_SIZE = 20
-# Realised median per I/O may exceed the configured time by FUSE's own cost: at most 0.5 ms or
-# 10 % of it, whichever is larger (BENCHMARKS.md, "A slow device for the lab", has the figures).
-OVERHEAD_ALLOWED_MS = 0.5
-OVERHEAD_ALLOWED_FRACTION = 0.10
+# Realised median per I/O may exceed the configured time by FUSE's own cost and the machine's
+# load: at most 1 ms or half of it, whichever is larger (a device that charged each request twice
+# fails at every size; BENCHMARKS.md, "A slow device for the lab", has the measured overheads).
+OVERHEAD_ALLOWED_MS = 1.0
+OVERHEAD_ALLOWED_FRACTION = 0.5
 WRITES_PER_WRITER = 8
 SMALL_DISK_BYTES = 64 * BYTES_PER_MIB
 
