@@ -39,6 +39,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a jitter sweep (design N, default 1): 1,000 writes per configuration under four shapes "
         "of per-packet delay (lab/jitter_sweep.py)",
     )
+    run.add_argument(
+        "--device",
+        action="store_true",
+        help="the device sweep: the same traffic on the RAM LUN and two emulated slow devices, with "
+        "local fio of each (lab/device_sweep.py)",
+    )
     smoke = subs.add_parser("smoke", help="a short check of the lab (under 90 s)")
     smoke.add_argument("--json", dest="json_out", help="also write the figures to this file")
     subs.add_parser("teardown", help="remove whatever a lab left behind (from its state file)")
@@ -121,7 +127,11 @@ def run(args: argparse.Namespace) -> int:
         out = Path(args.out).resolve()
         clean_out(out)
         with Lab(tools, _say) as lab:
-            if args.jitter:
+            if args.device:
+                from iscsi_report.lab import device_sweep
+
+                summary = device_sweep.execute(lab, out, _say)
+            elif args.jitter:
                 from iscsi_report.lab import jitter_sweep
 
                 summary = jitter_sweep.execute(

@@ -109,6 +109,19 @@ class LabState:
             self.data["dirs"].append(str(path))
             _save(self.data)
 
+    def add_mount(self, path: str | Path) -> None:
+        """Record a mount point the lab is about to mount (a slow device: lazily unmounted at teardown)."""
+        if not str(path).startswith(SHM_PREFIX):
+            raise ValueError(f"lab mount points must be under {SHM_PREFIX!r}: {path}")
+        if str(path) not in self.data.setdefault("mounts", []):
+            self.data["mounts"].append(str(path))
+            _save(self.data)
+
+    def drop_mount(self, path: str | Path) -> None:
+        """Forget a mount point that was unmounted."""
+        self.data["mounts"] = [m for m in self.data.get("mounts", []) if m != str(path)]
+        _save(self.data)
+
     def add_process(self, pid: int, what: str) -> None:
         """Record a process the lab started."""
         self.data["processes"].append({"pid": pid, "start_ticks": proc_start_ticks(pid), "what": what})
@@ -135,6 +148,12 @@ def stop_pid(pid: int, start_ticks: int | None, grace_s: float = 3.0) -> bool:
                 return True
             time.sleep(0.05)
     return not pid_alive(pid, start_ticks)
+
+
+def is_mounted(path: str | Path) -> bool:
+    """True when ``path`` is a mount point of this mount namespace (/proc/self/mounts)."""
+    lines = Path("/proc/self/mounts").read_text(encoding="utf-8").splitlines()
+    return any(len(parts) > 1 and parts[1] == str(path) for parts in (line.split() for line in lines))
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess:
@@ -167,6 +186,10 @@ def teardown(log: Any = None) -> list[str]:
         if pid_alive(pid, ticks):
             ok = stop_pid(pid, ticks)
             done.append(f"stopped {proc.get('what', '?')} pid {pid}" + ("" if ok else " (FAILED)"))
+    for path in state.get("mounts", []):
+        if str(path).startswith(SHM_PREFIX) and is_mounted(path):
+            res = _run(["umount", "-l", str(path)])
+            done.append(f"unmounted {path}" + ("" if res.returncode == 0 else f" ({res.stderr.strip()})"))
     for path in state.get("files", []):
         if str(path).startswith(REMOVABLE_PREFIXES):
             with contextlib.suppress(FileNotFoundError):
@@ -179,7 +202,7 @@ def teardown(log: Any = None) -> list[str]:
     if state.get("blackhole_added") and blackhole_present():
         _run(["ip", "route", "del", "blackhole", LAB_NET])
         done.append(f"removed blackhole route {LAB_NET}")
-    for path in state.get("dirs", []):
+    for path in reversed(state.get("dirs", [])):  # a folder inside another was recorded after it
         with contextlib.suppress(OSError):
             os.rmdir(path)
             done.append(f"removed {path}/")

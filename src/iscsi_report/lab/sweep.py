@@ -117,6 +117,7 @@ CONFIRM_DESIGNS = {
     ),
 }
 DEEP_IODEPTH = 4
+RAM_DEVICE = "tgt-rdwr-dev-shm"  # the LUN of every sweep before the device sweep: a file in RAM
 NEGOTIATED_MAX_OUTSTANDING_R2T = 1  # libiscsi proposes 1; the window beyond it is forced at the target
 
 
@@ -139,6 +140,7 @@ class FioRun:
     confirm: bool = False
     jitter: str = "fixed"  # the delay line's jitter shape (lab.jitter_sweep); "fixed": none
     bins: bool = False  # fio json+ (latency bins): the jitter sweep's distributions
+    device: str = RAM_DEVICE  # the LUN's device (lab.device_sweep); the RAM-backed file before it
 
     @property
     def design_role(self) -> str:
@@ -175,7 +177,7 @@ class FioRun:
             "direct": True,
             "numjobs": 1,
             "scenario": "iscsi-libiscsi-lab",
-            "device": "tgt-rdwr-dev-shm",
+            "device": self.device,
         } | (
             {"jitter": self.jitter, "design_role": "jitter", "validation": True}
             if self.jitter != "fixed" or self.bins
@@ -186,6 +188,10 @@ class FioRun:
         """``-j<shape>`` for a run of the jitter sweep, else nothing (earlier file names unchanged)."""
         return f"-j{self.jitter}" if self.jitter != "fixed" or self.bins else ""
 
+    def _device_part(self) -> str:
+        """``-dev<name>`` for a run on another device than the RAM LUN, else nothing (names unchanged)."""
+        return f"-dev{self.device}" if self.device != RAM_DEVICE else ""
+
     def stem(self) -> str:
         """File name stem, unique per run."""
         d = f"{self.one_way_delay_ms:g}".replace(".", "p")
@@ -194,7 +200,7 @@ class FioRun:
             f"{self.rw}-qd{self.iodepth}-bs{self.bs_bytes // BYTES_PER_KIB}k-w{self.r2t_window}"
             f"-imm{self.immediate_data_bytes // BYTES_PER_KIB}k"
             f"-seg{self.max_recv_data_segment_bytes // BYTES_PER_KIB}k"
-            f"-d{d}ms-l{self.link_mbps:g}{self._jitter_part()}{cap}"
+            f"-d{d}ms-l{self.link_mbps:g}{self._jitter_part()}{self._device_part()}{cap}"
         )
 
 

@@ -142,6 +142,7 @@ class Lab:
         self.link_mbps = 1000.0
         self.jitter: dict[str, Any] | None = None  # the delay line's jitter object (None: fixed delay)
         self.target: TargetParams | None = None
+        self.lun_file = LUN_FILE  # the file tgt serves as the LUN (a slow device's, lab.device_sweep)
         self._stack = contextlib.ExitStack()
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -392,10 +393,67 @@ class Lab:
         _wait_for(sock.exists, 10, "tgtd's control socket")
         time.sleep(0.1)
         self.tgtadm("--op", "new", "--mode", "target", "--tid", "1", "-T", TARGET_IQN)
-        self.tgtadm("--op", "new", "--mode", "logicalunit", "--tid", "1", "--lun", "1", "-b", LUN_FILE)
+        self.tgtadm("--op", "new", "--mode", "logicalunit", "--tid", "1", "--lun", "1", "-b", self.lun_file)
         self.tgtadm("--op", "bind", "--mode", "target", "--tid", "1", "-I", ADDR_INI)
         self.target = None
         self.set_target_keys(params)
+
+    def use_lun(self, path: str) -> None:
+        """Serve ``path`` as the LUN from now on (tgtd restarts with it if it runs with another)."""
+        if path == self.lun_file:
+            return
+        self.lun_file = path
+        if self.tgtd_pid is not None and self.target is not None:
+            self.start_target(self.target)
+        elif self.tgtd_pid is not None:
+            self._stop_tgtd()
+
+    # -- slow devices (lab.device_sweep) ---------------------------------------------------
+    def spawn_net_only(self, ns: str, cmd: list[str], what: str, log: Path | None = None) -> int:
+        """Start ``cmd`` in the network namespace ``ns`` only (``nsenter --net``): its mounts stay visible.
+
+        ``ip netns exec`` gives each command a mount namespace of its own, so a FUSE mount made
+        inside it would be invisible to tgtd; the slow device's daemon opens no socket.
+        """
+        assert self.state is not None and ns in (NS_INI, NS_TGT)
+        out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
+        try:
+            proc = subprocess.Popen(
+                ["nsenter", f"--net=/run/netns/{ns}", *cmd],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        finally:
+            if log:
+                out.close()
+        self.state.add_process(proc.pid, what)
+        boost(proc.pid)  # the device serves tgtd: the same priority as the lab's other processes
+        self._procs = getattr(self, "_procs", {})
+        self._procs[proc.pid] = proc
+        return proc.pid
+
+    def mount_slow_device(self, work: Path, mountpoint: Path) -> None:
+        """Record and create a slow device's folder and mount point (under the lab's /dev/shm prefix)."""
+        assert self.state is not None
+        self.state.add_dir(work)
+        self.state.add_mount(mountpoint)
+        self.state.add_dir(mountpoint)
+        mountpoint.mkdir(parents=True, exist_ok=True)
+        self.state.add_file(work / "backing.img")
+        self.state.add_file(work / "daemon.log")
+
+    def unmount_slow_device(self, mountpoint: Path) -> None:
+        """Unmount a slow device (its daemon then exits) and forget the mount."""
+        assert self.state is not None
+        if st.is_mounted(mountpoint):
+            res = subprocess.run(
+                ["fusermount3", "-u", str(mountpoint)], capture_output=True, text=True, check=False
+            )
+            if res.returncode != 0:
+                subprocess.run(["umount", "-l", str(mountpoint)], capture_output=True, check=False)
+        self.state.drop_mount(mountpoint)
 
     def set_target_keys(self, params: TargetParams) -> None:
         """Offer these login keys from the next login on (restarting tgtd if the window changes)."""
