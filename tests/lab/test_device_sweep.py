@@ -14,7 +14,16 @@ from iscsi_report.lab import state, sweep
 
 def _setting(r: sweep.FioRun) -> tuple[object, ...]:
     """A run's configuration without its device."""
-    return (r.rw, r.iodepth, r.bs_bytes, r.r2t_window, r.one_way_delay_ms, r.link_mbps, r.replicate, r.captured)
+    return (
+        r.rw,
+        r.iodepth,
+        r.bs_bytes,
+        r.r2t_window,
+        r.one_way_delay_ms,
+        r.link_mbps,
+        r.replicate,
+        r.captured,
+    )
 
 
 def test_every_device_runs_the_same_configurations() -> None:

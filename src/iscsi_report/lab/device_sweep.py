@@ -13,8 +13,8 @@ Design (pre-registered in ``data/preregistered/lab-iscsi-2026-device/README.md``
 network points no sweep used, one-way 0.6 ms at 1000 Mbit/s and 3.5 ms at 450 Mbit/s; 64 KiB
 immediate data with 256 KiB segments; per device and point, writes at queue depth 1 of 80 KiB,
 704 KiB and 2,304 KiB (sizes no sweep used) at R2T windows 1 and 4, writes of 704 KiB at queue
-depth 4 (window 4) and reads of 704 KiB at queue depth 1; :data:`REPLICATES` replicates of :data:`IOS` I/Os; one captured
-run per device (the login keys and per-trip times).
+depth 4 (window 4) and reads of 704 KiB at queue depth 1; :data:`REPLICATES` replicates of
+:data:`IOS` I/Os; one captured run per device (the login keys and per-trip times).
 
 The slow device's daemon runs in the target's network namespace only (``nsenter --net``), not in
 a mount namespace of its own, so tgtd (started after the mount) sees the mounted file.
