@@ -79,7 +79,7 @@ def iperf3_server() -> Iterator[int]:
 # test_chapters.py build (build_once: the lab site, the executed study), not blocking a worker meanwhile.
 SLOW_FIRST = [
     "tests/e2e/test_chapters.py",
-    "tests/e2e/test_reproducible_site.py",
+    "tests/e2e/test_reproducible_site.py",  # builds the lab pair test_safety.py's last tests read
     "tests/browser/test_reader.py",
     "tests/browser/test_hostile_site.py",
     "tests/e2e/test_safety.py",

@@ -15,36 +15,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from iscsi_report.core.dataset import update_checksums
-
-from .projects import LAB, cli, copy_package, make_project
+from .lab_pair import EXTRA, EXTRA_DATASET, UNUSED_DATASET, lab_pair, pair_env
+from .projects import LAB, cli
 
 pytestmark = [pytest.mark.e2e]
-
-EXTRA = "extra-run"  # a second run over its own dataset, deleted in the last test
-EXTRA_DATASET = "extra-set"
-CHAPTERS = ["network", "storage"]
-
-
-def _project(dest: Path) -> Path:
-    """The lab run (two chapters), a second run over a retitled copy of the lab data, a provenance page."""
-    root = make_project(dest, runs={LAB: (LAB, CHAPTERS), EXTRA: (EXTRA_DATASET, ["network"])})
-    raw = root / "data" / "raw" / EXTRA_DATASET
-    manifest = yaml.safe_load((raw / "manifest.yaml").read_text())
-    manifest["dataset"] = EXTRA_DATASET
-    manifest["title"] = "A copy of the lab data, used only by the run deleted below"
-    for entry in manifest["files"]:  # its own network name, so that its tables differ from the lab's
-        if "network" in entry.get("labels", {}):
-            entry["labels"]["network"] = "veth-extra"
-    (raw / "manifest.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
-    update_checksums(raw)
-    (root / "data" / "raw" / "unused-set").mkdir()  # a dataset no run names
-    shutil.copy(raw / "manifest.yaml", root / "data" / "raw" / "unused-set" / "manifest.yaml")
-    toc_path = root / "book" / "_toc.yml"
-    toc = yaml.safe_load(toc_path.read_text())
-    toc["parts"].append({"caption": "About this build", "chapters": [{"file": "provenance"}]})
-    toc_path.write_text(yaml.safe_dump(toc, sort_keys=False))
-    return root
 
 
 def _site_files(root: Path) -> dict[str, bytes]:
@@ -54,23 +28,15 @@ def _site_files(root: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """One snapshot of the package for every build here (the code is an input of the site too)."""
-    env = copy_package(tmp_path_factory.mktemp("package"))
-    env.pop("SOURCE_DATE_EPOCH", None)  # the date must come from the inputs, not the caller
-    return env
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two copies of one project at different paths (copied before anything ran), each built from scratch.
 
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> tuple[Path, Path]:
-    """Two copies of one project at different paths (copied before anything ran), each built from scratch."""
-    first = _project(tmp_path_factory.mktemp("repro") / "a" / "proj")
-    second = tmp_path_factory.mktemp("repro") / "somewhere" / "much" / "deeper" / "proj"
-    shutil.copytree(first, second)
-    for root in (first, second):
-        result = cli(root, "book", "--jobs", "2", env=env)
-        assert result.returncode == 0, result.stdout + result.stderr
-    return first, second
+    The pair ``test_safety.py`` reads too (``lab_pair``), built once per test run: never changed here.
+    """
+    pair = lab_pair(tmp_path_factory)
+    for build in (pair.first_build, pair.second_build):
+        assert build.returncode == 0, build.stdout + build.stderr
+    return pair.first, pair.second
 
 
 def test_two_builds_of_the_same_inputs_are_byte_identical(built: tuple[Path, Path]) -> None:
@@ -103,17 +69,19 @@ def test_published_notebooks_carry_relative_paths_and_no_timings(built: tuple[Pa
 def test_only_datasets_used_by_a_run_are_published(built: tuple[Path, Path]) -> None:
     root = built[0]
     site = _site_files(root)
-    unused = (root / "data" / "raw" / "unused-set" / "manifest.yaml").read_bytes()
+    unused = (root / "data" / "raw" / UNUSED_DATASET / "manifest.yaml").read_bytes()
     extra = (root / "data" / "raw" / EXTRA_DATASET / "manifest.yaml").read_bytes()
     assert unused == extra  # the same bytes: only the extra run's use publishes them
     assert any(data == extra for data in site.values())
-    assert "unused-set" not in site["provenance.html"].decode()
+    assert UNUSED_DATASET not in site["provenance.html"].decode()
 
 
 def test_a_deleted_run_is_not_downloadable_after_the_next_build(
-    built: tuple[Path, Path], env: dict[str, str]
+    built: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    root = built[1]
+    root = tmp_path / "proj"  # a private copy: the shared pair stays as built
+    shutil.copytree(built[1], root, symlinks=True)
+    env = pair_env(tmp_path / "package")
     tables = {p.name: p.read_bytes() for p in (root / "results" / EXTRA).glob("*.csv")}
     lab_tables = {p.read_bytes() for p in (root / "results" / LAB).glob("*.csv")}
     own = {name: data for name, data in tables.items() if data not in lab_tables}

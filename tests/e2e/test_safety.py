@@ -2,12 +2,12 @@
 disk, concurrent runs, hanging cells and malformed params, each on a small throwaway project.
 
 Most fault tests clone one tiny built project (one fast chapter, a site already published) so
-that each starts from "a previous site exists" without paying for a build.
+that each starts from "a previous site exists" without paying for a build. The read-only and
+same-tables checks read the two lab copies ``test_reproducible_site.py`` compares (``lab_pair``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -28,6 +28,7 @@ from iscsi_report.pipeline import batch, cache
 from iscsi_report.pipeline.build import STAMP_FILE, input_key
 from iscsi_report.pipeline.params import discover, jobs_for
 
+from .lab_pair import LabPair, lab_pair
 from .projects import LAB, ROOT, add_notebook, cli, make_project
 
 pytestmark = [pytest.mark.e2e]
@@ -52,14 +53,6 @@ SLEEPY = (
 
 
 # ------------------------------------------------------------------------------ helpers
-
-
-def _sha256_tree(root: Path) -> dict[str, str]:
-    return {
-        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
 
 
 def _set_chapters(project: Path, notebooks: list[str], timeout_s: int = 120) -> None:
@@ -164,82 +157,6 @@ def _mounted(*commands: list[str], target: Path) -> Iterator[None]:
 
 def _can_mount() -> bool:
     return os.geteuid() == 0 and shutil.which("mount") is not None
-
-
-# ------------------------------------------------------------------------------ raw data, reproducibility
-
-
-@contextmanager
-def _read_only(folder: Path) -> Iterator[str]:
-    """Make ``folder`` unwritable for the block; yield how (or 'none: why not')."""
-    if os.geteuid() != 0:  # permissions bind a non-root user
-        subprocess.run(["chmod", "-R", "a-w", str(folder)], check=True)
-        try:
-            yield "chmod -R a-w"
-        finally:
-            subprocess.run(["chmod", "-R", "u+w", str(folder)], check=True)
-        return
-    cmds = [["mount", "--bind", str(folder), str(folder)], ["mount", "-o", "remount,ro,bind", str(folder)]]
-    try:
-        for cmd in cmds:
-            subprocess.run(cmd, check=True, capture_output=True, text=True)
-    except (OSError, subprocess.CalledProcessError) as exc:
-        subprocess.run(["umount", "-l", str(folder)], check=False, capture_output=True)
-        yield f"none: root, and a read-only bind mount failed ({getattr(exc, 'stderr', '') or exc})"
-        return
-    try:
-        yield "read-only bind mount"
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False, capture_output=True)
-
-
-@pytest.fixture(scope="module")
-def two_copies(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """Two copies of the lab project at different paths; the first is built with data/raw read-only."""
-    runs = {LAB: (LAB, ["network", "storage"])}
-    first = make_project(tmp_path_factory.mktemp("first"), runs=runs)
-    second = make_project(tmp_path_factory.mktemp("second"), runs=runs)
-    raw = first / "data" / "raw"
-    before = _sha256_tree(raw)
-    write_error = ""
-    with _read_only(raw) as protection:
-        try:
-            (raw / LAB / "probe").write_text("x")
-        except OSError as exc:
-            write_error = exc.strerror or str(exc)
-        result = cli(first, "book", "--jobs", "2")
-    second_result = cli(second, "run", "--jobs", "2")
-    return {
-        "first": first,
-        "second": second,
-        "result": result,
-        "second_result": second_result,
-        "before": before,
-        "after": _sha256_tree(raw),
-        "protection": protection,
-        "write_error": write_error,
-    }
-
-
-def test_pipeline_runs_with_raw_data_read_only_and_never_changes_it(two_copies: dict) -> None:
-    result = two_copies["result"]
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert two_copies["after"] == two_copies["before"]  # same files, same bytes
-    assert len(two_copies["before"]) > 10
-    if two_copies["protection"].startswith("none"):
-        pytest.skip(f"raw files unchanged, but writes could not be blocked: {two_copies['protection']}")
-    assert two_copies["write_error"] in ("Read-only file system", "Permission denied")  # really blocked
-
-
-def test_same_inputs_give_byte_identical_tables(two_copies: dict) -> None:
-    second_result = two_copies["second_result"]
-    assert second_result.returncode == 0, second_result.stdout + second_result.stderr
-    first = two_copies["first"] / "results" / LAB
-    second = two_copies["second"] / "results" / LAB
-    names = sorted(p.name for p in first.glob("*.csv"))
-    assert names and names == sorted(p.name for p in second.glob("*.csv"))
-    for name in names:
-        assert (first / name).read_bytes() == (second / name).read_bytes(), name
 
 
 # ------------------------------------------------------------------------------ interrupts
@@ -450,3 +367,35 @@ def test_malformed_params_fail_before_any_notebook_runs(tmp_path: Path, edit, me
     assert re.search(rf"{re.escape(str(path))}(:\d+)?: {re.escape(message)}", result.stderr), result.stderr
     assert not (project / "book" / "runs").exists()
     assert not (project / ".cache" / "exec").exists()
+
+
+# ------------------------------------------------------------------------------ raw data, reproducibility
+# Last in the file: the pair is built once per test run and shared with test_reproducible_site.py;
+# on another worker it may still be building, and the tests above need none of it.
+
+
+@pytest.fixture(scope="module")
+def two_copies(tmp_path_factory: pytest.TempPathFactory) -> LabPair:
+    """Two copies of the lab project at different paths; the first was built with data/raw read-only."""
+    return lab_pair(tmp_path_factory)
+
+
+def test_pipeline_runs_with_raw_data_read_only_and_never_changes_it(two_copies: LabPair) -> None:
+    result = two_copies.first_build
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert two_copies.raw_after == two_copies.raw_before  # same files, same bytes
+    assert len(two_copies.raw_before) > 10
+    if two_copies.protection.startswith("none"):
+        pytest.skip(f"raw files unchanged, but writes could not be blocked: {two_copies.protection}")
+    assert two_copies.write_error in ("Read-only file system", "Permission denied")  # really blocked
+
+
+def test_same_inputs_give_byte_identical_tables(two_copies: LabPair) -> None:
+    second_result = two_copies.second_build
+    assert second_result.returncode == 0, second_result.stdout + second_result.stderr
+    first = two_copies.first / "results" / LAB
+    second = two_copies.second / "results" / LAB
+    names = sorted(p.name for p in first.glob("*.csv"))
+    assert names and names == sorted(p.name for p in second.glob("*.csv"))
+    for name in names:
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
