@@ -39,7 +39,7 @@ from iscsi_report.core.errors import IngestError
 from iscsi_report.core.forecast import Source, Value
 from iscsi_report.core.ingest import textio
 from iscsi_report.core.measurements import Measurements
-from iscsi_report.core.units import BITS_PER_MBIT
+from iscsi_report.core.units import BITS_PER_MBIT, BYTES_PER_MIB
 
 ENGINE = "forecast engine"
 BLOG = "blog formula"
@@ -190,6 +190,23 @@ def today(
         measured=measured,
         model_error_pct=model_error,
     )
+
+
+def device_table(data: lab.LabData) -> pd.DataFrame:
+    """Per device the sweep measured locally and per block size it writes: the device term and ceiling."""
+    sizes = sorted(int(b) for b in data.runs.loc[data.runs["rw"] == "write", "bs_bytes"].unique())
+    rows = [
+        {
+            "device": name,
+            "bs_bytes": bs,
+            "device_ms": dev.ms_at(bs),
+            "ceiling_mib_per_s": dev.bytes_per_s_at(bs) / BYTES_PER_MIB if dev.bytes_per_s_at else math.nan,
+            "source": dev.source.what,
+        }
+        for name, dev in sorted(lab.devices(data.dataset).items())
+        for bs in sizes
+    ]
+    return pd.DataFrame(rows, columns=["device", "bs_bytes", "device_ms", "ceiling_mib_per_s", "source"])
 
 
 def blog_ms(t: forecast.Today, c: forecast.Configuration) -> float:

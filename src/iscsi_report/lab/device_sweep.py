@@ -100,7 +100,7 @@ def device_lun(lab: Lab, device: slowdisk.Device, counts: dict[str, Any]) -> Ite
     with backing.open("wb") as fh:
         fh.truncate(tp.LUN_BYTES)
     cmd = slowdisk.daemon_cmd(lab.tools.slowdisk, device, backing, mountpoint)
-    pid = lab.spawn_net_only(tp.NS_TGT, cmd, f"slowdisk {device.name}", work / "daemon.log")
+    pid = lab.spawn(tp.NS_TGT, cmd, f"slowdisk {device.name}", work / "daemon.log", own_mounts=False)
     try:
         _wait_mounted(mountpoint, pid, work / "daemon.log")
         lab.use_lun(str(mountpoint / slowdisk.DISK_NAME))

@@ -248,13 +248,21 @@ class Lab:
             fh.truncate(LUN_BYTES)
 
     # -- processes -------------------------------------------------------------------------
-    def spawn(self, ns: str, cmd: list[str], what: str, log: Path | None = None) -> int:
-        """Start ``cmd`` in namespace ``ns`` in the background; record its PID."""
+    def spawn(
+        self, ns: str, cmd: list[str], what: str, log: Path | None = None, own_mounts: bool = True
+    ) -> int:
+        """Start ``cmd`` in namespace ``ns`` in the background; record its PID.
+
+        ``own_mounts=False`` enters the network namespace only (``nsenter --net``): ``ip netns
+        exec`` gives each command a mount namespace of its own, so a FUSE mount made inside it
+        would be invisible to tgtd (the slow device's daemon, which opens no socket).
+        """
         assert self.state is not None and ns in (NS_INI, NS_TGT)
+        enter = ["ip", "netns", "exec", ns] if own_mounts else ["nsenter", f"--net=/run/netns/{ns}"]
         out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
         try:
             proc = subprocess.Popen(
-                ["ip", "netns", "exec", ns, *cmd],
+                [*enter, *cmd],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -409,31 +417,6 @@ class Lab:
             self._stop_tgtd()
 
     # -- slow devices (lab.device_sweep) ---------------------------------------------------
-    def spawn_net_only(self, ns: str, cmd: list[str], what: str, log: Path | None = None) -> int:
-        """Start ``cmd`` in the network namespace ``ns`` only (``nsenter --net``): its mounts stay visible.
-
-        ``ip netns exec`` gives each command a mount namespace of its own, so a FUSE mount made
-        inside it would be invisible to tgtd; the slow device's daemon opens no socket.
-        """
-        assert self.state is not None and ns in (NS_INI, NS_TGT)
-        out = open(log, "ab") if log else subprocess.DEVNULL  # noqa: SIM115
-        try:
-            proc = subprocess.Popen(
-                ["nsenter", f"--net=/run/netns/{ns}", *cmd],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        finally:
-            if log:
-                out.close()
-        self.state.add_process(proc.pid, what)
-        boost(proc.pid)  # the device serves tgtd: the same priority as the lab's other processes
-        self._procs = getattr(self, "_procs", {})
-        self._procs[proc.pid] = proc
-        return proc.pid
-
     def mount_slow_device(self, work: Path, mountpoint: Path) -> None:
         """Record and create a slow device's folder and mount point (under the lab's /dev/shm prefix)."""
         assert self.state is not None

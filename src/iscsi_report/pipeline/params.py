@@ -51,6 +51,7 @@ NAME_PARAMETERS = frozenset(
         "judged",
         "other_sweeps",
         "blind_sweep",
+        "device_sweep",
         "jitter_sweep",
         "second_jitter_sweep",
         "third_jitter_sweep",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from iscsi_report.analyses import forecast_matrix as fm
+from iscsi_report.core.units import BYTES_PER_KIB
 
 
 def interval_text(row: pd.Series, name: str) -> str:
@@ -33,6 +34,18 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
             "Engine less blog formula, points [95 % interval]": [
                 interval_text(r, "blog") for _, r in summary.iterrows()
             ],
+        }
+    )
+
+
+def device_table(terms: pd.DataFrame) -> pd.DataFrame:
+    """Each locally measured device per block size: its time per write and its ceiling."""
+    return pd.DataFrame(
+        {
+            "Device": terms["device"],
+            "Block size (KiB)": (terms["bs_bytes"] // BYTES_PER_KIB).astype(int),
+            "Device time per write (ms)": terms["device_ms"],
+            "Device ceiling (MiB/s)": terms["ceiling_mib_per_s"],
         }
     )
 
