@@ -158,6 +158,18 @@ _TIMELINE_JS = """() => {
   };
 }"""
 
+# Charts are drawn live once they near the screen (pipeline/assets.py, issue 25): scroll to each in
+# turn, a frame or two at each, then back to the top, so every chart is asked to draw.
+VISIT_CHARTS_JS = """async () => {
+  const frame = () => new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+  for (const figure of document.querySelectorAll('figure.iscsi-chart')) {
+    figure.scrollIntoView({block: 'center'});
+    await frame();
+  }
+  window.scrollTo(0, 0);
+  await frame();
+}"""
+
 _SETTLED_JS = """() => Array.from(document.querySelectorAll('figure.iscsi-chart')).every(
   f => f.classList.contains('iscsi-chart-ready') || !f.querySelector('.iscsi-chart-live'))
   && Array.from(document.querySelectorAll('.math')).every(m => m.querySelector('mjx-container'))"""
@@ -208,6 +220,7 @@ def weigh_page(context: Any, site: Path, url: str, sizes: dict[Path, int] | None
     cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
     page.goto(url, wait_until="load", timeout=PAGE_TIMEOUT_MS)
     settled = True
+    page.evaluate(VISIT_CHARTS_JS)
     try:  # a chart that never draws is test_reader's to report; here it only marks the weight
         page.wait_for_function(_SETTLED_JS, timeout=SETTLE_MS)
         page.wait_for_load_state("networkidle", timeout=SETTLE_MS)  # fonts asked for by the typeset math
