@@ -143,12 +143,20 @@ def test_a_chart_page_loads_only_the_small_deferred_chart_script(chart_site: Pat
     assert "charts.js" not in _tags(SCRIPT_TAG, _head(chart_site, "design"))  # no chart, no script
 
 
-@pytest.mark.parametrize("page", ["index", "chart", "design", "search"])
+@pytest.mark.parametrize("page", ["index", "chart", "design"])
 def test_the_theme_scripts_that_wait_for_the_page_are_deferred(chart_site: Path, page: str) -> None:
     scripts = _tags(SCRIPT_TAG, _head(chart_site, page))
     assert all("defer" in scripts[name] for name in DEFERRED), scripts
     # The inline DOCUMENTATION_OPTIONS lines need this one first: it stays synchronous.
     assert "defer" not in scripts["documentation_options.js"]
+
+
+def test_the_search_page_keeps_doctools_ahead_of_its_synchronous_search_tools(chart_site: Path) -> None:
+    html = (chart_site / "search.html").read_text()
+    scripts = _tags(SCRIPT_TAG, html)
+    assert "defer" not in scripts["doctools.js"] and "defer" not in scripts["searchtools.js"]
+    assert "defer" in scripts["sphinx-book-theme.js"]
+    assert html.index("doctools.js") < html.index("searchtools.js")  # searchtools calls doctools' _ready
 
 
 def test_code_colours_and_unused_design_styles_load_after_the_first_paint(chart_site: Path) -> None:

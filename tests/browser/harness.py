@@ -170,9 +170,14 @@ VISIT_CHARTS_JS = """async () => {
   await frame();
 }"""
 
-_SETTLED_JS = """() => Array.from(document.querySelectorAll('figure.iscsi-chart')).every(
-  f => f.classList.contains('iscsi-chart-ready') || !f.querySelector('.iscsi-chart-live'))
-  && Array.from(document.querySelectorAll('.math')).every(m => m.querySelector('mjx-container'))"""
+# Polled until true: each poll scrolls to the first chart not yet drawn (nor given up), which asks
+# it to draw; then every formula must be typeset.
+_SETTLED_JS = """() => {
+  const waiting = Array.from(document.querySelectorAll('figure.iscsi-chart')).filter(
+    f => !f.classList.contains('iscsi-chart-ready') && f.querySelector('.iscsi-chart-live'));
+  if (waiting.length) { waiting[0].scrollIntoView({block: 'center'}); return false; }
+  return Array.from(document.querySelectorAll('.math')).every(m => m.querySelector('mjx-container'));
+}"""
 
 
 @dataclass
@@ -220,7 +225,6 @@ def weigh_page(context: Any, site: Path, url: str, sizes: dict[Path, int] | None
     cdp.send("Network.setCacheDisabled", {"cacheDisabled": True})
     page.goto(url, wait_until="load", timeout=PAGE_TIMEOUT_MS)
     settled = True
-    page.evaluate(VISIT_CHARTS_JS)
     try:  # a chart that never draws is test_reader's to report; here it only marks the weight
         page.wait_for_function(_SETTLED_JS, timeout=SETTLE_MS)
         page.wait_for_load_state("networkidle", timeout=SETTLE_MS)  # fonts asked for by the typeset math

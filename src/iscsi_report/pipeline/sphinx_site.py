@@ -128,6 +128,7 @@ DEFERRED_SCRIPTS = frozenset(
         "_static/design-tabs.js",
     }
 )
+SEARCH_NEEDS = "_static/doctools.js"  # Sphinx's synchronous searchtools.js calls its ``_ready`` at once
 # Style sheets that draw nothing on the first screen of a page: code colours (the code is hidden
 # behind the page's switch) and Thebe's (no launch button: ``launch_buttons`` are off). They load
 # as ``media="print"`` and switch to all media once loaded, so they do not hold the first paint.
@@ -138,11 +139,13 @@ DESIGN_CLASS = 'class="sd-'  # every sphinx-design component carries an ``sd-`` 
 STYLE_SWAP = "this.media='all'"  # the loaded sheet applies to the screen from then on
 
 
-def deferred_scripts(scripts: list[Any]) -> list[Any]:
-    """The scripts, those of :data:`DEFERRED_SCRIPTS` with ``defer`` (new objects: Sphinx shares its own)."""
+def deferred_scripts(scripts: list[Any], search: bool = False) -> list[Any]:
+    """The scripts, those of :data:`DEFERRED_SCRIPTS` with ``defer`` (new objects: Sphinx shares its own);
+    with ``search`` (a page that loads Sphinx's search tools) doctools stays: they call its ``_ready``."""
+    names = DEFERRED_SCRIPTS - {SEARCH_NEEDS} if search else DEFERRED_SCRIPTS
     return [
         type(s)(s.filename, priority=s.priority, **{**s.attributes, "defer": "defer"})
-        if _script_key(s)[0] in DEFERRED_SCRIPTS and "async" not in s.attributes
+        if _script_key(s)[0] in names and "async" not in s.attributes
         else s
         for s in scripts
     ]
@@ -241,7 +244,8 @@ def _on_page(app: Any, pagename: str, templatename: str, context: dict[str, Any]
     JavaScript; escape the print-only title."""
     scripts = context.get("script_files")
     if isinstance(scripts, list):
-        scripts[:] = deferred_scripts(dedupe_scripts(scripts))
+        search = pagename == SEARCH_PAGE.removesuffix(".html") or _search_as_you_type(app)
+        scripts[:] = deferred_scripts(dedupe_scripts(scripts), search)
         if app.config.mathjax_path and not own_math(app, pagename):
             scripts[:] = without_mathjax(scripts, app.config.mathjax_path)
     context["metatags"] = context.get("metatags", "") + ICON_LINK + NOSCRIPT_DROPDOWNS
