@@ -2,6 +2,7 @@
 
 Usage: CHROME_PATH=/usr/bin/chromium PYTHONPATH=src .venv/bin/python benchmarks/lighthouse_pages.py
        --lighthouse /tmp/lh/node_modules/.bin/lighthouse [--site _build/html] [--out DIR] PAGE...
+       (or ``--median DIR... PAGE...``: the medians of the runs kept in those ``--out`` folders)
 
 Lighthouse is installed outside the project (``mkdir -p /tmp/lh && cd /tmp/lh && npm install
 lighthouse``). The site is served on 127.0.0.1 only (``http.server`` in a thread, as
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -42,6 +44,14 @@ PRESETS = {"desktop": ["--preset=desktop"], "mobile": []}  # Lighthouse's defaul
 PERFORMANCE_GOAL = {"desktop": 90, "mobile": 70}  # issue 25; accessibility must stay 100
 TOP_OPPORTUNITIES = 3  # audits named per page when performance misses its goal
 LIGHTHOUSE_TIMEOUT_S = 600
+# Metrics summarised by ``--median`` (Lighthouse audit ids; their numericValue is in ms, bytes or score).
+MEDIAN_METRICS = (
+    "first-contentful-paint",
+    "largest-contentful-paint",
+    "total-blocking-time",
+    "cumulative-layout-shift",
+    "total-byte-weight",
+)
 
 
 class GzipHandler(QuietHandler):
@@ -114,16 +124,53 @@ def row(page: str, preset: str, found: dict[str, Any]) -> str:
     )
 
 
+def numeric(found: dict[str, Any], name: str) -> float:
+    """An audit's value as a number (milliseconds, bytes, or the layout shift score)."""
+    return float(found["audits"][name]["numericValue"])
+
+
+def median_row(page: str, preset: str, reports: list[dict[str, Any]]) -> str:
+    """One Markdown row: the medians of several runs of one page and preset, and the runs' scores."""
+    scores = [score(r, "performance") for r in reports]
+    value = {name: statistics.median(numeric(r, name) for r in reports) for name in MEDIAN_METRICS}
+    return (
+        f"| `{page}` | {preset} | {statistics.median(scores):.0f} ({', '.join(map(str, scores))}) | "
+        f"{min(score(r, 'accessibility') for r in reports)} | "
+        f"{value['first-contentful-paint'] / 1000:.1f} s | "
+        f"{value['largest-contentful-paint'] / 1000:.1f} s | "
+        f"{value['total-blocking-time']:,.0f} ms | {value['cumulative-layout-shift']:.3f} | "
+        f"{value['total-byte-weight'] / 1024:,.0f} KiB |"
+    )
+
+
+def print_medians(folders: list[Path], pages: list[str]) -> None:
+    """The median table of the reports kept by earlier runs (``--out``), one folder per run."""
+    print("| page | preset | performance (runs) | accessibility, min | FCP | LCP | TBT | CLS | bytes |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for page in pages:
+        for preset in PRESETS:
+            name = f"{page.replace('/', '_')}-{preset}.json"
+            reports = [json.loads((f / name).read_text()) for f in folders if (f / name).is_file()]
+            if reports:
+                print(median_row(page, preset, reports))
+
+
 def main() -> None:
-    """Audit each page with both presets and print the table."""
+    """Audit each page with both presets and print the table (or, with ``--median``, summarise runs)."""
     formatter = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=formatter)
     parser.add_argument("--lighthouse", type=Path, required=True, help="the lighthouse command")
     parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
     parser.add_argument("--out", type=Path, help="keep each JSON report here")
     parser.add_argument("--gzip", action="store_true", help="serve text files gzipped, as web servers do")
+    parser.add_argument(
+        "--median", type=Path, nargs="+", help="print the medians of the reports kept in these folders"
+    )
     parser.add_argument("pages", nargs="+", help="pages relative to the site")
     args = parser.parse_args()
+    if args.median:
+        print_medians(args.median, args.pages)
+        return
     print("| page | preset | performance | accessibility | FCP | LCP | TBT | total bytes | top savings |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     handler = GzipHandler if args.gzip else QuietHandler

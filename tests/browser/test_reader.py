@@ -34,6 +34,7 @@ from browser.harness import (
     PAGE_TIMEOUT_MS,
     PAGE_WEIGHT_GOAL_BYTES,
     REFERENCE_PAGES,
+    VISIT_CHARTS_JS,
     PageWeight,
     chromium,
     page_files,
@@ -265,6 +266,7 @@ def _settle(page) -> list[str]:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     late = []
+    page.evaluate(VISIT_CHARTS_JS)  # a chart is drawn live once it nears the screen (pipeline/assets.py)
     try:
         page.wait_for_function(
             """() => Array.from(document.querySelectorAll('figure.iscsi-chart')).every(

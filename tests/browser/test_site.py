@@ -35,6 +35,7 @@ from browser.harness import (  # noqa: F401  (CHROMIUM, CHROMIUM_ARGS: re-export
     LOCAL_HOST,
     PAGE_TIMEOUT_MS,
     SITE_ROOT_ENV,
+    VISIT_CHARTS_JS,
     browser_or_skip,
     chromium,
     page_files,
@@ -108,6 +109,7 @@ def _visit(page, url: str) -> PageVisit:
     page.goto(url, wait_until="networkidle", timeout=PAGE_TIMEOUT_MS)
     if page.url != url:  # index.html redirects to the root page: collect where it landed
         page.wait_for_load_state("networkidle", timeout=PAGE_TIMEOUT_MS)
+    page.evaluate(VISIT_CHARTS_JS)  # a chart is drawn live once it nears the screen
     page.wait_for_function(_CHARTS_SETTLED_JS, timeout=PAGE_TIMEOUT_MS)
     found = page.evaluate(_COLLECT_JS)
     visit.hrefs, visit.ids = found["hrefs"], set(found["ids"])

@@ -1,10 +1,13 @@
 """Sphinx extension: the site's own copies of the chart runtime and of MathJax, so no page needs a CDN.
 
 - Charts: a chapter shows each chart as ``<figure class="iscsi-chart">`` holding the static SVG and
-  the Vega-Lite spec (see ``presentation/report.py``). Pages with such a figure load one bundle of Vega,
-  Vega-Lite and vega-embed made by vl-convert (``_static/iscsi-charts/vega-bundle.js``) and a small
-  script that draws each spec with tooltips and, on success, removes the SVG fallback. Without
-  JavaScript the SVG stays. The bundle is written once per build (and cached per vl-convert
+  the Vega-Lite spec (see ``presentation/report.py``). Pages with such a figure load a small deferred
+  script (``charts.js``) that, once the page has loaded and a chart comes within a screen of the
+  window, fetches one bundle of Vega, Vega-Lite and vega-embed made by vl-convert
+  (``_static/iscsi-charts/vega-bundle.js``) and draws the specs one at a time, each in a task of its
+  own, with tooltips, removing each SVG fallback on success (issue 25: the 305 kB runtime and the
+  drawing no longer hold back the first paint, nor run as one long task). Without JavaScript, and
+  until then, the SVG stays. The bundle is written once per build (and cached per vl-convert
   version under ``.cache/assets`` of the project, since making it takes seconds).
 - Math: MathJax 3 comes from the ``django-static-mathjax`` wheel (plain files, no Django needed);
   ``mathjax_path: mathjax/tex-chtml.js`` in ``_config.yml`` points Sphinx at the copy made here.
@@ -39,14 +42,39 @@ BUNDLE_SNIPPET = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaL
 CHARTS_JS = """\
 (function () {
   "use strict";
+  // The runtime sits next to this script; a page that inlines both (the single file) has it already.
+  var here = document.currentScript && document.currentScript.src;
+  var bundleUrl = here ? new URL("vega-bundle.js", here).href : "";
+  var runtime = null;
+  var queue = Promise.resolve();
+  // The page's own files first: the runtime is fetched once the page has loaded, so its 305 kB
+  // never compete with the style sheets and fonts the first paint waits for.
+  var pageLoaded = document.readyState === "complete" ? Promise.resolve() : new Promise(function (resolve) {
+    window.addEventListener("load", resolve, {once: true});
+  });
+  function fetchRuntime() {
+    return new Promise(function (resolve, reject) {
+      var script = document.createElement("script");
+      script.src = bundleUrl;
+      script.onload = resolve;
+      script.onerror = function () { reject(new Error("chart runtime not loaded: " + bundleUrl)); };
+      document.head.appendChild(script);
+    });
+  }
+  function loadRuntime() {
+    if (typeof window.vegaEmbed === "function") { return Promise.resolve(); }
+    if (!runtime) { runtime = pageLoaded.then(fetchRuntime); }
+    return runtime;
+  }
+  function pause() { return new Promise(function (resolve) { setTimeout(resolve, 0); }); }
   function draw(figure) {
     var specNode = figure.querySelector("script.iscsi-chart-spec");
     var live = figure.querySelector(".iscsi-chart-live");
     var fallback = figure.querySelector(".iscsi-chart-fallback");
-    if (!specNode || !live || typeof window.vegaEmbed !== "function") { return; }
+    if (!specNode || !live || typeof window.vegaEmbed !== "function") { return Promise.resolve(); }
     var spec = JSON.parse(specNode.textContent);
     var alt = fallback ? fallback.getAttribute("alt") : "";
-    window.vegaEmbed(live, spec, {actions: false, renderer: "svg"}).then(function () {
+    return window.vegaEmbed(live, spec, {actions: false, renderer: "svg"}).then(function () {
       if (alt) { live.setAttribute("role", "img"); live.setAttribute("aria-label", alt); }
       if (fallback) { fallback.remove(); }
       figure.classList.add("iscsi-chart-ready");
@@ -55,11 +83,25 @@ CHARTS_JS = """\
       console.warn("chart left as a static image:", err);
     });
   }
-  function drawAll() { document.querySelectorAll("figure.iscsi-chart").forEach(draw); }
+  // One chart at a time, each in a task of its own (the page stays responsive between charts).
+  function enqueue(figure) {
+    queue = queue.then(loadRuntime).then(pause).then(function () { return draw(figure); })
+      .catch(function (err) { console.warn("chart left as a static image:", err); });
+  }
+  function watch(figures) {
+    if (!("IntersectionObserver" in window)) { figures.forEach(enqueue); return; }
+    var observer = new IntersectionObserver(function (entries) {
+      entries.forEach(function (entry) {
+        if (entry.isIntersecting) { observer.unobserve(entry.target); enqueue(entry.target); }
+      });
+    }, {rootMargin: "100% 0px"});  // drawn while still a screen away: no jump where the reader looks
+    figures.forEach(function (figure) { observer.observe(figure); });
+  }
+  function start() { watch(Array.from(document.querySelectorAll("figure.iscsi-chart"))); }
   if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", drawAll);
+    document.addEventListener("DOMContentLoaded", start);
   } else {
-    drawAll();
+    start();
   }
 })();
 """
@@ -148,10 +190,9 @@ def _cache_dir(app: Any) -> Path | None:
 
 
 def _on_page(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
-    """Load the chart runtime on the pages that show a chart, and only there."""
+    """On the pages that show a chart, and only there, load the script that loads the chart runtime."""
     if CHART_MARKER in str(context.get("body", "")):
-        app.add_js_file(BUNDLE, loading_method="defer")
-        app.add_js_file(SCRIPT, loading_method="defer")
+        app.add_js_file(SCRIPT, loading_method="defer")  # it fetches the bundle when a chart nears the screen
 
 
 def _on_finished(app: Any, exception: BaseException | None) -> None:

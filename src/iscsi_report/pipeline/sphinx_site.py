@@ -21,6 +21,12 @@ page, Sphinx's search script and the whole search index (0.46 MB, loaded before 
 which the theme loads for its search-as-you-type box, switched off unless ``search_as_you_type``
 is set. The search page keeps its own copies; the header's search button leads there.
 
+The first paint waits for no script that waits for the page itself (issue 25): the theme's and
+extensions' scripts that act on ``DOMContentLoaded`` or on a click get ``defer``; the style sheets
+that draw nothing on a page's first screen (code colours, Thebe's, sphinx-design's where the page
+uses none of its components) load as print sheets switched to the screen once loaded, and a
+``<noscript>`` link loads them plainly without JavaScript.
+
 A table the theme wraps in a scrolling box (a markdown table: ``pst-scrollable-table-container``)
 becomes a named keyboard stop: ``tabindex="0"``, ``role="region"`` and an ``aria-label`` from its
 caption, else from its first headers (the chapters' own tables are labelled where they are
@@ -105,6 +111,68 @@ def without_mathjax(scripts: list[Any], mathjax_path: str) -> list[Any]:
     return [s for s in scripts if _script_key(s)[0] not in (mathjax_path, f"_static/{mathjax_path}")]
 
 
+# The theme's and extensions' scripts that only act once the page is parsed (they wait for
+# DOMContentLoaded or for a click): loaded with ``defer`` they no longer hold the first paint back
+# (issue 25, Lighthouse's "render-blocking resources"). ``defer`` keeps their order among themselves,
+# and no inline script of a page uses them. Kept synchronous: ``documentation_options.js`` (the
+# page's inline ``DOCUMENTATION_OPTIONS.pagename = ...`` needs it) and ``code-toggle.js`` (it hides
+# the code before the body is drawn).
+DEFERRED_SCRIPTS = frozenset(
+    {
+        "_static/doctools.js",
+        "_static/sphinx_highlight.js",
+        "_static/clipboard.min.js",
+        "_static/copybutton.js",
+        "_static/scripts/sphinx-book-theme.js",
+        "_static/togglebutton.js",
+        "_static/design-tabs.js",
+    }
+)
+SEARCH_NEEDS = "_static/doctools.js"  # Sphinx's synchronous searchtools.js calls its ``_ready`` at once
+# Style sheets that draw nothing on the first screen of a page: code colours (the code is hidden
+# behind the page's switch) and Thebe's (no launch button: ``launch_buttons`` are off). They load
+# as ``media="print"`` and switch to all media once loaded, so they do not hold the first paint.
+DEFERRED_STYLES = frozenset({"_static/pygments.css", "_static/sphinx-thebe.css"})
+# sphinx-design's style sheet is deferred likewise on a page that uses none of its components.
+DESIGN_STYLE = "_static/sphinx-design.min.css"
+DESIGN_CLASS = 'class="sd-'  # every sphinx-design component carries an ``sd-`` class
+STYLE_SWAP = "this.media='all'"  # the loaded sheet applies to the screen from then on
+
+
+def deferred_scripts(scripts: list[Any], search: bool = False) -> list[Any]:
+    """The scripts, those of :data:`DEFERRED_SCRIPTS` with ``defer`` (new objects: Sphinx shares its own);
+    with ``search`` (a page that loads Sphinx's search tools) doctools stays: they call its ``_ready``."""
+    names = DEFERRED_SCRIPTS - {SEARCH_NEEDS} if search else DEFERRED_SCRIPTS
+    return [
+        type(s)(s.filename, priority=s.priority, **{**s.attributes, "defer": "defer"})
+        if _script_key(s)[0] in names and "async" not in s.attributes
+        else s
+        for s in scripts
+    ]
+
+
+def styles_to_defer(body: str) -> frozenset[str]:
+    """The style sheets a page can load after its first paint (sphinx-design's when it has no component)."""
+    return DEFERRED_STYLES if DESIGN_CLASS in body else DEFERRED_STYLES | {DESIGN_STYLE}
+
+
+def deferred_styles(styles: list[Any], names: frozenset[str]) -> list[Any]:
+    """The style sheets, those named in ``names`` loaded as print sheets that switch to all media on load."""
+    return [
+        type(s)(s.filename, priority=s.priority, **{**s.attributes, "media": "print", "onload": STYLE_SWAP})
+        if getattr(s, "filename", None) in names
+        else s
+        for s in styles
+    ]
+
+
+def noscript_styles(styles: list[Any], names: frozenset[str], pathto: Any) -> str:
+    """``<noscript>`` links to the deferred sheets: without JavaScript their ``onload`` never runs."""
+    hrefs = [pathto(s.filename, resource=True) for s in styles if getattr(s, "filename", None) in names]
+    links = "".join(f'<link rel="stylesheet" href="{html.escape(h)}" />' for h in hrefs)
+    return f"<noscript>{links}</noscript>\n" if links else ""
+
+
 THEME_TABLE_BOX = '<div class="pst-scrollable-table-container">'
 THEME_TABLE = re.compile(re.escape(THEME_TABLE_BOX) + r"(?P<table><table\b.*?</table>)", re.S)
 CAPTION = re.compile(r"<caption\b[^>]*>(.*?)</caption>", re.S)
@@ -171,14 +239,21 @@ def _downloads(app: Any, pagename: str) -> str:
 
 def _on_page(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
     """Per page: drop repeated scripts (in place: the builder restores its list per page), and
-    MathJax where the page has no math of its own; add the icon; name the theme's table boxes;
-    keep dropdowns open without JavaScript; escape the print-only title."""
+    MathJax where the page has no math of its own; defer the scripts and style sheets the first
+    paint does not need; add the icon; name the theme's table boxes; keep dropdowns open without
+    JavaScript; escape the print-only title."""
     scripts = context.get("script_files")
     if isinstance(scripts, list):
-        scripts[:] = dedupe_scripts(scripts)
+        search = pagename == SEARCH_PAGE.removesuffix(".html") or _search_as_you_type(app)
+        scripts[:] = deferred_scripts(dedupe_scripts(scripts), search)
         if app.config.mathjax_path and not own_math(app, pagename):
             scripts[:] = without_mathjax(scripts, app.config.mathjax_path)
     context["metatags"] = context.get("metatags", "") + ICON_LINK + NOSCRIPT_DROPDOWNS
+    styles = context.get("css_files")
+    if isinstance(styles, list) and "pathto" in context:
+        later = styles_to_defer(str(context.get("body", "")))
+        context["metatags"] += noscript_styles(styles, later, context["pathto"])
+        styles[:] = deferred_styles(styles, later)
     if isinstance(context.get("pagetitle"), str):
         context["pagetitle"] = escaped_title(context["pagetitle"])
     if isinstance(context.get("body"), str):
