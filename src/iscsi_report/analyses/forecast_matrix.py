@@ -209,6 +209,44 @@ def device_table(data: lab.LabData) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["device", "bs_bytes", "device_ms", "ceiling_mib_per_s", "source"])
 
 
+def device_added(m: Matrix, data: lab.LabData) -> pd.DataFrame:
+    """Per measured device and block size: its local fio time per write beside what it added to iSCSI.
+
+    "Added" is the median, over the sweep's network points and windows, of the device's measured
+    mean write latency at queue depth 1 less the RAM LUN's at the same settings: what the engine
+    charges in place of today's device should match it.
+    """
+    c = m.configurations
+    writes = c[(c["rw"] == "write") & (c["iodepth"] == 1)]
+    wide = writes.pivot_table(
+        index=["bs_bytes", "r2t_window", "one_way_delay_ms", "link_mbps"],
+        columns="device",
+        values="measured_ms",
+    )
+    added = [
+        {"device": name, "bs_bytes": int(bs), "added_ms": float(diff.xs(bs, level="bs_bytes").median())}
+        for name in sorted(lab.devices(data.dataset))
+        for diff in [wide[name] - wide[lab.RAM_DEVICE]]
+        for bs in sorted(wide.index.get_level_values("bs_bytes").unique())
+    ]
+    local = device_table(data).rename(columns={"device_ms": "local_ms"}).drop(columns="source")
+    out = local.merge(pd.DataFrame(added), on=["device", "bs_bytes"], how="inner", validate="one_to_one")
+    return out.assign(local_less_added_ms=out["local_ms"] - out["added_ms"])
+
+
+def device_moves(m: Matrix) -> pd.DataFrame:
+    """The engine's signed errors on the group "device", per (today's device, the target's device).
+
+    Misses shown beside hits: the median, the worst under- and over-forecast and the pairs counted.
+    """
+    device_of = dict(zip(m.configurations["key"], m.configurations["device"], strict=True))
+    today_device = {settings_name(k): d for k, d in device_of.items()}
+    e = m.pairs[(m.pairs["method"] == ENGINE) & (m.pairs["group"] == "device")]
+    e = e.assign(today_device=e["today"].map(today_device), target_device=e["target"].map(device_of))
+    g = e.groupby(["today_device", "target_device"], sort=True)["error_pct"]
+    return g.agg(pairs="size", median_pct="median", lowest_pct="min", highest_pct="max").reset_index()
+
+
 def blog_ms(t: forecast.Today, c: forecast.Configuration) -> float:
     """The blog's formula for ``c`` on the network the engine derives for it from today."""
     net = forecast.network_for(t, c)

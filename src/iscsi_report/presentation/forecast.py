@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from iscsi_report.analyses import forecast_matrix as fm
+from iscsi_report.analyses import lab
 from iscsi_report.core.units import BYTES_PER_KIB
 
 
@@ -38,14 +39,35 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def device_table(terms: pd.DataFrame) -> pd.DataFrame:
-    """Each locally measured device per block size: its time per write and its ceiling."""
+def device_name(device: str) -> str:
+    """A lab device in words: the RAM LUN says what it is, the emulated ones keep their names."""
+    return "RAM-backed file (no device time)" if device == lab.RAM_DEVICE else f"{device} (emulated)"
+
+
+def device_added_table(added: pd.DataFrame) -> pd.DataFrame:
+    """Local fio's time per write beside the time the device added to iSCSI writes, per size."""
     return pd.DataFrame(
         {
-            "Device": terms["device"],
-            "Block size (KiB)": (terms["bs_bytes"] // BYTES_PER_KIB).astype(int),
-            "Device time per write (ms)": terms["device_ms"],
-            "Device ceiling (MiB/s)": terms["ceiling_mib_per_s"],
+            "Device": added["device"].map(device_name),
+            "Block size (KiB)": (added["bs_bytes"] // BYTES_PER_KIB).astype(int),
+            "Local fio per write (ms)": added["local_ms"],
+            "Added to an iSCSI write (ms)": added["added_ms"],
+            "Local less added (ms)": added["local_less_added_ms"],
+            "Device ceiling, local fio (MiB/s)": added["ceiling_mib_per_s"],
+        }
+    )
+
+
+def device_moves_table(moves: pd.DataFrame) -> pd.DataFrame:
+    """The engine's errors when only the device changes, per pair of devices, misses beside hits."""
+    return pd.DataFrame(
+        {
+            "Today's device": moves["today_device"].map(device_name),
+            "Forecast for device": moves["target_device"].map(device_name),
+            "Forecasts": moves["pairs"].astype(int),
+            "Median error (%)": moves["median_pct"],
+            "Most under (%)": moves["lowest_pct"],
+            "Most over (%)": moves["highest_pct"],
         }
     )
 
