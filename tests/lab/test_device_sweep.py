@@ -81,3 +81,10 @@ def test_a_mount_outside_the_labs_shm_prefix_is_never_recorded(tmp_path, monkeyp
     assert state.load_state()["mounts"] == [f"{state.SHM_PREFIX}hdd-like/mnt"]
     rec.drop_mount(f"{state.SHM_PREFIX}hdd-like/mnt")
     assert state.load_state()["mounts"] == []
+
+
+def test_the_manifest_says_the_devices_are_emulated_with_their_settings() -> None:
+    words = ds.note()
+    for d in ds.EMULATED:
+        assert f"{d.name} {d.per_request_ms:g} ms" in words
+    assert "emulated" in words

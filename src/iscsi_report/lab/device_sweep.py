@@ -50,6 +50,19 @@ LOCAL_IOS = 48  # local fio writes per block size and device
 CAPTURE_BS = 704 * BYTES_PER_KIB
 
 
+def note() -> str:
+    """The end of the manifest's description: what else this sweep's LUN was (emulated devices)."""
+    settings = ", ".join(
+        f"{d.name} {d.per_request_ms:g} ms and {d.rate_bytes_per_s / BYTES_PER_MIB:g} MiB/s" for d in EMULATED
+    )
+    return (
+        "Besides the RAM-backed LUN, the same target served two emulated slow devices (slowdisk, the "
+        "project's FUSE file answering one request at a time after a fixed time plus its bytes at a "
+        f"capped rate: {settings}), each also measured alone by local fio (side local). The devices "
+        "are emulated."
+    )
+
+
 def design() -> list[sw.FioRun]:
     """Every fio run of the device sweep (captured ones included), device by device."""
     imm, seg = sw.IMMEDIATE[0]
@@ -206,6 +219,6 @@ def execute(lab: Lab, out: Path, say: Any = print) -> dict[str, Any]:
         "local_fio_ios": LOCAL_IOS,
     }
     manifest = sw.write_manifest(
-        out, runner, False, sweep_s, {}, 0, loads, flags=" --device", extra_lab=extra
+        out, runner, False, sweep_s, {}, 0, loads, flags=" --device", extra_lab=extra, description_note=note()
     )
     return sw.outcome(runs, runner, sweep_s, manifest)

@@ -568,11 +568,12 @@ def write_manifest(
     loads: dict[str, list[float]] | None = None,
     flags: str | None = None,
     extra_lab: dict[str, Any] | None = None,
+    description_note: str = "",
 ) -> Path:
     """manifest.yaml with every raw file's tool, side, labels, sha256 and size.
 
     ``flags`` replaces the generator's flags (a sweep other than the designs above); ``extra_lab``
-    adds to the manifest's record of how the lab ran.
+    adds to the manifest's record of how the lab ran; ``description_note`` ends the description.
     """
     tools = runner.lab.tools
     files = []
@@ -605,6 +606,7 @@ def write_manifest(
             "delay line (TUN devices, fixed one-way delay, serialisation at the link rate, MTU "
             "65000). The delay and the link are emulated; the protocol, its PDUs and the "
             f"software stacks are real. Sweep time {sweep_s:.0f} s."
+            + (f" {description_note}" if description_note else "")
         ),
         "iscsi_parameters": iscsi_parameter_sets(runner),
         "lab": {
