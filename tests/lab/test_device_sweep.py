@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -88,3 +90,15 @@ def test_the_manifest_says_the_devices_are_emulated_with_their_settings() -> Non
     for d in ds.EMULATED:
         assert f"{d.name} {d.per_request_ms:g} ms" in words
     assert "emulated" in words
+
+
+def test_files_on_an_emulated_device_make_the_dataset_say_so() -> None:
+    from iscsi_report.core import dataset
+
+    on_hdd = next(r for r in ds.design() if r.device == "hdd-like")
+    on_ram = next(r for r in ds.design() if r.device == sweep.RAM_DEVICE)
+    assert "device_emulation" not in on_ram.labels()
+    assert on_hdd.labels()["device_emulation"] == ds.emulation("hdd-like")
+    assert ds.local_labels("ssd-like", ds.WRITE_BS[0])["device_emulation"] == ds.emulation("ssd-like")
+    f = dataset.RawFile(Path("x.json"), "x.json", "fio", "initiator", "0" * 64, on_hdd.labels())
+    assert "device emulated" in dataset.provenance(False, [f]).detail

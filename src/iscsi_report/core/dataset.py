@@ -326,6 +326,7 @@ EMULATION_LABELS = {
     "one_way_delay_ms": "one-way delay emulated by a delay line",
     "link_mbps": "link rate emulated by a delay line",
     "link_limit_mbps": "link rate limited by a traffic shaper",
+    "device_emulation": "device emulated (a slow device of the lab's, not a disk)",
 }
 
 

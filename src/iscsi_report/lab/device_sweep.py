@@ -69,8 +69,9 @@ def design() -> list[sw.FioRun]:
     runs: list[sw.FioRun] = []
 
     def add(d: float, link: float, bs: int, rw: str, qd: int, win: int, dev: str) -> None:
+        on = {"device": dev, "device_emulation": emulation(dev) if dev != RAM_DEVICE else ""}
         for rep in range(1, REPLICATES + 1):
-            runs.append(sw.FioRun(win, link, d, imm, seg, False, rep, rw, qd, bs, IOS, True, device=dev))
+            runs.append(sw.FioRun(win, link, d, imm, seg, False, rep, rw, qd, bs, IOS, True, **on))
 
     for dev in DEVICES:
         for d, link in POINTS:
@@ -80,15 +81,26 @@ def design() -> list[sw.FioRun]:
             add(d, link, DEEP_BS, "write", sw.DEEP_IODEPTH, DEEP_WINDOW, dev)
             add(d, link, READ_BS, "read", 1, 1, dev)
         d, link = POINTS[0]
+        on = {"device": dev, "device_emulation": emulation(dev) if dev != RAM_DEVICE else ""}
         runs.append(
-            sw.FioRun(1, link, d, imm, seg, True, 0, "write", 1, CAPTURE_BS, sw.CAPTURE_IOS, True, device=dev)
+            sw.FioRun(1, link, d, imm, seg, True, 0, "write", 1, CAPTURE_BS, sw.CAPTURE_IOS, True, **on)
         )
     return sorted(runs)
+
+
+def emulation(device: str) -> str:
+    """The ``device_emulation`` label of a file on an emulated device: the emulator and its settings."""
+    d = next(d for d in EMULATED if d.name == device)
+    rate_mib_s = d.rate_bytes_per_s / BYTES_PER_MIB
+    return (
+        f"slowdisk (FUSE): {d.per_request_ms:g} ms per request, {rate_mib_s:g} MiB/s, one request at a time"
+    )
 
 
 def local_labels(device: str, bs_bytes: int) -> dict[str, Any]:
     """Manifest labels of one local fio run on ``device`` (the device term's run kind)."""
     return {
+        "device_emulation": emulation(device),
         "device": device,
         "rw": "write",
         "bs_bytes": bs_bytes,

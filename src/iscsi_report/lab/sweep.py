@@ -141,6 +141,7 @@ class FioRun:
     jitter: str = "fixed"  # the delay line's jitter shape (lab.jitter_sweep); "fixed": none
     bins: bool = False  # fio json+ (latency bins): the jitter sweep's distributions
     device: str = RAM_DEVICE  # the LUN's device (lab.device_sweep); the RAM-backed file before it
+    device_emulation: str = ""  # how an emulated device was emulated (its manifest label), else ""
 
     @property
     def design_role(self) -> str:
@@ -156,32 +157,38 @@ class FioRun:
 
     def labels(self) -> dict[str, Any]:
         """Manifest labels of this run's files."""
-        return {
-            "one_way_delay_ms": self.one_way_delay_ms,
-            "link_mbps": self.link_mbps,
-            "bs_bytes": self.bs_bytes,
-            "rw": self.rw,
-            "iodepth": self.iodepth,
-            "r2t_window": self.r2t_window,
-            "immediate_data_bytes": self.immediate_data_bytes,
-            "max_recv_data_segment_bytes": self.max_recv_data_segment_bytes,
-            "replicate": self.replicate,
-            "captured": self.captured,
-            "n_ios": self.n_ios,
-            "design_role": self.design_role,
-            "validation": self.design_role != "fit",
-            "network": network_name(self.one_way_delay_ms, self.link_mbps),
-            "iscsi_parameters": parameter_set(self.immediate_data_bytes, self.max_recv_data_segment_bytes),
-            "max_outstanding_r2t": NEGOTIATED_MAX_OUTSTANDING_R2T,
-            "engine": "libiscsi",
-            "direct": True,
-            "numjobs": 1,
-            "scenario": "iscsi-libiscsi-lab",
-            "device": self.device,
-        } | (
-            {"jitter": self.jitter, "design_role": "jitter", "validation": True}
-            if self.jitter != "fixed" or self.bins
-            else {}
+        return (
+            {
+                "one_way_delay_ms": self.one_way_delay_ms,
+                "link_mbps": self.link_mbps,
+                "bs_bytes": self.bs_bytes,
+                "rw": self.rw,
+                "iodepth": self.iodepth,
+                "r2t_window": self.r2t_window,
+                "immediate_data_bytes": self.immediate_data_bytes,
+                "max_recv_data_segment_bytes": self.max_recv_data_segment_bytes,
+                "replicate": self.replicate,
+                "captured": self.captured,
+                "n_ios": self.n_ios,
+                "design_role": self.design_role,
+                "validation": self.design_role != "fit",
+                "network": network_name(self.one_way_delay_ms, self.link_mbps),
+                "iscsi_parameters": parameter_set(
+                    self.immediate_data_bytes, self.max_recv_data_segment_bytes
+                ),
+                "max_outstanding_r2t": NEGOTIATED_MAX_OUTSTANDING_R2T,
+                "engine": "libiscsi",
+                "direct": True,
+                "numjobs": 1,
+                "scenario": "iscsi-libiscsi-lab",
+                "device": self.device,
+            }
+            | ({"device_emulation": self.device_emulation} if self.device_emulation else {})
+            | (
+                {"jitter": self.jitter, "design_role": "jitter", "validation": True}
+                if self.jitter != "fixed" or self.bins
+                else {}
+            )
         )
 
     def _jitter_part(self) -> str:
