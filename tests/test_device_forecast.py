@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
+from iscsi_report import cli
 from iscsi_report.analyses import forecast_matrix as fm
 from iscsi_report.analyses import lab, storage
 from iscsi_report.core import forecast
-from iscsi_report.core.units import MS_PER_S
+from iscsi_report.core.units import BYTES_PER_MIB, MS_PER_S
 
-RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
+ROOT = Path(__file__).resolve().parents[1]
+RAW = ROOT / "data" / "raw"
 SWEEP = "lab-iscsi-2026-device"
 
 
@@ -78,3 +82,28 @@ def test_local_less_added_is_what_the_two_measurements_say(data: lab.LabData, ma
     assert added.loc[("hdd-like", bs), "added_ms"] == pytest.approx(float(np.median(diffs)))
     row = added.loc[("hdd-like", bs)]
     assert row["local_less_added_ms"] == pytest.approx(row["local_ms"] - row["added_ms"])
+
+
+def _project(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, Any] | None, str]:
+    """``iscsi-report project --dataset SWEEP ARGV --json`` -> (status, document or None, stderr)."""
+    try:
+        status = cli.main(["--root", str(ROOT), "project", "--dataset", SWEEP, *argv, "--json"])
+    except SystemExit as exc:
+        status = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return status, json.loads(out) if status == 0 else None, err
+
+
+def test_project_never_pools_devices_and_keeps_todays_device(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = _project(capsys, "--bs", "1m", "--one-way-ms", "2")
+    assert status == 2 and "3 devices" in err and "--today device=NAME" in err
+    docs = {}
+    for name in ("hdd-like", "ssd-like"):
+        status, doc, err = _project(capsys, "--bs", "1m", "--one-way-ms", "2", "--today", f"device={name}")
+        assert status == 0 and doc is not None, err
+        assert doc["today"]["settings"].endswith(f"device={name}")
+        assert doc["terms"]["device_ms"] == pytest.approx(
+            lab.devices(lab.load(RAW / SWEEP).dataset)[name].ms_at(BYTES_PER_MIB)
+        )
+        docs[name] = doc
+    assert docs["hdd-like"]["op_ms"] > docs["ssd-like"]["op_ms"]

@@ -40,6 +40,10 @@ from iscsi_report.core.units import BITS_PER_BYTE, BITS_PER_MBIT, BYTES_PER_KIB,
 # Labels that make a fio file an iSCSI run the engine can use, and those that fix today's settings.
 SETTINGS_LABELS = ("one_way_delay_ms", "link_mbps", "r2t_window", "iscsi_parameters")
 RUN_LABELS = (*SETTINGS_LABELS, "rw", "bs_bytes", "iodepth")
+# Runs on different devices are different systems, never one today: a group is also one device
+# (the ``device`` label; a run without one is on the dataset's only, unnamed device).
+DEVICE_LABEL = "device"
+GROUP_LABELS = (*SETTINGS_LABELS, DEVICE_LABEL)
 # Options of ``project`` a dataset of iSCSI runs takes (the device and CPU are today's, measured).
 ENGINE_OPTIONS = frozenset(
     {
@@ -86,7 +90,7 @@ def _captured(f: RawFile) -> bool:
 class Group:
     """One settings group a user could call today's system: its labels and its fio runs."""
 
-    settings: tuple[tuple[str, Any], ...]  # (label, value) for SETTINGS_LABELS
+    settings: tuple[tuple[str, Any], ...]  # (label, value) for GROUP_LABELS
     files: tuple[RawFile, ...]
 
     @property
@@ -98,8 +102,8 @@ class Group:
         return sorted({int(f.labels["bs_bytes"]) for f in self.files})
 
     def name(self) -> str:
-        """Its settings as ``key=value`` pairs, as ``--today`` takes them."""
-        return ",".join(f"{k}={_label_text(v)}" for k, v in self.settings)
+        """Its settings as ``key=value`` pairs, as ``--today`` takes them (an unnamed device left out)."""
+        return ",".join(f"{k}={_label_text(v)}" for k, v in self.settings if v != "")
 
 
 def _label_text(value: Any) -> str:
@@ -113,13 +117,14 @@ def groups(ds: Measurements) -> list[Group]:
     for f in ds.select("fio"):
         if _is_run(f) and not _captured(f) and f.labels["rw"] == "write" and int(f.labels["iodepth"]) == 1:
             key = tuple((k, _settings_value(k, f.labels[k])) for k in SETTINGS_LABELS)
+            key += ((DEVICE_LABEL, str(f.labels.get(DEVICE_LABEL, ""))),)
             by.setdefault(key, []).append(f)
     return [Group(k, tuple(v)) for k, v in sorted(by.items(), key=lambda kv: repr(kv[0]))]
 
 
 def _settings_value(label: str, value: Any) -> Any:
     """Settings labels compared as numbers where they are numbers (1 and 1.0 are one delay)."""
-    return str(value) if label == "iscsi_parameters" else float(value)
+    return str(value) if label in ("iscsi_parameters", DEVICE_LABEL) else float(value)
 
 
 def parse_today(text: str) -> dict[str, Any]:
@@ -127,9 +132,9 @@ def parse_today(text: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for part in (p.strip() for p in text.split(",") if p.strip()):
         name, sep, value = part.partition("=")
-        if not sep or name not in SETTINGS_LABELS:
+        if not sep or name not in GROUP_LABELS:
             raise ReportError(
-                f"--today {text!r}: expected LABEL=VALUE pairs with LABEL one of {SETTINGS_LABELS}"
+                f"--today {text!r}: expected LABEL=VALUE pairs with LABEL one of {GROUP_LABELS}"
             )
         try:
             out[name] = _settings_value(name, value)
@@ -143,21 +148,25 @@ def choose_today(
 ) -> tuple[Group, str]:
     """The settings group that plays today's system, and why it was chosen.
 
-    With ``today`` (``--today``) the one group matching it. Otherwise the group that differs from
-    the target's ``stated`` settings in the fewest labels, then the nearest delay, then the nearest
-    rate (log ratio), then the nearest window, then the most block sizes: the measured system most
-    like the one asked about, so the forecast carries as little as possible.
+    The groups matching ``today`` (``--today``, any of its labels), or all of them; among those,
+    the group that differs from the target's ``stated`` settings in the fewest labels, then the
+    nearest delay, then the nearest rate (log ratio), then the nearest window, then the most block
+    sizes: the measured system most like the one asked about, so the forecast carries as little as
+    possible. Groups on different devices are never taken for one another: a tie between devices
+    is an error asking for ``--today device=NAME``.
     """
     if not found:
         raise ReportError("the dataset has no writes at queue depth 1 labelled as iSCSI runs: no today")
     if today:
         match = [g for g in found if all(g.labels[k] == v for k, v in today.items())]
-        if len(match) != 1:
+        if not match:
             raise ReportError(
-                f"--today matches {len(match)} settings groups, not one; the dataset's groups have "
-                + "; ".join(f"{k} in {{{', '.join(_values(found, k))}}}" for k in SETTINGS_LABELS)
+                "--today matches no settings group; the dataset's groups have "
+                + "; ".join(f"{k} in {{{', '.join(_values(found, k))}}}" for k in GROUP_LABELS)
             )
-        return match[0], "chosen with --today"
+        if len(match) == 1:
+            return match[0], "chosen with --today"
+        found = match
 
     def distance(g: Group) -> tuple[float, ...]:
         lab_ = g.labels
@@ -168,7 +177,14 @@ def choose_today(
         return (differ, delay, rate, window, -len(g.sizes))
 
     best = min(found, key=distance)
-    return best, CLOSEST
+    devices = sorted({g.labels[DEVICE_LABEL] for g in found if distance(g) == distance(best)})
+    if len(devices) > 1:
+        raise ReportError(
+            f"today's closest settings were measured on {len(devices)} devices ({', '.join(devices)}): "
+            "say which is today's with --today device=NAME (a forecast for another device reads that "
+            "device's local fio: the upgrade chapter's device_dataset)"
+        )
+    return best, CLOSEST + (" among those --today matches" if today else "")
 
 
 def _values(found: list[Group], label: str) -> list[str]:
@@ -239,6 +255,7 @@ def target_configuration(
         one_way_ms=float(combo.get("one_way_ms", base.one_way_ms)),
         link_bps=base.link_bps if link is None else link * BITS_PER_MBIT,
         target_r2t_window=int(window) if window is not None else base.target_r2t_window,
+        device=base.device,  # today's device: the flags change the network and the protocol, not the disk
     )
 
 
@@ -316,8 +333,9 @@ def todays_runs(ds: Measurements, group: Group, target_key: str) -> tuple[pd.Dat
 def _group_row(group: Group, bs_bytes: int) -> dict[str, Any]:
     """A row with the group's labels (as the lab's frames hold them) at block size ``bs_bytes``."""
     first = group.files[0].labels
+    named = {k: v for k, v in group.labels.items() if not (k == DEVICE_LABEL and v == "")}
     return {
-        **group.labels,
+        **named,
         "rw": "write",
         "iodepth": 1,
         "bs_bytes": bs_bytes,
