@@ -137,7 +137,7 @@ def _head(site: Path, page: str) -> str:
 def test_a_chart_page_loads_only_the_small_deferred_chart_script(chart_site: Path) -> None:
     scripts = _tags(SCRIPT_TAG, _head(chart_site, "chart"))
     assert "defer" in scripts["charts.js"]
-    assert "vega-bundle.js" not in scripts  # fetched by charts.js once a chart nears the screen
+    assert "vega-bundle.js" not in scripts  # fetched by charts.js on a first touch of a chart
     assert (chart_site / "_static" / assets.BUNDLE).is_file()  # ...from the site itself
     assert "vega-bundle.js" in (chart_site / "_static" / assets.SCRIPT).read_text()
     assert "charts.js" not in _tags(SCRIPT_TAG, _head(chart_site, "design"))  # no chart, no script

@@ -158,24 +158,25 @@ _TIMELINE_JS = """() => {
   };
 }"""
 
-# Charts are drawn live once they near the screen (pipeline/assets.py, issue 25): scroll to each in
-# turn, a frame or two at each, then back to the top, so every chart is asked to draw.
+# Charts are drawn live only on the reader's first touch of each (pipeline/assets.py, issue 25):
+# focus each in turn, as a keyboard reader would, a frame or two at each, then back to the top.
 VISIT_CHARTS_JS = """async () => {
   const frame = () => new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(resolve)));
   for (const figure of document.querySelectorAll('figure.iscsi-chart')) {
     figure.scrollIntoView({block: 'center'});
+    figure.focus();
     await frame();
   }
   window.scrollTo(0, 0);
   await frame();
 }"""
 
-# Polled until true: each poll scrolls to the first chart not yet drawn (nor given up), which asks
-# it to draw; then every formula must be typeset.
+# Polled until true: each poll focuses the first chart not yet drawn (nor given up), which asks it
+# to draw; then every formula must be typeset.
 _SETTLED_JS = """() => {
   const waiting = Array.from(document.querySelectorAll('figure.iscsi-chart')).filter(
     f => !f.classList.contains('iscsi-chart-ready') && f.querySelector('.iscsi-chart-live'));
-  if (waiting.length) { waiting[0].scrollIntoView({block: 'center'}); return false; }
+  if (waiting.length) { waiting[0].scrollIntoView({block: 'center'}); waiting[0].focus(); return false; }
   return Array.from(document.querySelectorAll('.math')).every(m => m.querySelector('mjx-container'));
 }"""
 

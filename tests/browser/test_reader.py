@@ -266,7 +266,7 @@ def _settle(page) -> list[str]:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     late = []
-    page.evaluate(VISIT_CHARTS_JS)  # a chart is drawn live once it nears the screen (pipeline/assets.py)
+    page.evaluate(VISIT_CHARTS_JS)  # a chart is drawn live on a first touch or focus (pipeline/assets.py)
     try:
         page.wait_for_function(
             """() => Array.from(document.querySelectorAll('figure.iscsi-chart')).every(

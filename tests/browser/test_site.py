@@ -69,6 +69,8 @@ class PageVisit:
     downloads: list[tuple[str, str]] = field(default_factory=list)  # (absolute href, link text)
     charts: list[dict] = field(default_factory=list)
     pasted: list[str] = field(default_factory=list)
+    untouched: dict = field(default_factory=dict)  # the charts as loaded, before any interaction
+    hovered_ready: bool = False  # the first chart drawn live after the pointer moved onto it
 
 
 @dataclass
@@ -102,6 +104,34 @@ _CHARTS_SETTLED_JS = """() => Array.from(document.querySelectorAll('figure.iscsi
   f => f.classList.contains('iscsi-chart-ready') || !f.querySelector('.iscsi-chart-live'))"""
 
 
+# The charts as loaded and left alone: was the Vega runtime fetched, how each figure is offered.
+_UNTOUCHED_JS = """() => ({
+  runtime_fetched: performance.getEntriesByType('resource').some(r => r.name.includes('vega-bundle')),
+  runtime_defined: typeof window.vegaEmbed === 'function',
+  figures: Array.from(document.querySelectorAll('figure.iscsi-chart')).map(f => ({
+    ready: f.classList.contains('iscsi-chart-ready'),
+    tabindex: f.getAttribute('tabindex'),
+    label: f.getAttribute('aria-label') || '',
+    fallback: !!f.querySelector('img.iscsi-chart-fallback'),
+  })),
+})"""
+
+
+def _hover_first_chart(page) -> bool:
+    """Move the pointer onto the page's first chart; whether it is then drawn live."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    page.hover("figure.iscsi-chart >> nth=0", timeout=PAGE_TIMEOUT_MS)
+    try:
+        page.wait_for_function(
+            "() => document.querySelector('figure.iscsi-chart').classList.contains('iscsi-chart-ready')",
+            timeout=PAGE_TIMEOUT_MS,
+        )
+    except PlaywrightTimeout:
+        return False
+    return True
+
+
 def _visit(page, url: str) -> PageVisit:
     """Open one page, wait for the network to settle, collect what it shows and what went wrong."""
     visit = PageVisit()
@@ -109,7 +139,10 @@ def _visit(page, url: str) -> PageVisit:
     page.goto(url, wait_until="networkidle", timeout=PAGE_TIMEOUT_MS)
     if page.url != url:  # index.html redirects to the root page: collect where it landed
         page.wait_for_load_state("networkidle", timeout=PAGE_TIMEOUT_MS)
-    page.evaluate(VISIT_CHARTS_JS)  # a chart is drawn live once it nears the screen
+    visit.untouched = page.evaluate(_UNTOUCHED_JS)
+    if visit.untouched["figures"]:
+        visit.hovered_ready = _hover_first_chart(page)
+    page.evaluate(VISIT_CHARTS_JS)  # the others: a chart is drawn live on a first touch or focus
     page.wait_for_function(_CHARTS_SETTLED_JS, timeout=PAGE_TIMEOUT_MS)
     found = page.evaluate(_COLLECT_JS)
     visit.hrefs, visit.ids = found["hrefs"], set(found["ids"])
@@ -186,6 +219,17 @@ def test_every_chart_renders(site: Site) -> None:
             assert chart["drawn"] and chart["marks"] > 0, (rel, chart)
             assert chart["box_w"] > 0 and chart["box_h"] > 0, (rel, chart)
     assert n_charts > 0
+
+
+def test_no_chart_runtime_before_a_touch_and_a_live_chart_after_one(site: Site) -> None:
+    chart_pages = {rel: v for rel, v in site.pages.items() if v.untouched["figures"]}
+    assert chart_pages, "no chart on any page: the check would prove nothing"
+    for rel, visit in chart_pages.items():
+        assert not visit.untouched["runtime_fetched"] and not visit.untouched["runtime_defined"], rel
+        for figure in visit.untouched["figures"]:
+            assert not figure["ready"] and figure["fallback"], (rel, figure)  # the static SVG, as built
+            assert figure["tabindex"] == "0" and "interactive" in figure["label"], (rel, figure)
+        assert visit.hovered_ready, f"{rel}: the first chart not drawn live once the pointer moved onto it"
 
 
 def _glue_values(nb) -> dict[str, str]:

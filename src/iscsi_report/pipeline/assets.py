@@ -2,12 +2,14 @@
 
 - Charts: a chapter shows each chart as ``<figure class="iscsi-chart">`` holding the static SVG and
   the Vega-Lite spec (see ``presentation/report.py``). Pages with such a figure load a small deferred
-  script (``charts.js``) that, once the page has loaded and a chart comes within a screen of the
-  window, fetches one bundle of Vega, Vega-Lite and vega-embed made by vl-convert
-  (``_static/iscsi-charts/vega-bundle.js``) and draws the specs one at a time, each in a task of its
-  own, with tooltips, removing each SVG fallback on success (issue 25: the 305 kB runtime and the
-  drawing no longer hold back the first paint, nor run as one long task). Without JavaScript, and
-  until then, the SVG stays. The bundle is written once per build (and cached per vl-convert
+  script (``charts.js``) that makes each figure focusable, names it as a static image that becomes
+  interactive, and only on the reader's first pointer, touch, focus or click on that chart fetches
+  one bundle of Vega, Vega-Lite and vega-embed made by vl-convert
+  (``_static/iscsi-charts/vega-bundle.js``) and draws it, hidden over the SVG, which it replaces at
+  no less than the SVG's height once drawn (issue 25: a page that is only read never fetches or runs
+  the 305 kB runtime; nothing shifts). Charts are drawn one at a time, each in a task of its own.
+  Without JavaScript, and until then, the SVG stays. The single-file export inlines the bundle, so
+  there no fetch is needed. The bundle is written once per build (and cached per vl-convert
   version under ``.cache/assets`` of the project, since making it takes seconds).
 - Math: MathJax 3 comes from the ``django-static-mathjax`` wheel (plain files, no Django needed);
   ``mathjax_path: mathjax/tex-chtml.js`` in ``_config.yml`` points Sphinx at the copy made here.
@@ -47,11 +49,10 @@ CHARTS_JS = """\
   var bundleUrl = here ? new URL("vega-bundle.js", here).href : "";
   var runtime = null;
   var queue = Promise.resolve();
-  // The page's own files first: the runtime is fetched once the page has loaded, so its 305 kB
-  // never compete with the style sheets and fonts the first paint waits for.
-  var pageLoaded = document.readyState === "complete" ? Promise.resolve() : new Promise(function (resolve) {
-    window.addEventListener("load", resolve, {once: true});
-  });
+  // What wakes a chart: the reader's pointer, finger or keyboard on it. Until then the page never
+  // fetches the 305 kB runtime, so a phone's first paint and main thread stay free of it.
+  var WAKE_EVENTS = ["pointerenter", "touchstart", "focusin", "click"];
+  var HINT = " (a static image: hover, touch or focus it to make it interactive)";
   function fetchRuntime() {
     return new Promise(function (resolve, reject) {
       var script = document.createElement("script");
@@ -63,10 +64,22 @@ CHARTS_JS = """\
   }
   function loadRuntime() {
     if (typeof window.vegaEmbed === "function") { return Promise.resolve(); }
-    if (!runtime) { runtime = pageLoaded.then(fetchRuntime); }
+    if (!runtime) { runtime = fetchRuntime(); }
     return runtime;
   }
   function pause() { return new Promise(function (resolve) { setTimeout(resolve, 0); }); }
+  // The live chart is drawn hidden on top of the static SVG, then takes its place at no less than
+  // its height: the text below does not move (no layout shift).
+  function swap(figure, live, fallback, alt) {
+    if (fallback) {
+      live.style.minHeight = fallback.getBoundingClientRect().height + "px";
+      fallback.remove();
+    }
+    live.classList.remove("iscsi-chart-drawing");
+    if (alt) { live.setAttribute("role", "img"); live.setAttribute("aria-label", alt); }
+    figure.removeAttribute("aria-label");  // named by its caption again, as without JavaScript
+    figure.classList.add("iscsi-chart-ready");
+  }
   function draw(figure) {
     var specNode = figure.querySelector("script.iscsi-chart-spec");
     var live = figure.querySelector(".iscsi-chart-live");
@@ -74,10 +87,9 @@ CHARTS_JS = """\
     if (!specNode || !live || typeof window.vegaEmbed !== "function") { return Promise.resolve(); }
     var spec = JSON.parse(specNode.textContent);
     var alt = fallback ? fallback.getAttribute("alt") : "";
+    live.classList.add("iscsi-chart-drawing");
     return window.vegaEmbed(live, spec, {actions: false, renderer: "svg"}).then(function () {
-      if (alt) { live.setAttribute("role", "img"); live.setAttribute("aria-label", alt); }
-      if (fallback) { fallback.remove(); }
-      figure.classList.add("iscsi-chart-ready");
+      swap(figure, live, fallback, alt);
     }).catch(function (err) {
       live.remove();
       console.warn("chart left as a static image:", err);
@@ -88,16 +100,19 @@ CHARTS_JS = """\
     queue = queue.then(loadRuntime).then(pause).then(function () { return draw(figure); })
       .catch(function (err) { console.warn("chart left as a static image:", err); });
   }
-  function watch(figures) {
-    if (!("IntersectionObserver" in window)) { figures.forEach(enqueue); return; }
-    var observer = new IntersectionObserver(function (entries) {
-      entries.forEach(function (entry) {
-        if (entry.isIntersecting) { observer.unobserve(entry.target); enqueue(entry.target); }
-      });
-    }, {rootMargin: "100% 0px"});  // drawn while still a screen away: no jump where the reader looks
-    figures.forEach(function (figure) { observer.observe(figure); });
+  // Focusable, and saying so in its name, so a keyboard reader can wake it too.
+  function arm(figure) {
+    var fallback = figure.querySelector(".iscsi-chart-fallback");
+    if (!figure.querySelector(".iscsi-chart-live")) { return; }
+    figure.setAttribute("tabindex", "0");
+    figure.setAttribute("aria-label", (fallback ? fallback.getAttribute("alt") : "Chart") + HINT);
+    function wake() {
+      WAKE_EVENTS.forEach(function (name) { figure.removeEventListener(name, wake); });
+      enqueue(figure);
+    }
+    WAKE_EVENTS.forEach(function (name) { figure.addEventListener(name, wake, {passive: true}); });
   }
-  function start() { watch(Array.from(document.querySelectorAll("figure.iscsi-chart"))); }
+  function start() { document.querySelectorAll("figure.iscsi-chart").forEach(arm); }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", start);
   } else {
@@ -107,8 +122,12 @@ CHARTS_JS = """\
 """
 
 CHARTS_CSS = """\
-figure.iscsi-chart { margin: 1.5em 0; max-width: 100%; }
+figure.iscsi-chart { margin: 1.5em 0; max-width: 100%; position: relative; }
 figure.iscsi-chart .iscsi-chart-live { display: block; width: 100%; max-width: 100%; overflow-x: auto; }
+/* Drawn out of the flow and unseen over the static SVG until ready (charts.js): nothing shifts. */
+figure.iscsi-chart .iscsi-chart-live.iscsi-chart-drawing {
+  position: absolute; top: 0; left: 0; visibility: hidden;
+}
 figure.iscsi-chart .iscsi-chart-fallback { display: block; max-width: 100%; height: auto; }
 figure.iscsi-chart figcaption { font-size: 0.9em; margin-top: 0.4em; }
 #vg-tooltip-element { max-width: min(90vw, 420px); }
@@ -192,7 +211,7 @@ def _cache_dir(app: Any) -> Path | None:
 def _on_page(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
     """On the pages that show a chart, and only there, load the script that loads the chart runtime."""
     if CHART_MARKER in str(context.get("body", "")):
-        app.add_js_file(SCRIPT, loading_method="defer")  # it fetches the bundle when a chart nears the screen
+        app.add_js_file(SCRIPT, loading_method="defer")  # it fetches the bundle on a first touch of a chart
 
 
 def _on_finished(app: Any, exception: BaseException | None) -> None:
