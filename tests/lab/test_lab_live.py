@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from filelock import FileLock
 
 from iscsi_report.lab import state
@@ -139,3 +140,56 @@ def test_teardown_leaves_nothing_behind(lab_lock: None, how: str) -> None:
             _cli("teardown", timeout_s=60)
     _assert_nothing_left(recorded)
     assert state.blackhole_present() == blackhole_before
+
+
+def _tiny_device_sweep_script(out: Path) -> str:
+    """A device sweep cut to one size, window, point and replicate, on the RAM LUN and hdd-like."""
+    return (
+        "import json\n"
+        "from pathlib import Path\n"
+        "from iscsi_report.lab import device_sweep as ds\n"
+        "from iscsi_report.lab.build import load_tools\n"
+        "from iscsi_report.lab.topology import Lab\n"
+        "ds.POINTS = ds.POINTS[:1]\n"
+        "ds.WRITE_BS = ds.WRITE_BS[:1]\n"
+        "ds.DEEP_BS = ds.READ_BS = ds.CAPTURE_BS = ds.WRITE_BS[0]\n"
+        "ds.WINDOWS = (1,)\n"
+        "ds.REPLICATES = 1\n"
+        "ds.IOS = ds.LOCAL_IOS = 4\n"
+        "ds.DEVICES = (ds.RAM_DEVICE, 'hdd-like')\n"
+        f"tools = load_tools({str(PROJECT_ROOT)!r})\n"
+        "with Lab(tools, say=lambda m: None) as lab:\n"
+        f"    summary = ds.execute(lab, Path({str(out)!r}))\n"
+        "hdd = [r for r in ds.design() if r.device == 'hdd-like']\n"
+        "expected = {'writes': ds.LOCAL_IOS + sum(r.n_ios for r in hdd if r.rw == 'write'),\n"
+        "            'reads': sum(r.n_ios for r in hdd if r.rw == 'read')}\n"
+        "print(json.dumps({'summary': summary, 'expected': expected}))\n"
+    )
+
+
+def test_a_slow_device_is_served_as_the_lun_measured_locally_and_torn_down(
+    lab_lock: None, tmp_path: Path
+) -> None:
+    """The device sweep's path, cut small: the LUN on the FUSE device, its local fio, exact request counts."""
+    out = tmp_path / "device"
+    res = subprocess.run(
+        [sys.executable, "-c", _tiny_device_sweep_script(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=PROJECT_ROOT,
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    doc = json.loads(res.stdout.strip().splitlines()[-1])
+    assert doc["summary"]["failures"] == []
+    manifest = yaml.safe_load((out / "manifest.yaml").read_text(encoding="utf-8"))
+    served = manifest["lab"]["requests_served_by_each_slow_device"]["hdd-like"]
+    # every I/O the design sent to the device arrived there, once (sizes under 1 MiB: one request each)
+    assert (served["writes"], served["reads"]) == (doc["expected"]["writes"], doc["expected"]["reads"])
+    local = [f for f in manifest["files"] if f["side"] == "local"]
+    assert [f["labels"]["device"] for f in local] == ["hdd-like"]
+    on_hdd = [f for f in manifest["files"] if f["labels"].get("device") == "hdd-like" and f["tool"] == "fio"]
+    assert all("slowdisk" in f["labels"]["device_emulation"] for f in on_hdd)
+    assert not [line for line in Path("/proc/self/mounts").read_text().splitlines() if "iscsilab" in line]
+    _assert_nothing_left([])
