@@ -127,7 +127,7 @@ def device_lun(lab: Lab, device: slowdisk.Device, counts: dict[str, Any]) -> Ite
     cmd = slowdisk.daemon_cmd(lab.tools.slowdisk, device, backing, mountpoint)
     pid = lab.spawn(tp.NS_TGT, cmd, f"slowdisk {device.name}", work / "daemon.log", own_mounts=False)
     try:
-        _wait_mounted(mountpoint, pid, work / "daemon.log")
+        slowdisk.wait_mounted(mountpoint, lambda: tp.st.pid_alive(pid, None), work / "daemon.log")
         lab.use_lun(str(mountpoint / slowdisk.DISK_NAME))
         yield mountpoint / slowdisk.DISK_NAME
     finally:
@@ -137,17 +137,6 @@ def device_lun(lab: Lab, device: slowdisk.Device, counts: dict[str, Any]) -> Ite
         if (work / "daemon.log").exists():
             counts.update(slowdisk.read_counts((work / "daemon.log").read_text(errors="replace")))
         shutil.rmtree(work, ignore_errors=True)
-
-
-def _wait_mounted(mountpoint: Path, pid: int, log: Path) -> None:
-    """Return once the daemon (``pid``) has mounted ``mountpoint``; its log in the error if it does not."""
-    deadline = time.monotonic() + slowdisk.MOUNT_TIMEOUT_S
-    while not tp.st.is_mounted(mountpoint):
-        if not tp.st.pid_alive(pid, None) or time.monotonic() > deadline:
-            raise RuntimeError(
-                f"slowdisk did not mount {mountpoint}: {log.read_text(errors='replace')[-500:]}"
-            )
-        time.sleep(slowdisk.POLL_S)
 
 
 def describe(device: slowdisk.Device) -> dict[str, Any]:
@@ -174,14 +163,7 @@ def local_fio(runner: sw.Runner, device: str, disk: Path) -> None:
                 f"local fio {path.name} exited {res.returncode}: {res.stderr.strip()[-300:]}"
             )
             continue
-        runner.entries.append(
-            {
-                "path": str(path.relative_to(runner.out)),
-                "tool": "fio",
-                "side": "local",
-                "labels": local_labels(device, bs),
-            }
-        )
+        runner.entry(path, "fio", local_labels(device, bs), side="local")
 
 
 def _device_runs(runner: sw.Runner, runs: list[sw.FioRun]) -> None:

@@ -17,13 +17,14 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from iscsi_report.core.ingest import fio as fio_ingest
 from iscsi_report.core.units import BYTES_PER_KIB, BYTES_PER_MIB, MS_PER_S
+from iscsi_report.lab.state import is_mounted
 
 DISK_NAME = "disk.img"  # the one file the daemon serves (DISK_PATH in slowdisk.c)
 MAX_REQUEST_BYTES = BYTES_PER_MIB  # the daemon's max_write (MAX_REQUEST_BYTES in slowdisk.c)
@@ -83,24 +84,18 @@ class Mount:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def _is_mounted(path: Path) -> bool:
-    """True when ``path`` is a mount point in /proc/self/mounts."""
-    text = Path("/proc/self/mounts").read_text(encoding="utf-8")
-    return any(line.split()[1] == str(path) for line in text.splitlines() if line.strip())
-
-
-def _wait_mounted(proc: subprocess.Popen[bytes], mountpoint: Path, log: Path) -> None:
-    """Return once ``mountpoint`` is mounted; raise if the daemon exits or time runs out."""
+def wait_mounted(mountpoint: Path, alive: Callable[[], bool], log: Path) -> None:
+    """Return once ``mountpoint`` is mounted; raise with the daemon's log if it dies or time runs out."""
     deadline = time.monotonic() + MOUNT_TIMEOUT_S
-    while not _is_mounted(mountpoint):
-        if proc.poll() is not None or time.monotonic() > deadline:
+    while not is_mounted(mountpoint):
+        if not alive() or time.monotonic() > deadline:
             raise SlowDiskError(f"slowdisk did not mount {mountpoint}: {log.read_text(errors='replace')}")
         time.sleep(POLL_S)
 
 
 def _stop(proc: subprocess.Popen[bytes], mountpoint: Path) -> None:
     """Unmount and let the daemon exit; signal it (by its PID, via Popen) only if it lingers."""
-    if _is_mounted(mountpoint):
+    if is_mounted(mountpoint):
         subprocess.run(["fusermount3", "-u", str(mountpoint)], capture_output=True, check=False)
     try:
         proc.wait(timeout=STOP_TIMEOUT_S)
@@ -111,7 +106,7 @@ def _stop(proc: subprocess.Popen[bytes], mountpoint: Path) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-    if _is_mounted(mountpoint):  # the daemon died with the mount up: detach the stale mount
+    if is_mounted(mountpoint):  # the daemon died with the mount up: detach the stale mount
         subprocess.run(["fusermount3", "-u", "-z", str(mountpoint)], capture_output=True, check=False)
 
 
@@ -146,7 +141,7 @@ def mounted(
             proc = subprocess.Popen(
                 daemon_cmd(binary, device, backing, mountpoint), stdout=log_fh, stderr=log_fh
             )
-        _wait_mounted(proc, mountpoint, log)
+        wait_mounted(mountpoint, lambda: proc.poll() is None, log)
         mount = Mount(mountpoint / DISK_NAME, backing, mountpoint, proc.pid)
         yield mount
     finally:
@@ -154,7 +149,7 @@ def mounted(
             _stop(proc, mountpoint)
         if mount is not None and log.exists():
             mount.counts = read_counts(log.read_text(errors="replace"))
-        if not _is_mounted(mountpoint):  # never delete through a mount that is still up
+        if not is_mounted(mountpoint):  # never delete through a mount that is still up
             shutil.rmtree(work, ignore_errors=True)
 
 

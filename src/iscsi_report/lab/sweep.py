@@ -363,9 +363,10 @@ class Runner:
         self.login_by_set: dict[str, dict[str, str]] = {}
         self.failures: list[str] = []
 
-    def _entry(self, path: Path, tool: str, labels: dict[str, Any]) -> None:
+    def entry(self, path: Path, tool: str, labels: dict[str, Any], side: str = "initiator") -> None:
+        """List a raw file the sweep wrote (under ``out``) for the manifest."""
         self.entries.append(
-            {"path": str(path.relative_to(self.out)), "tool": tool, "side": "initiator", "labels": labels}
+            {"path": str(path.relative_to(self.out)), "tool": tool, "side": side, "labels": labels}
         )
 
     def configure(self, run: FioRun) -> None:
@@ -388,7 +389,7 @@ class Runner:
             self.failures.append(msg)
             self.say(msg)
             return path
-        self._entry(path, "fio", run.labels())
+        self.entry(path, "fio", run.labels())
         return path
 
     def captured(self, runs: list[FioRun]) -> list[Path]:
@@ -424,7 +425,7 @@ class Runner:
             if result and "target" in result.login_keys:
                 key = parameter_set(run.immediate_data_bytes, run.max_recv_data_segment_bytes)
                 self.login_by_set.setdefault(key, result.login_keys["target"])
-            self._entry(path, "tshark", {**run.labels(), "capture_point": f"{NS_INI}:lab0"})
+            self.entry(path, "tshark", {**run.labels(), "capture_point": f"{NS_INI}:lab0"})
             paths.append(path)
         return paths
 
@@ -451,7 +452,7 @@ class Runner:
             "ping",
             stdout_path=ping,
         )
-        self._entry(ping, "ping", {**labels, "interval_s": PING_INTERVAL_S})
+        self.entry(ping, "ping", {**labels, "interval_s": PING_INTERVAL_S})
         server = lab.spawn(NS_TGT, ["iperf3", "-s", "-1", "-B", ADDR_TGT], "iperf3-server")
         try:
             time.sleep(0.3)
@@ -465,7 +466,7 @@ class Runner:
                 stdout_path=path,
             )
             if res.returncode == 0:
-                self._entry(path, "iperf3", {**labels, "duration_s": IPERF3_SECONDS, "protocol": "tcp"})
+                self.entry(path, "iperf3", {**labels, "duration_s": IPERF3_SECONDS, "protocol": "tcp"})
             else:
                 self.failures.append(f"iperf3 at {labels}: exit {res.returncode}")
         finally:
