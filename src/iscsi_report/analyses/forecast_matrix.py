@@ -250,7 +250,7 @@ def device_moves(m: Matrix) -> pd.DataFrame:
 def blog_ms(t: forecast.Today, c: forecast.Configuration) -> float:
     """The blog's formula for ``c`` on the network the engine derives for it from today."""
     net = forecast.network_for(t, c)
-    device_ms = forecast.device_ms_at(t, c)(c.bs_bytes)  # the blog's formula adds the local device time
+    device_ms = forecast.device_of(t, c).ms_at(c.bs_bytes)  # the blog's formula adds the local device time
     b = model.operation_latency(
         c.direction, c.bs_bytes, c.params, net, device_ms, 0.0, assumptions=model.LOCKSTEP_SHADOWING
     )

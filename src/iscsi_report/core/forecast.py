@@ -232,14 +232,11 @@ def _assumptions(today: Today, c: Configuration) -> model.Assumptions:
     )
 
 
-def device_ms_at(today: Today, c: Configuration) -> Callable[[int], float]:
-    """The device time by request size of configuration ``c``: its own device's, else today's."""
-    return c.device.ms_at if c.device is not None else today.device_ms
-
-
-def device_source(today: Today, c: Configuration) -> Source:
-    """Where configuration ``c``'s device term comes from."""
-    return c.device.source if c.device is not None else today.device_source
+def device_of(today: Today, c: Configuration) -> TargetDevice:
+    """Configuration ``c``'s device: its own when it names one, else today's (time, ceiling, source)."""
+    if c.device is not None:
+        return c.device
+    return TargetDevice("today's device", today.device_ms, today.device_bytes_per_s, today.device_source)
 
 
 def breakdown(today: Today, c: Configuration, net: model.Network) -> model.LatencyBreakdown:
@@ -253,7 +250,7 @@ def breakdown(today: Today, c: Configuration, net: model.Network) -> model.Laten
         c.bs_bytes,
         c.params,
         net,
-        device_ms_at(today, c),
+        device_of(today, c).ms_at,
         today.cpu_ms.value,
         device_request_bytes=c.bs_bytes,
         assumptions=_assumptions(today, c),
@@ -383,14 +380,9 @@ def host_time(today: Today, target: Configuration, b_target: model.LatencyBreakd
 UNMEASURED_DEVICE_BYTES_PER_S = 1e12 / BITS_PER_BYTE * 10
 
 
-def _device_rate_at(today: Today, c: Configuration) -> Callable[[int], float] | None:
-    """The device throughput ceiling by size of configuration ``c`` (its own device's, else today's)."""
-    return c.device.bytes_per_s_at if c.device is not None else today.device_bytes_per_s
-
-
 def _dev(today: Today, c: Configuration) -> float:
     """The device's measured local throughput ceiling at the configuration's request size."""
-    rate_at = _device_rate_at(today, c)
+    rate_at = device_of(today, c).bytes_per_s_at
     if rate_at is None:
         return UNMEASURED_DEVICE_BYTES_PER_S
     return float(rate_at(c.bs_bytes))
@@ -448,7 +440,7 @@ def forecast(today: Today, target: Configuration) -> Forecast:
         network_one_way_ms=net.one_way_ms,
         network_link_bps=float(net.link_bps or 0.0),
         inputs=today.inputs(),
-        device_source=device_source(today, target),
+        device_source=device_of(today, target).source,
     )
 
 
@@ -461,7 +453,7 @@ def half_width_ms(se_ms: float, op_ms: float, model_error_pct: Value | None) -> 
 def _ceilings(today: Today, c: Configuration, tp: model.Throughput) -> dict[str, float]:
     """Each ceiling in MiB/s; an unmeasured device has none (infinite)."""
     out = tp.ceilings_mib_per_s()
-    if _device_rate_at(today, c) is None:
+    if device_of(today, c).bytes_per_s_at is None:
         out["device"] = math.inf
     return out
 
