@@ -62,6 +62,7 @@ KEY_COLUMNS = [c for cols in DIMENSIONS.values() for c in cols] + [
     "max_recv_data_segment_bytes",
 ]
 SEVERAL = "two or more at once"
+ENGINE_VERSION = forecast.ENGINE_VERSION  # the engine every matrix runs unless asked for another
 MEDIAN_SE_FACTOR = 1.2533  # the median's standard error is sqrt(pi / 2) x the mean's (normal data)
 N_BOOT = 2000
 CI_LEVEL = 0.95
@@ -152,11 +153,16 @@ SETTINGS_COLUMNS = [c for c in KEY_COLUMNS if c != "bs_bytes"]
 
 
 def today(
-    ds: Measurements, rows: pd.DataFrame, model_error: Value | None = None, leave_out: str | None = None
+    ds: Measurements,
+    rows: pd.DataFrame,
+    model_error: Value | None = None,
+    leave_out: str | None = None,
+    engine_version: int = forecast.ENGINE_VERSION,
 ) -> forecast.Today:
     """One settings group (``rows``: its configurations at several block sizes) as today's system.
 
-    ``leave_out`` is a target's key: its runs are not today's when it shares today's settings.
+    ``leave_out`` is a target's key: its runs are not today's when it shares today's settings;
+    ``engine_version`` picks one of :data:`iscsi_report.core.forecast.ENGINE_VERSIONS`.
     """
     kept = rows[rows["key"] != leave_out]
     first = kept.iloc[0]
@@ -189,6 +195,7 @@ def today(
         cpu_ms=Value(0.0, Source("default", "no CPU time per operation measured in the lab")),
         measured=measured,
         model_error_pct=model_error,
+        engine_version=engine_version,
     )
 
 
@@ -289,21 +296,25 @@ def _todays(confs: pd.DataFrame, max_today: int | None) -> list[pd.DataFrame]:
 
 
 def run(
-    data: lab.LabData, sweep: str, max_today: int | None = None, model_error: Value | None = None
+    data: lab.LabData,
+    sweep: str,
+    max_today: int | None = None,
+    model_error: Value | None = None,
+    engine_version: int = forecast.ENGINE_VERSION,
 ) -> Matrix:
-    """Every (today, target) pair of one sweep, each method's forecast and its error."""
+    """Every (today, target) pair of one sweep, each method's forecast and its error (that engine)."""
     confs = configurations(data)
     targets = [(r, configuration_of(data.dataset, r)) for _, r in confs.iterrows()]
     rows: list[dict[str, Any]] = []
     for group in _todays(confs, max_today):
         settings = group.iloc[0]
         name = settings_name(str(settings["key"]))
-        full = today(data.dataset, group, model_error)
+        full = today(data.dataset, group, model_error, engine_version=engine_version)
         full_scale = scale_factor(full)
         sizes = set(group["bs_bytes"].astype(int))
         for b, c in targets:
             inside = str(b["key"]) in set(group["key"])
-            t = today(data.dataset, group, model_error, leave_out=str(b["key"])) if inside else full
+            t = today(data.dataset, group, model_error, str(b["key"]), engine_version) if inside else full
             if not t.measured:
                 continue
             f = forecast.forecast(t, c)

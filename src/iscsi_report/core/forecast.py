@@ -18,7 +18,10 @@ window, immediate data or segment size, block size, queue depth or direction. Th
    command and per PDU exchanged for a read forecast from writes (a read has no R2T and its
    own Data-In segments, :class:`PerPduHostTime`);
 4. caps the result by the link, the device's measured local throughput and the CPU, and names
-   the binding bound; gives an interval from the standard errors of today's measurements.
+   the binding bound; at a queue depth above 1 a write also waits where one connection makes it
+   wait (engine version 2, :mod:`iscsi_report.core.queueing`: a new command queues behind the data
+   ahead of it, so a long path idles the link between R2Ts); gives an interval from the standard
+   errors of today's measurements.
 
 Every input carries a :class:`Source`. An input measured on the configuration being forecast is
 refused (:class:`LeakageError`): a forecast may use only what today's system shows.
@@ -35,12 +38,20 @@ from typing import Literal
 
 import numpy as np
 
-from iscsi_report.core import model
+from iscsi_report.core import model, queueing
 from iscsi_report.core.errors import ReportError
-from iscsi_report.core.units import BITS_PER_BYTE
+from iscsi_report.core.units import BITS_PER_BYTE, BYTES_PER_MIB, MS_PER_S
 
 SourceKind = Literal["measured", "nominal", "published", "default"]
 Z_95 = 1.959963984540054  # two-sided 95 % normal quantile
+# The engine's versions, each scored as declared: 1 took the latency at a queue depth from
+# Little's law at the smallest ceiling (as pre-registered for the device sweep); 2 replays several
+# writes on one connection (commands queue behind data: :mod:`iscsi_report.core.queueing`).
+ENGINE_VERSIONS = {
+    1: "Little's law at the smallest ceiling",
+    2: "version 1, and writes in flight replayed on one connection (commands wait behind data)",
+}
+ENGINE_VERSION = 2
 
 
 class LeakageError(ReportError):
@@ -158,6 +169,7 @@ class Today:
     # The engine's own error: the 95th percentile of its absolute error (per cent) on sweeps it was
     # scored on before (split conformal); widens the interval beyond today's measurement error.
     model_error_pct: Value | None = None
+    engine_version: int = ENGINE_VERSION  # which of ENGINE_VERSIONS forecasts from this today
 
     def inputs(self) -> dict[str, Value]:
         """Every numeric input by name (for the leakage check and the provenance table)."""
@@ -261,7 +273,20 @@ def _loaded_ms(today: Today, c: Configuration) -> float:
     """The modelled latency of configuration ``c`` (no host residual) at its queue depth."""
     net = network_for(today, c)
     b = breakdown(today, c, net)
-    return model.throughput(b, net, c.queue_depth, device_bytes_per_s=_dev(today, c)).loaded_latency_ms
+    tp = model.throughput(b, net, c.queue_depth, device_bytes_per_s=_dev(today, c))
+    return max(tp.loaded_latency_ms, queued_ms(today, c, net, b.total_ms))
+
+
+def queued_ms(today: Today, c: Configuration, net: model.Network, unloaded_ms: float) -> float:
+    """A write's latency at its queue depth on one connection (version 2; else the unloaded one).
+
+    The device serves one write at a time at its measured local throughput (its ceiling).
+    """
+    if today.engine_version < 2 or c.direction != "write" or c.queue_depth <= 1:
+        return unloaded_ms
+    device_ms = c.bs_bytes / _dev(today, c) * MS_PER_S
+    x = queueing.exchange_of(c.bs_bytes, c.params, net, _assumptions(today, c), device_ms)
+    return queueing.queued_latency_ms(x, c.queue_depth, unloaded_ms)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -424,7 +449,7 @@ def forecast(today: Today, target: Configuration) -> Forecast:
         cpu_cores=today.cpu_cores,
     )
     se = _se_ms(today, target, b, residual_se)
-    op_ms = tp.loaded_latency_ms
+    op_ms = max(tp.loaded_latency_ms, queued_ms(today, target, net, unloaded_ms))
     scale = op_ms / unloaded_ms  # a bound above latency stretches the interval with the latency
     half = half_width_ms(se * scale, op_ms, today.model_error_pct)
     return Forecast(
@@ -434,7 +459,7 @@ def forecast(today: Today, target: Configuration) -> Forecast:
         ci_high_ms=op_ms + half,
         unloaded_ms=unloaded_ms,
         terms_ms={**b.terms, "host_residual_ms": residual_ms},
-        mib_per_s=tp.mib_per_s,
+        mib_per_s=target.queue_depth * target.bs_bytes / BYTES_PER_MIB / (op_ms / MS_PER_S),
         binding=tp.binding,
         ceilings_mib_per_s=_ceilings(today, target, tp),
         network_one_way_ms=net.one_way_ms,

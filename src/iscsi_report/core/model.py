@@ -594,6 +594,25 @@ def _write(
     )
 
 
+def write_wire_bytes(
+    bs_bytes: int, params: IscsiParams, assumptions: Assumptions = DEFAULT_ASSUMPTIONS
+) -> tuple[int, tuple[int, ...]]:
+    """What a write puts on the wire toward the target: the command's bytes and each burst's.
+
+    The command's are its header, its immediate data and any unsolicited Data-Out; a burst's are
+    its Data-Out PDUs with their headers (the same counts as :func:`write_latency`).
+    """
+    _check_bs(bs_bytes)
+    imm = immediate_bytes(bs_bytes, params)
+    unsol_out = unsolicited_data_out_bytes(bs_bytes, params)
+    n, full, last = _burst_sizes(bs_bytes - imm - unsol_out, params)
+    command = imm + _wire_bytes(unsol_out, params, assumptions) + assumptions.pdu_header_bytes
+    if n == 0:
+        return command, ()
+    full_wire, last_wire = _wire_bytes(full, params, assumptions), _wire_bytes(last, params, assumptions)
+    return command, (full_wire,) * (n - 1) + (last_wire,)
+
+
 def _exposed_rounds(
     bursts: int, window: int, burst_ms: float, round_ms: float, pacing: Pacing, exposed_ms: float
 ) -> float:

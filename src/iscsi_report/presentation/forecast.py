@@ -39,6 +39,24 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def versions_table(declared: pd.DataFrame, later: pd.DataFrame, versions: tuple[int, int]) -> pd.DataFrame:
+    """Per group, the engine as declared beside a later version scored on the same pairs (post hoc)."""
+    old, new = versions
+    after = later.set_index("group")
+    return pd.DataFrame(
+        {
+            "What differs from today": declared["group"],
+            "Configurations forecast": declared["targets"].astype(int),
+            f"Engine version {old}, as declared (%)": declared[fm.ENGINE],
+            f"Engine version {new}, written after (%)": [after.loc[g, fm.ENGINE] for g in declared["group"]],
+            "Blog formula, rescaled on today (%)": declared[fm.BLOG_SCALED],
+            f"Version {new} better than rescaled formula": [
+                "yes" if after.loc[g, "better_than_scaled"] else "no" for g in declared["group"]
+            ],
+        }
+    )
+
+
 def device_name(device: str) -> str:
     """A lab device in words: the RAM LUN says what it is, the emulated ones keep their names."""
     return "RAM-backed file (no device time)" if device == lab.RAM_DEVICE else f"{device} (emulated)"
