@@ -1,14 +1,16 @@
-"""The pre-registered blind sweep of issue 21: forecasts frozen before the sweep, then scored.
+"""The pre-registered blind sweeps of issue 21: forecasts frozen before a sweep, then scored.
 
-PYTHONPATH=src .venv/bin/python benchmarks/blind_sweep.py freeze
-    Every target configuration of the lab's design 3 (``lab run --confirm 3``) forecast from the
-    committed sweep lab-iscsi-2026 alone (today chosen by the rule ``project --dataset`` uses),
-    with both baselines; written to data/preregistered/lab-iscsi-2026-blind/forecasts.csv.
-    Run and committed before the sweep exists.
+PYTHONPATH=src .venv/bin/python benchmarks/blind_sweep.py freeze [--design 3]
+    Every target configuration of the lab's design N (``lab run --confirm N``; 3: the sweep
+    lab-iscsi-2026-blind, 4: lab-iscsi-2026-blind2) forecast from the committed sweep
+    lab-iscsi-2026 alone (today chosen by the rule ``project --dataset`` uses), with both
+    baselines; written to data/preregistered/<sweep>/forecasts.csv. Run and committed before the
+    sweep exists.
 
-PYTHONPATH=src .venv/bin/python benchmarks/blind_sweep.py score [--sweep lab-iscsi-2026-blind]
+PYTHONPATH=src .venv/bin/python benchmarks/blind_sweep.py score [--design 3] [--engine-version V]
     (1) the frozen forecasts against the sweep's measured means; (2) the forecast matrix inside
-    the sweep (each settings group as today). Each beside both baselines, with paired intervals.
+    the sweep (each settings group as today; the engine's current version unless told). Each
+    beside both baselines, with paired intervals.
 """
 
 from __future__ import annotations
@@ -30,15 +32,15 @@ from iscsi_report.lab import sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAINING = ROOT / "data" / "raw" / "lab-iscsi-2026"
-PREREGISTERED = ROOT / "data" / "preregistered" / "lab-iscsi-2026-blind"
-DESIGN = 3
+PREREGISTERED = ROOT / "data" / "preregistered"
+SWEEPS = {3: "lab-iscsi-2026-blind", 4: "lab-iscsi-2026-blind2"}  # design -> the sweep it was run as
 SETS = {(65536, 262144): "tgt-libiscsi-imm64k-seg256k", (8192, 8192): "tgt-libiscsi-imm8k-seg8k"}
 SHOWN = ["group", "targets", fm.ENGINE, fm.BLOG, fm.BLOG_SCALED]
 
 
-def targets() -> list[tuple[dict[str, Any], str]]:
-    """(flags as ``project`` takes them, direction) for each configuration design 3 measures."""
-    runs, _ = sweep.design(confirm=DESIGN)
+def targets(design: int) -> list[tuple[dict[str, Any], str]]:
+    """(flags as ``project`` takes them, direction) for each configuration ``design`` measures."""
+    runs, _ = sweep.design(confirm=design)
     seen: dict[tuple, tuple[dict[str, Any], str]] = {}
     for r in runs:
         if r.captured:
@@ -55,12 +57,12 @@ def targets() -> list[tuple[dict[str, Any], str]]:
     return [seen[k] for k in sorted(seen)]
 
 
-def freeze() -> None:
+def freeze(design: int) -> None:
     """Write the frozen forecasts and print their sha256 (for the README)."""
     ds = open_dataset(TRAINING)
     t0 = time.monotonic()
-    rows = [df.frozen_forecast(ds, combo, rw) for combo, rw in targets()]  # type: ignore[arg-type]
-    out = PREREGISTERED / "forecasts.csv"
+    rows = [df.frozen_forecast(ds, combo, rw) for combo, rw in targets(design)]  # type: ignore[arg-type]
+    out = PREREGISTERED / SWEEPS[design] / "forecasts.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows, columns=df.FROZEN_COLUMNS).to_csv(out, index=False, float_format="%.6f")
     digest = hashlib.sha256(out.read_bytes()).hexdigest()
@@ -79,16 +81,18 @@ def _table(m: fm.Matrix) -> None:
             print(f"  {r['group']}: engine - {base} {diff:+.2f} [{lo:+.2f}, {hi:+.2f}] {verdict}")
 
 
-def score(name: str) -> None:
-    """Score the frozen forecasts and the within-sweep matrix on the blind sweep."""
+def score(design: int, engine_version: int) -> None:
+    """Score the frozen forecasts and the within-sweep matrix on the blind sweep of ``design``."""
+    name = SWEEPS[design]
     data = lab.load(ROOT / "data" / "raw" / name)
-    frozen = fm.score_frozen(fm.load_frozen(PREREGISTERED), data, name)  # its sha256 checked
+    frozen = fm.score_frozen(fm.load_frozen(PREREGISTERED / name), data, name)  # its sha256 checked
     print(f"== (1) frozen forecasts from lab-iscsi-2026, {len(frozen.pairs) // 3} targets")
     _table(frozen)
     print(fm.rule_verdict(fm.summary(frozen))[1])
     print(f"coverage of the engine's intervals: {fm.coverage(frozen):.1f} %")
-    within = fm.run(data, name)
-    print(f"== (2) forecast matrix inside {name}, {len(within.pairs) // 3} pairs")
+    within = fm.run(data, name, engine_version=engine_version)
+    pairs = len(within.pairs) // 3
+    print(f"== (2) forecast matrix inside {name} (engine version {engine_version}), {pairs} pairs")
     _table(within)
     print(fm.rule_verdict(fm.summary(within))[1])
 
@@ -97,9 +101,10 @@ def main(argv: list[str]) -> None:
     """freeze | score."""
     ap = argparse.ArgumentParser()
     ap.add_argument("step", choices=("freeze", "score"))
-    ap.add_argument("--sweep", default="lab-iscsi-2026-blind")
+    ap.add_argument("--design", type=int, choices=sorted(SWEEPS), default=3)
+    ap.add_argument("--engine-version", type=int, default=fm.ENGINE_VERSION)
     args = ap.parse_args(argv)
-    freeze() if args.step == "freeze" else score(args.sweep)
+    freeze(args.design) if args.step == "freeze" else score(args.design, args.engine_version)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from lab_labels import REQUIRED_LABELS
 
 from iscsi_report.cli import build_parser
 from iscsi_report.core.units import BYTES_PER_KIB, BYTES_PER_MIB
-from iscsi_report.lab import build, delayline, state, sweep, topology
+from iscsi_report.lab import build, delayline, device_sweep, state, sweep, topology
 from iscsi_report.lab.sweep import design, one_way_trips, r2t_per_write
 
 # -- delay line ---------------------------------------------------------------------------
@@ -226,9 +226,27 @@ def test_the_blind_design_3_measures_rates_delays_and_sizes_no_sweep_used() -> N
     assert len(stems) == len(set(stems)), "every run writes its own file"
 
 
+def test_the_second_blind_design_4_uses_values_no_sweep_used_and_a_queue_depth_of_6() -> None:
+    runs, points = design(confirm=4)
+    new = _values(runs)
+    earlier = design()[0] + [r for n in (1, 2, 3) for r in design(confirm=n)[0]] + device_sweep.design()
+    old = _values(earlier)
+    assert not new["delays"] & old["delays"] and not new["sizes"] & old["sizes"]
+    assert not {r.link_mbps for r in runs} & {r.link_mbps for r in earlier}
+    assert points == [(d, link) for link in (850.0, 380.0) for d in (1.25, 4.5)]
+    plain = [r for r in runs if not r.captured]
+    assert {(r.rw, r.iodepth) for r in plain} == {("write", 1), ("read", 1), ("write", 6)}
+    assert 6 not in {r.iodepth for r in earlier}
+    configurations = {r.stem().rsplit("-r", 1)[0] for r in plain}
+    assert len(configurations) == 84 and len(plain) == 84 * sweep.REPLICATES
+    assert len({r.bs_bytes for r in plain if r.rw == "read"}) == 3
+    stems = [r.stem() for r in runs]
+    assert len(stems) == len(set(stems)), "every run writes its own file"
+
+
 def test_an_unknown_confirmation_design_is_an_error_naming_the_choices() -> None:
-    with pytest.raises(ValueError, match=r"--confirm 4: expected one of \[1, 2, 3\]"):
-        design(confirm=4)
+    with pytest.raises(ValueError, match=r"--confirm 5: expected one of \[1, 2, 3, 4\]"):
+        design(confirm=5)
 
 
 def _fake_runner() -> SimpleNamespace:

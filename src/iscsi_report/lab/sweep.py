@@ -70,6 +70,9 @@ FIT_BS = (64 * BYTES_PER_KIB, 256 * BYTES_PER_KIB, 1 * BYTES_PER_MIB, 4 * BYTES_
 FIT_WINDOWS = (1, 8)
 
 
+DEEP_IODEPTH = 4  # the queue depth of a confirmation design's deep writes, unless it names another
+
+
 @dataclass(frozen=True)
 class ConfirmDesign:
     """A confirmation sweep's values: delays, single- and multi-round block sizes, windows."""
@@ -80,8 +83,9 @@ class ConfirmDesign:
     windows: tuple[int, ...]
     link_mbps: tuple[float, ...] = (1000.0,)  # every delay at every rate
     read_bs: tuple[int, ...] = ()  # reads at queue depth 1 (window 1, 64 KiB immediate data)
-    deep_bs: tuple[int, ...] = ()  # writes at DEEP_IODEPTH at every window (64 KiB immediate data)
+    deep_bs: tuple[int, ...] = ()  # writes at deep_iodepth at every window (64 KiB immediate data)
     ios: int | None = None  # I/Os per fio run (None: 16 up to 512 KiB, else 8)
+    deep_iodepth: int = DEEP_IODEPTH
 
 
 # The confirmation sweeps (``lab run --confirm N``): values no earlier sweep measured, collected
@@ -115,8 +119,22 @@ CONFIRM_DESIGNS = {
         deep_bs=(1536 * BYTES_PER_KIB,),
         ios=24,
     ),
+    # Design 4, the second blind sweep of issue 21, declared in data/preregistered/
+    # lab-iscsi-2026-blind2/README.md before it ran, for the engine's version 2 (writes in flight
+    # replayed on one connection): rates, delays, sizes, a window and a queue depth no sweep used,
+    # three read sizes so that reads forecast from writes are judged on more than a handful.
+    4: ConfirmDesign(
+        (1.25, 4.5),
+        (144 * BYTES_PER_KIB,),
+        (448 * BYTES_PER_KIB, 1216 * BYTES_PER_KIB, 3328 * BYTES_PER_KIB),
+        (1, 6),
+        link_mbps=(850.0, 380.0),
+        read_bs=(448 * BYTES_PER_KIB, 1216 * BYTES_PER_KIB, 3328 * BYTES_PER_KIB),
+        deep_bs=(448 * BYTES_PER_KIB, 1216 * BYTES_PER_KIB),
+        ios=24,
+        deep_iodepth=6,
+    ),
 }
-DEEP_IODEPTH = 4
 RAM_DEVICE = "tgt-rdwr-dev-shm"  # the LUN of every sweep before the device sweep: a file in RAM
 NEGOTIATED_MAX_OUTSTANDING_R2T = 1  # libiscsi proposes 1; the window beyond it is forced at the target
 
@@ -270,7 +288,7 @@ def design(quick: bool = False, confirm: int = 0) -> tuple[list[FioRun], list[tu
                 add(d, link, bs, "read", 1, 1, IMMEDIATE[0], REPLICATES, False, c.ios)
             for bs in c.deep_bs:
                 for win in c.windows:
-                    add(d, link, bs, "write", DEEP_IODEPTH, win, IMMEDIATE[0], REPLICATES, False, c.ios)
+                    add(d, link, bs, "write", c.deep_iodepth, win, IMMEDIATE[0], REPLICATES, False, c.ios)
         return sorted(runs), points
 
     if quick:
