@@ -407,11 +407,32 @@ def test_jitter_design_3_replays_the_blogs_wifi_ping_and_keeps_only_its_summary(
     assert "reconstructed" in record["source"]
 
 
+def test_jitter_design_4_pings_ten_times_longer_at_new_sizes_and_replays_the_wifis_next_minute() -> None:
+    from iscsi_report.lab import jitter_sweep
+
+    fourth = jitter_sweep.design(4)
+    plain = [r for r in fourth if not r.captured]
+    earlier = {r.bs_bytes for n in (1, 2, 3) for r in jitter_sweep.design(n)}
+    new = {(r.bs_bytes, r.r2t_window) for r in plain if r.jitter == "fixed"}
+    assert {w for _, w in new} == {1, 8} and len({bs for bs, _ in new}) == 3
+    assert not {bs for bs, _ in new} & earlier
+    assert len([r for r in plain if r.jitter != "fixed"]) == 18 and len({r.stem() for r in fourth}) == len(
+        fourth
+    )
+    assert jitter_sweep.ping_count(4) == 10 * jitter_sweep.ping_count(3)
+    root = Path(__file__).resolve().parents[2] / "data" / "raw"
+    third, again = (jitter_sweep.shapes(n, root)["wifitrace"] for n in (3, 4))
+    assert third is not None and again is not None
+    assert len(again.doc["trace_ms"]) == jitter_sweep.TRACE_PINGS
+    assert again.doc["trace_ms"] != third.doc["trace_ms"], "the next minute, not the one design 3 replayed"
+    assert "replies 30000 to 59999" in again.record()["source"]
+
+
 def test_an_unknown_jitter_design_is_refused_before_the_lab_starts() -> None:
     from iscsi_report.lab import jitter_sweep
 
-    with pytest.raises(ValueError, match=r"jitter design 4: expected one of \(1, 2, 3\)"):
-        jitter_sweep.design(4)
+    with pytest.raises(ValueError, match=r"jitter design 5: expected one of \(1, 2, 3, 4\)"):
+        jitter_sweep.design(5)
     args = build_parser("lab").parse_args(["lab", "run", "--out", "x", "--jitter", "2"])
     assert args.jitter == 2
     assert build_parser("lab").parse_args(["lab", "run", "--out", "x", "--jitter"]).jitter == 1
