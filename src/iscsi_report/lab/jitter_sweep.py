@@ -23,7 +23,7 @@ capture is of 768 KiB writes at window 8.
 
 Design 4 (``--jitter 4``, pre-registered in ``data/preregistered/lab-iscsi-2026-jitter4``): design
 3's miss (the replayed Wi-Fi's p99 under-forecast, few of 3,000 pings meeting a spike) tested with
-:data:`PING_COUNTS` pings per shape, a minute at 2 ms; windows 1 and 8 at 176 KiB, 1,088 KiB and
+:data:`PING_COUNTS` pings per shape (ten times as many); windows 1 and 8 at 176 KiB, 1,088 KiB and
 2,560 KiB; the Wi-Fi's next :data:`TRACE_PINGS` replies, a correlated gamma and rare 4 ms spikes.
 """
 
@@ -72,7 +72,7 @@ TRACE_DATASET = "blog-2023"  # reconstructed from the blog's published ping summ
 TRACE_FILE = "ping/wireless-2ms.txt.gz"  # the Wi-Fi at 2 ms spacing: mean 2.95 ms, p99 7.63 ms
 TRACE_PINGS = 30_000  # the trace's first minute: enough for its p99.9, small enough for the line's params
 CORRELATION_3 = 0.3  # design 3's correlated lognormal: milder stickiness than design 2's
-# Design 4: design 3's tail miss tested with ten times the pings (a minute at 2 ms), at sizes no
+# Design 4: design 3's tail miss tested with ten times the pings, at sizes no
 # design ran, the Wi-Fi's next minute replayed, a correlated gamma and rare spikes
 SIZES_4: tuple[tuple[int, tuple[int, ...]], ...] = (
     (176 * BYTES_PER_KIB, (1, 8)),
