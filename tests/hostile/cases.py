@@ -1096,6 +1096,21 @@ _add(
     Ok(lambda t: _assert(t == "a\nb\n", t)),
 )
 _add("files", "summarize-fifo", _special(_fifo, ())[0], Err(("a FIFO",)))
+# /proc/version is a regular file whose fstat size is 0 and whose text does not change: it is
+# read on past the size fstat gave, whole, and still only up to the byte limit.
+_PROC_ZERO_SIZE = Path("/proc/version")
+_add(
+    "files",
+    "proc-file-of-size-0",
+    lambda t: Trial(lambda: textio.read_text(_PROC_ZERO_SIZE), _PROC_ZERO_SIZE),
+    Ok(lambda t: _assert(len(t) > 1 and t == _PROC_ZERO_SIZE.read_text(), t)),
+)
+_add(
+    "files",
+    "proc-file-beyond-the-limit",
+    lambda t: Trial(lambda: textio.read_text(_PROC_ZERO_SIZE, max_bytes=10), _PROC_ZERO_SIZE),
+    Err(("grew beyond the limit of 10 bytes while being read",)),
+)
 
 
 def _summarize_special(make: Callable[[Path], Path], needs: str) -> Callable[[Path], Trial]:

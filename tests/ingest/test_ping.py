@@ -232,6 +232,20 @@ def test_old_icmp_req() -> None:
     assert result.warnings == []
 
 
+@pytest.mark.parametrize("old_line", [2, 3])
+def test_icmp_req_mixed_with_icmp_seq_refused(old_line: int) -> None:
+    """An old iputils 'icmp_req=' reply among 'icmp_seq=' ones (which the fast path takes, the
+    other not) is found, before or after them, and its line named."""
+    lines = IPUTILS_OLD.splitlines(keepends=True)
+    other = 5 - old_line  # the reply line that is not the old kind
+    lines[other - 1] = lines[other - 1].replace("icmp_req=", "icmp_seq=")
+    with pytest.raises(IngestError, match="mixes ping variants") as info:
+        ping.parse_text("".join(lines), "x.txt")
+    assert info.value.line == 3
+    later = "icmp_req" if old_line == 3 else "icmp_seq"
+    assert f"'{later}=' replies here" in str(info.value)
+
+
 def test_comma_decimals_refused() -> None:
     text = IPUTILS_OLD.replace("0.512", "0,512").replace("0.498 ms", "0,498 ms")
     with pytest.raises(IngestError, match="decimal comma") as info:

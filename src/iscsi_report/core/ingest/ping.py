@@ -250,7 +250,7 @@ def _lowest_marked_byte(marks: np.ndarray) -> np.ndarray:
 
 def _top_bytes_mask(length: np.ndarray) -> np.ndarray:
     """Word mask selecting the top length bytes (length clipped to 1..8)."""
-    length = np.clip(length, 1, _WORD_BYTES)
+    length = np.minimum(np.maximum(length, 1), _WORD_BYTES)  # np.clip checks its bounds: slower
     return np.left_shift(_ALL_ONES, (8 * (_WORD_BYTES - length)).astype(np.uint64))
 
 
@@ -511,7 +511,8 @@ def _scan(data: str | bytes) -> _Scan:
     data is UTF-8 bytes or an ASCII str (whose character offsets are its byte offsets), so
     a str never needs encoding whole.
     """
-    replies, todo, others = [], [], [np.zeros((0, 2), np.int64)]
+    replies = _ReplyColumns(len(data) // _MIN_REPLY_BYTES + 1)  # no more replies fit in the text
+    todo, others = [], [np.zeros((0, 2), np.int64)]
     first_source: tuple[int, int, np.uint64, np.uint64] | None = None  # start, length, words
     scratch = np.zeros(0, dtype=np.uint8)
     first_line, previous = 0, (0, 0)  # line index at the block start, bounds of the line before it
@@ -534,7 +535,7 @@ def _scan(data: str | bytes) -> _Scan:
         first_line += len(lines.starts)
     source = None if first_source is None else (first_source[0], first_source[0] + first_source[1])
     return _Scan(
-        _concat_replies(replies),
+        replies.filled(),
         np.concatenate([np.zeros((0, 5), np.int64), *todo]),
         source,
         np.concatenate(others),
@@ -567,21 +568,43 @@ def _other_lines(
     return np.column_stack((idx + first_line, starts[idx], ends[idx], prev_starts, prev_ends))
 
 
-def _concat_replies(parts: list[_FastReplies]) -> _FastReplies:
-    """One _FastReplies from the blocks' (an empty one for an empty text)."""
-    if not parts:
-        empty = np.zeros(0)
-        ints = empty.astype(np.int64)
-        return _FastReplies(ints, ints, empty, empty, empty, empty.astype(bool))
-    return _FastReplies(
-        line=np.concatenate([p.line for p in parts]),
-        seq=np.concatenate([p.seq for p in parts]),
-        rtt_ms=np.concatenate([p.rtt_ms for p in parts]),
-        unit_ms=np.concatenate([p.unit_ms for p in parts]),
-        timestamp_s=np.concatenate([p.timestamp_s for p in parts]),
-        duplicate=np.concatenate([p.duplicate for p in parts]),
-        short_seq_key=any(p.short_seq_key for p in parts),
-    )
+class _ReplyColumns:
+    """The fast path's replies of every block, written into columns allocated once.
+
+    Keeping each block's arrays and concatenating them at the end would touch the memory of
+    every reply twice; in a fresh process, touching new memory (page faults) is a good part of
+    the cost of a large log.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        """Room for capacity replies (only the part written is touched)."""
+        self._columns = _FastReplies(
+            line=np.empty(capacity, np.int64),
+            seq=np.empty(capacity, np.int64),
+            rtt_ms=np.empty(capacity),
+            unit_ms=np.empty(capacity),
+            timestamp_s=np.empty(capacity),
+            duplicate=np.empty(capacity, bool),
+        )
+        self._count = 0
+
+    def append(self, block: _FastReplies) -> None:
+        """Add one block's replies after the previous blocks'."""
+        at, end = self._count, self._count + len(block.line)
+        out = self._columns
+        for name in _REPLY_COLUMNS:
+            getattr(out, name)[at:end] = getattr(block, name)
+        out.short_seq_key = out.short_seq_key or block.short_seq_key
+        self._count = end
+
+    def filled(self) -> _FastReplies:
+        """The replies written so far (views of the columns)."""
+        out, n = self._columns, self._count
+        sliced = {name: getattr(out, name)[:n] for name in _REPLY_COLUMNS}
+        return _FastReplies(**sliced, short_seq_key=out.short_seq_key)
+
+
+_REPLY_COLUMNS = ("line", "seq", "rtt_ms", "unit_ms", "timestamp_s", "duplicate")
 
 
 # -- careful path ---------------------------------------------------------------------------
@@ -602,6 +625,8 @@ class _Careful:
     rtt: re.Match[str] | None = None
     rtt_line: int = 0
     short_seq_key: bool = False
+    # some line says " icmp_req=" (old iputils); the fast path never takes such a line
+    req_key: bool = False
     flags: set[str] = field(default_factory=set)
 
 
@@ -626,6 +651,7 @@ def _careful_reply(m: re.Match[str], number: int, state: _Careful) -> None:
 
 def _careful_line(number: int, text: str, prev_blank: bool, state: _Careful) -> None:
     """Classify one line that the fast scanner did not take."""
+    state.req_key = state.req_key or " icmp_req=" in text
     if _NOISE_RE.match(text):
         return
     if (m := _REPLY_RE.match(text)) is not None:
@@ -825,7 +851,7 @@ def parse_text(text: str, path: str | Path = "<text>") -> PingResult:
     cols = _merge(fast, state)
     _check_replies(path, cols)
     _check_sources(path, text, state.header, _suspect_lines(scan, data) if data is text else None)
-    _check_variants(path, text, state.short_seq_key)
+    _check_variants(path, text, state.short_seq_key or state.req_key)
     result = PingResult(
         path=path,
         format=_detect_format(state, len(fast.line)),
@@ -967,9 +993,13 @@ def _check_sources(
                 )
 
 
-def _check_variants(path: str, text: str, short_seq_key: bool) -> None:
-    """One ping implementation per file: BusyBox 'seq=' replies never mix with 'icmp_seq='."""
-    if not short_seq_key and " icmp_req=" not in text:
+def _check_variants(path: str, text: str, other_key: bool) -> None:
+    """One ping implementation per file: BusyBox 'seq=' replies never mix with 'icmp_seq='.
+
+    other_key: a reply said 'seq=' or a line 'icmp_req=' (else every reply said 'icmp_seq=' and
+    the whole text is not searched again).
+    """
+    if not other_key:
         return
     keys: dict[str, int] = {}
     for m in _SEQ_KEY_RE.finditer(text):
