@@ -125,7 +125,25 @@ figure.iscsi-chart .iscsi-chart-live.iscsi-chart-drawing {
 figure.iscsi-chart .iscsi-chart-fallback { display: block; max-width: 100%; height: auto; }
 figure.iscsi-chart figcaption { font-size: 0.9em; margin-top: 0.4em; }
 #vg-tooltip-element { max-width: min(90vw, 420px); }
-div.math { overflow-x: auto; overflow-y: hidden; }  /* a long formula scrolls, never clipped */
+/* Formulas are MathML (pipeline/mathml.py) drawn by the browser: a font with a MATH table stretches
+   braces and fences (the first one the reader's system has; without one, braces stay small). */
+math {
+  font-family: math, "STIX Two Math", "Cambria Math", "Latin Modern Math", "DejaVu Math TeX Gyre", serif;
+  font-size: 1.1em;
+}
+/* The theme lays div.math out as a row (number on the right); the formula's box takes the rest and
+   scrolls a formula wider than the column, never clipped. Inside it the formula is inline, so it is
+   centred when it fits and starts at the left edge when it does not (block MathML centres always). */
+div.math > .iscsi-math {
+  flex: 1 1 auto; min-width: 0; overflow-x: auto; overflow-y: hidden;
+  text-align: center; padding-bottom: 0.2rem;
+}
+div.math > .iscsi-math > math { display: math; }
+div.math { margin: 0.75em 0; }  /* MathJax's display formulas had this room above and below */
+/* latex2mathml aligns split columns with MathML 3 attributes that MathML Core (Chromium) ignores. */
+mtd[columnalign="left"] { text-align: left; }
+mtd[columnalign="right"] { text-align: right; }
+mtable[rowspacing] > mtr > mtd { padding-top: 0.2em; padding-bottom: 0.2em; }
 /* A dropdown admonition (a chapter's provenance details) is drawn closed from the first paint, as
    sphinx-togglebutton closes it once the page has loaded: else the page jumps when it closes
    (Lighthouse measured a layout shift of 0.49 on a phone). Without JavaScript it stays open
@@ -143,7 +161,7 @@ div.math { overflow-x: auto; overflow-y: hidden; }  /* a long formula scrolls, n
   }
   .bd-article { overflow-wrap: anywhere; }
   code.literal, code.literal span.pre { white-space: normal; overflow-wrap: anywhere; }
-  div.math math[display="block"] { font-size: 85%; }
+  div.math > .iscsi-math > math { font-size: 0.8em; }  /* the write latency fits a 390 px phone */
 }
 """
 

@@ -5,7 +5,8 @@ chapters below Lighthouse's phone goal, and their formulas sit on the first scre
 later would not help. Here each ``math`` (inline) and ``math_block`` (display) node is converted
 with `latex2mathml <https://pypi.org/project/latex2mathml/>`_ and written into the page as
 ``<math>``, which Chromium, Firefox and Safari draw natively (MathML Core) and screen readers read.
-A numbered equation keeps Sphinx's number and permalink; a display formula with ``\\\\`` is set as
+A display formula is wrapped in a keyboard-reachable box that scrolls when it is wider than the
+column. A numbered equation keeps Sphinx's number and permalink; a display formula with ``\\\\`` is set as
 ``\\begin{split}`` (as Sphinx's MathJax renderer does), one ``<math>`` per blank-line-separated part.
 
 No silent fallback: a formula latex2mathml cannot convert, or converts leaving a TeX command or a
@@ -39,6 +40,9 @@ PART_SEPARATOR = "\n\n"  # Sphinx's convention: blank lines separate the equatio
 # ``<mi>``, which MathML draws in italics (a one-letter ``<mi>``); several letters get
 # ``mathvariant="normal"``. This gives the single letter the same.
 UPRIGHT_LETTER = re.compile(r"<mi>(&#x0*(?:4[1-9A-F]|5[0-9A]|6[1-9A-F]|7[0-9A]);)</mi>", re.IGNORECASE)
+# A display formula sits in a box of this class that scrolls sideways when the formula is wider than
+# the column (a phone), a keyboard stop so it can be scrolled without a pointer (site.css styles it).
+SCROLL_CLASS = "iscsi-math"
 WHITESPACE = re.compile(r"\s+")  # TeX reads a new line as a space; latex2mathml does not after ``\``
 
 
@@ -100,7 +104,8 @@ def visit_displaymath(self: Any, node: nodes.math_block) -> None:
         self.body.append("</span>")
     latex = node.astext()
     parts = [latex] if node["nowrap"] else display_parts(latex)
-    self.body.append("".join(_on_page(self, part, display=True) for part in parts) + "</div>\n")
+    formulas = "".join(_on_page(self, part, display=True) for part in parts)
+    self.body.append(f'<div class="{SCROLL_CLASS}" tabindex="0">{formulas}</div></div>\n')
     raise nodes.SkipNode
 
 
