@@ -28,6 +28,7 @@ PAGES = {
     "prose.rst": "Prose\n=====\n\nNo formula here.\n",
 }
 UNSUPPORTED = r"\begin{aligned} a &= b \end{aligned}"  # latex2mathml 3.81 sets its ``&`` as raw text
+MATHML_NS = 'xmlns="http://www.w3.org/1998/Math/MathML"'
 MATH_ELEMENT = re.compile(r"<math\b[^>]*>")
 
 
@@ -89,8 +90,10 @@ def test_a_numbered_equation_keeps_its_number_link_and_target(site: Path) -> Non
     assert 'id="equation-eq-two"' in page
     assert '<span class="eqno">(1)<a class="headerlink" href="#equation-eq-two"' in page
     assert 'href="#equation-eq-two"' in page.split('class="math notranslate nohighlight"')[1]  # the :eq: link
-    assert '<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline">' in page
+    assert f'<math {MATHML_NS} display="inline">' in page
     assert "<mtable" in page  # the line break set as split
+    box = f'<div class="{mathml.SCROLL_CLASS}" tabindex="0"><math {MATHML_NS} display="block">'
+    assert box in page  # a display formula scrolls in a box a keyboard reaches
 
 
 def test_an_upright_single_letter_stays_upright() -> None:
