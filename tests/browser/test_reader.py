@@ -2,20 +2,19 @@
 
 The site is the lab copy of ``conftest.py`` (chapters, provenance page and the Reference part:
 equation, glossary, references; built once per test run, shared with ``test_site.py``); with
-``ISCSI_REPORT_SITE_ROOT`` set, the project's own site is read instead. The network is blocked as
-in ``test_site.py``: every chart runtime and font must come from the site itself. Every
-page is screenshotted at both widths (into ``ISCSI_REPORT_SCREENSHOTS`` when set, else a temporary
-folder), then the tests assert: no horizontal page scroll at 390 px, every chart a figure with a
-caption and an alt text that is a sentence and not a file path, every chart drawn live and showing
-a tooltip on hover, every formula MathML drawn by the browser (no MathJax); and, for tables and
-code (issue 15): every table fits its column or scrolls inside it at both widths, no header is a raw snake_case name, no
-cell reads ``nan``/``None``, code is hidden by default behind at most one toggle per page. Issue 25:
-every chapter shows a paragraph starting "The answer." and a chart within the first 900 px at
+``ISCSI_REPORT_SITE_ROOT`` set, the project's own site is read instead. The network is blocked as in
+``test_site.py``: every chart runtime and font must come from the site itself. Every page is
+screenshotted at both widths (into ``ISCSI_REPORT_SCREENSHOTS`` when set, else a temporary folder),
+then the tests assert: no horizontal page scroll at 390 px, every chart a figure with a caption and
+an alt text that is a sentence and not a file path, every chart drawn live and showing a tooltip on
+hover, every formula MathML drawn by the browser (no MathJax); and, for tables and code (issue 15):
+every table fits its column or scrolls inside it at both widths, no header is a raw snake_case name,
+no cell reads ``nan``/``None``, code is hidden by default behind at most one toggle per page. Issue
+25: every chapter shows a paragraph starting "The answer." and a chart within the first 900 px at
 1400 px; at 390 px a table wider than its column sits in a scroll box a keyboard reaches (tabindex,
 role, accessible name); every page, loaded with an empty cache and weighed with the browser's own
-performance timeline (``harness.weigh_page``), stays within the weight goal counted gzipped.
-The weights and the heaviest page's first render go to ``reader-metrics.json`` next to the
-screenshots.
+performance timeline (``harness.weigh_page``), stays within the weight goal counted gzipped. The
+weights and the heaviest page's first render go to ``reader-metrics.json`` next to the screenshots.
 """
 
 from __future__ import annotations
