@@ -1,4 +1,4 @@
-"""Charts for readers: one colour scheme, captioned figures with alt text, a local runtime and MathJax."""
+"""Charts for readers: one colour scheme, captioned figures with alt text, a local runtime."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import altair as alt
 import pandas as pd
 import pytest
 
-from iscsi_report.core.errors import ReportError
 from iscsi_report.pipeline import assets
 from iscsi_report.presentation import report
 from iscsi_report.presentation.charts import network, storage, theme
@@ -155,16 +154,3 @@ def test_chart_assets_are_written_with_the_bundle_wrapped(tmp_path: Path, monkey
     assert (tmp_path / "static2" / assets.BUNDLE).read_text() == bundle
     assert "iscsi-chart-fallback" in (tmp_path / "static" / assets.SCRIPT).read_text()
     assert "overflow-x: auto" in (tmp_path / "static" / assets.STYLE).read_text()
-
-
-def test_mathjax_is_copied_from_the_installed_package(tmp_path: Path) -> None:
-    assets.copy_mathjax(tmp_path)
-    root = tmp_path / assets.MATHJAX_DIR
-    assert (root / "tex-chtml.js").stat().st_size > 100_000
-    assert list((root / "output" / "chtml" / "fonts" / "woff-v2").glob("MathJax_Main-Regular.woff"))
-
-
-def test_missing_mathjax_names_the_package_to_install(monkeypatch) -> None:
-    monkeypatch.setattr(assets.importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(ReportError, match="django-static-mathjax"):
-        assets.mathjax_source()

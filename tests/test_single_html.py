@@ -22,6 +22,13 @@ def _page(site: Path, rel: str, title: str, body: str, next_page: str = "") -> N
     path.write_text(PAGE.format(title=title, up=up, next=link, body=body))
 
 
+# A formula as pipeline/mathml.py writes it: MathML the single file keeps as it is, with no script.
+FORMULA = (
+    '<span class="math notranslate nohighlight"><math xmlns="http://www.w3.org/1998/Math/MathML" '
+    'display="inline"><mrow><mi>t</mi><mo>&#x0003D;</mo><mn>2</mn></mrow></math></span>'
+)
+
+
 @pytest.fixture
 def site(tmp_path: Path) -> Path:
     """index.html redirecting to intro.html, then runs/r/net.html: images, downloads, links of each kind."""
@@ -32,7 +39,7 @@ def site(tmp_path: Path) -> Path:
         "a { background: url(dot.png); } @font-face { src: url(gone.woff); }"
     )
     (site / "index.html").write_text('<meta http-equiv="Refresh" content="0; url=intro.html" />')
-    intro = '<h1 id="intro">Intro</h1><p>See <a href="runs/r/net.html#rtt">rtt</a>.</p>'
+    intro = f'<h1 id="intro">Intro</h1><p>See <a href="runs/r/net.html#rtt">rtt</a>, {FORMULA}.</p>'
     _page(site, "intro.html", "Intro", intro, "runs/r/net.html")
     (site / "_downloads").mkdir()
     (site / "_downloads" / "t.csv").write_text("a,b\n1,2\n")
@@ -68,6 +75,7 @@ def test_the_file_refers_to_nothing_outside_itself(site: Path) -> None:
     assert '{"href": "x", "id": "keep"}' in text  # script text is never rewritten
     assert 'url("data:image/png;base64,' in text and "url(gone.woff)" not in text
     assert '<a href="#p-runs-r-net">Network</a>' in text  # the contents, titled by each page's h1
+    assert FORMULA in text and "mathjax" not in text.lower()  # formulas stay MathML, no math script
 
 
 @pytest.mark.parametrize(

@@ -143,7 +143,7 @@ def watch(page: Any, errors: list[str] | None = None, failed: list[str] | None =
 PAGE_WEIGHT_GOAL_BYTES = 1_500_000
 WEIGHT_VIEWPORT = {"width": 1400, "height": 900}  # the reader tests' desktop width
 GZIP_LEVEL = 6  # zlib's default, what Apache's mod_deflate and most CDNs use
-SETTLE_MS = 20_000  # longest wait for the charts to draw and MathJax to typeset
+SETTLE_MS = 20_000  # longest wait for the charts to draw and the network to go idle
 # Sent gzipped by a normal web server; anything else (fonts, PNGs) is already compressed.
 COMPRESSED_SUFFIXES = (".html", ".js", ".mjs", ".css", ".json", ".svg", ".txt", ".map", ".ipynb", ".md")
 
@@ -172,12 +172,12 @@ VISIT_CHARTS_JS = """async () => {
 }"""
 
 # Polled until true: each poll focuses the first chart not yet drawn (nor given up), which asks it
-# to draw; then every formula must be typeset.
+# to draw; every formula is MathML from the build (pipeline/mathml.py), drawn by the browser itself.
 _SETTLED_JS = """() => {
   const waiting = Array.from(document.querySelectorAll('figure.iscsi-chart')).filter(
     f => !f.classList.contains('iscsi-chart-ready') && f.querySelector('.iscsi-chart-live'));
   if (waiting.length) { waiting[0].scrollIntoView({block: 'center'}); waiting[0].focus(); return false; }
-  return Array.from(document.querySelectorAll('.math')).every(m => m.querySelector('mjx-container'));
+  return Array.from(document.querySelectorAll('.math')).every(m => m.querySelector('math'));
 }"""
 
 
@@ -190,7 +190,7 @@ class PageWeight:
     gzipped_bytes: int
     requests: int
     first_contentful_paint_ms: float | None
-    settled: bool  # charts drawn, math typeset and the network idle before weighing
+    settled: bool  # charts drawn and the network idle before weighing
 
 
 def gzipped_size(path: Path) -> int:
@@ -216,7 +216,7 @@ def gzipped_transfer(site: Path, entry: dict[str, Any], sizes: dict[Path, int]) 
 
 
 def weigh_page(context: Any, site: Path, url: str, sizes: dict[Path, int] | None = None) -> PageWeight:
-    """Open one page with the cache disabled, let its charts and math settle, and weigh what it loaded."""
+    """Open one page with the cache disabled, let its charts settle, and weigh what it loaded."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     page = context.new_page()
@@ -228,7 +228,7 @@ def weigh_page(context: Any, site: Path, url: str, sizes: dict[Path, int] | None
     settled = True
     try:  # a chart that never draws is test_reader's to report; here it only marks the weight
         page.wait_for_function(_SETTLED_JS, timeout=SETTLE_MS)
-        page.wait_for_load_state("networkidle", timeout=SETTLE_MS)  # fonts asked for by the typeset math
+        page.wait_for_load_state("networkidle", timeout=SETTLE_MS)  # fonts and images asked for late
     except PlaywrightTimeout:
         settled = False
     found = page.evaluate(_TIMELINE_JS)

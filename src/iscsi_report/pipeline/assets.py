@@ -1,4 +1,4 @@
-"""Sphinx extension: the site's own copies of the chart runtime and of MathJax, so no page needs a CDN.
+"""Sphinx extension: the site's own copy of the chart runtime, so no page needs a CDN.
 
 - Charts: a chapter shows each chart as ``<figure class="iscsi-chart">`` holding the static SVG and
   the Vega-Lite spec (see ``presentation/report.py``). Pages with such a figure load a small deferred
@@ -11,8 +11,8 @@
   Without JavaScript, and until then, the SVG stays. The single-file export inlines the bundle, so
   there no fetch is needed. The bundle is written once per build (and cached per vl-convert
   version under ``.cache/assets`` of the project, since making it takes seconds).
-- Math: MathJax 3 comes from the ``django-static-mathjax`` wheel (plain files, no Django needed);
-  ``mathjax_path: mathjax/tex-chtml.js`` in ``_config.yml`` points Sphinx at the copy made here.
+- Math needs no script: formulas are MathML written at build time (:mod:`iscsi_report.pipeline.mathml`);
+  ``site.css`` gives them room (display formulas scroll inside their column on a phone).
 
 Enabled by ``sphinx: extra_extensions: [iscsi_report.pipeline.assets]`` in ``_config.yml``.
 """
@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import shutil
 from pathlib import Path
 from typing import Any
 
 from iscsi_report.core.atomic import write_atomic
-from iscsi_report.core.errors import ReportError
 
 CHART_MARKER = 'class="iscsi-chart"'
 CHART_DIR = "iscsi-charts"
@@ -34,10 +32,6 @@ BUNDLE = f"{CHART_DIR}/vega-bundle.js"
 SCRIPT = f"{CHART_DIR}/charts.js"
 STYLE = f"{CHART_DIR}/site.css"  # every page: chart figures, tooltips, phone layout
 TABLE_STYLE = f"{CHART_DIR}/tables.css"  # every page: the chapters' tables (pipeline/tables.css)
-MATHJAX_DIR = "mathjax"
-MATHJAX_PACKAGE = "mathjax"  # import name of the django-static-mathjax distribution
-# What tex-chtml.js loads: itself, its fonts, TeX extensions it may autoload, the menu and a11y parts.
-MATHJAX_PARTS = ("tex-chtml.js", "output/chtml/fonts/woff-v2", "input/tex/extensions", "ui", "a11y")
 
 # What the bundle publishes (vl-convert names its three libraries so inside the snippet).
 BUNDLE_SNIPPET = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
@@ -131,7 +125,25 @@ figure.iscsi-chart .iscsi-chart-live.iscsi-chart-drawing {
 figure.iscsi-chart .iscsi-chart-fallback { display: block; max-width: 100%; height: auto; }
 figure.iscsi-chart figcaption { font-size: 0.9em; margin-top: 0.4em; }
 #vg-tooltip-element { max-width: min(90vw, 420px); }
-div.math { overflow-x: auto; overflow-y: hidden; }  /* a long formula scrolls, never clipped */
+/* Formulas are MathML (pipeline/mathml.py) drawn by the browser: a font with a MATH table stretches
+   braces and fences (the first one the reader's system has; without one, braces stay small). */
+math {
+  font-family: math, "STIX Two Math", "Cambria Math", "Latin Modern Math", "DejaVu Math TeX Gyre", serif;
+  font-size: 1.1em;
+}
+/* The theme lays div.math out as a row (number on the right); the formula's box takes the rest and
+   scrolls a formula wider than the column, never clipped. Inside it the formula is inline, so it is
+   centred when it fits and starts at the left edge when it does not (block MathML centres always). */
+div.math > .iscsi-math {
+  flex: 1 1 auto; min-width: 0; overflow-x: auto; overflow-y: hidden;
+  text-align: center; padding-bottom: 0.2rem;
+}
+div.math > .iscsi-math > math { display: math; }
+div.math { margin: 0.75em 0; }  /* MathJax's display formulas had this room above and below */
+/* latex2mathml aligns split columns with MathML 3 attributes that MathML Core (Chromium) ignores. */
+mtd[columnalign="left"] { text-align: left; }
+mtd[columnalign="right"] { text-align: right; }
+mtable[rowspacing] > mtr > mtd { padding-top: 0.2em; padding-bottom: 0.2em; }
 /* A dropdown admonition (a chapter's provenance details) is drawn closed from the first paint, as
    sphinx-togglebutton closes it once the page has loaded: else the page jumps when it closes
    (Lighthouse measured a layout shift of 0.49 on a phone). Without JavaScript it stays open
@@ -149,33 +161,9 @@ div.math { overflow-x: auto; overflow-y: hidden; }  /* a long formula scrolls, n
   }
   .bd-article { overflow-wrap: anywhere; }
   code.literal, code.literal span.pre { white-space: normal; overflow-wrap: anywhere; }
-  div.math mjx-container[display="true"] { font-size: 85% !important; }
+  div.math > .iscsi-math > math { font-size: 0.8em; }  /* the write latency fits a 390 px phone */
 }
 """
-
-
-def mathjax_source() -> Path:
-    """The folder of MathJax's ``es5`` build shipped by django-static-mathjax."""
-    spec = importlib.util.find_spec(MATHJAX_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ReportError(
-            "MathJax is not installed: install the django-static-mathjax package (pip install -e '.[book]')"
-        )
-    es5 = Path(next(iter(spec.submodule_search_locations))) / "static" / "mathjax" / "es5"
-    if not (es5 / MATHJAX_PARTS[0]).is_file():
-        raise ReportError(f"{es5}: expected MathJax 3's {MATHJAX_PARTS[0]} there (django-static-mathjax)")
-    return es5
-
-
-def copy_mathjax(static_dir: Path) -> None:
-    """Copy the parts of MathJax the pages load into ``static_dir/mathjax``."""
-    source, target = mathjax_source(), static_dir / MATHJAX_DIR
-    for part in MATHJAX_PARTS:
-        if (source / part).is_dir():
-            shutil.copytree(source / part, target / part, dirs_exist_ok=True)
-        else:
-            (target / part).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source / part, target / part)
 
 
 def vega_bundle(cache_dir: Path | None) -> str:
@@ -215,12 +203,11 @@ def _on_page(app: Any, pagename: str, templatename: str, context: dict[str, Any]
 
 
 def _on_finished(app: Any, exception: BaseException | None) -> None:
-    """After a successful HTML build, write the chart runtime and MathJax into ``_static``."""
+    """After a successful HTML build, write the chart runtime into ``_static``."""
     if exception is not None or app.builder.format != "html":
         return
     static_dir = Path(app.outdir) / "_static"
     write_chart_assets(static_dir, _cache_dir(app))
-    copy_mathjax(static_dir)
 
 
 def setup(app: Any) -> dict[str, Any]:

@@ -4,7 +4,8 @@ The pages are taken in reading order (``index.html``, then each page's ``rel="ne
 article becomes one ``<section>``; ids are prefixed by the page so they stay unique, and links
 between pages become ``#anchors``. Stylesheets, images and small downloads (the tables' CSVs)
 are inlined as ``<style>`` and ``data:`` URIs, the chart runtime (Vega, Vega-Lite, vega-embed and
-the site's ``charts.js``) and MathJax's SVG output (no font files) as ``<script>`` text. A link
+the site's ``charts.js``) as ``<script>`` text; formulas are already MathML in the pages
+(:mod:`iscsi_report.pipeline.mathml`), so no math script is needed. A link
 to the web keeps its address as ``data-url`` (shown after the text by CSS), never as ``href``:
 the file loads nothing from anywhere (:func:`outside_references` finds anything that would).
 """
@@ -17,7 +18,6 @@ import mimetypes
 import posixpath
 import re
 from html.parser import HTMLParser
-from importlib.util import find_spec
 from pathlib import Path
 
 from iscsi_report.core.errors import ReportError
@@ -28,11 +28,6 @@ CODE_SWITCH = "code-toggle.js"  # the site's one "Show the code" switch per page
 MAX_PAGES = 500  # a loop of rel="next" links is an error, not an endless file
 MAX_DOWNLOAD_BYTES = 1 << 20  # a download up to this size is embedded; a larger one is named only
 EMBEDDED_DOWNLOADS = frozenset({".csv"})  # the tables; raw files are in the release archive, not here
-MATHJAX_SVG = "static/mathjax/es5/tex-svg-full.js"  # in the django-static-mathjax wheel: no fonts to load
-MATHJAX_CONFIG = (
-    "window.MathJax = {loader: {load: []}, options: {enableMenu: false}, "
-    "svg: {fontCache: 'global'}, startup: {typeset: true}};"
-)
 LOCAL_CSS = """
 body { font-family: system-ui, sans-serif; line-height: 1.5; max-width: 60em; margin: 0 auto; padding: 1em; }
 section.page { border-top: 1px solid #ccc; margin-top: 3em; padding-top: 1em; overflow-x: auto; }
@@ -164,14 +159,6 @@ def script(text: str) -> str:
     return "<script>" + re.sub(r"</(script)", r"<\\/\1", text, flags=re.IGNORECASE) + "</script>"
 
 
-def mathjax_svg() -> str:
-    """MathJax's TeX-to-SVG component, from the installed django-static-mathjax wheel."""
-    spec = find_spec("mathjax")
-    if spec is None or spec.origin is None:
-        raise ReportError("single file: the mathjax package (django-static-mathjax) is not installed")
-    return (Path(spec.origin).parent / MATHJAX_SVG).read_text(encoding="utf-8")
-
-
 def head(site: Path, title: str, sections: str) -> str:
     """The ``<head>``: title, the index page's stylesheets inlined, the scripts the sections need."""
     index = (site / first_page(site)).read_text(encoding="utf-8")
@@ -184,8 +171,6 @@ def head(site: Path, title: str, sections: str) -> str:
     if 'class="cell_input' in sections:
         toggle = site / "_static" / CODE_SWITCH
         parts += [script(toggle.read_text(encoding="utf-8"))] if toggle.is_file() else []
-    if 'class="math' in sections:
-        parts += [script(MATHJAX_CONFIG), script(mathjax_svg())]
     return "\n".join(parts)
 
 

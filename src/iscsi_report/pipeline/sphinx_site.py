@@ -9,10 +9,6 @@ Two defects of the stock toolchain, found by the headless-Chromium test (tests/b
 - With no icon declared, browsers request ``/favicon.ico`` and log a 404. Each page declares an
   inline SVG icon instead, so no request is made.
 
-MathJax loads only on a page with math of its own. Sphinx also loads it on a page whose toctree
-includes a page with math (the root page includes every chapter), which costs a page without a
-formula MathJax's script and fonts; such a page drops it here.
-
 Two scripts of the theme (pydata-sphinx-theme 0.17) that every page loads are dropped after the
 build (issue 25: they made every page weigh over 1 MB compressed before any chart or formula):
 FontAwesome's JavaScript (1.5 MB, 0.54 MB gzipped), which redraws the theme's icons as SVG although
@@ -99,16 +95,6 @@ def dedupe_scripts(scripts: list[Any]) -> list[Any]:
             seen.add(key)
             kept.append(script)
     return kept
-
-
-def own_math(app: Any, pagename: str) -> bool:
-    """Whether the page itself holds math (not merely a toctree entry leading to a page that does)."""
-    return bool(app.env.get_domain("math").data["has_equations"].get(pagename, False))
-
-
-def without_mathjax(scripts: list[Any], mathjax_path: str) -> list[Any]:
-    """The scripts without MathJax itself (Sphinx files a relative ``mathjax_path`` under ``_static/``)."""
-    return [s for s in scripts if _script_key(s)[0] not in (mathjax_path, f"_static/{mathjax_path}")]
 
 
 # The theme's and extensions' scripts that only act once the page is parsed (they wait for
@@ -238,16 +224,13 @@ def _downloads(app: Any, pagename: str) -> str:
 
 
 def _on_page(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
-    """Per page: drop repeated scripts (in place: the builder restores its list per page), and
-    MathJax where the page has no math of its own; defer the scripts and style sheets the first
-    paint does not need; add the icon; name the theme's table boxes; keep dropdowns open without
-    JavaScript; escape the print-only title."""
+    """Per page: drop repeated scripts (in place: the builder restores its list per page); defer the
+    scripts and style sheets the first paint does not need; add the icon; name the theme's table
+    boxes; keep dropdowns open without JavaScript; escape the print-only title."""
     scripts = context.get("script_files")
     if isinstance(scripts, list):
         search = pagename == SEARCH_PAGE.removesuffix(".html") or _search_as_you_type(app)
         scripts[:] = deferred_scripts(dedupe_scripts(scripts), search)
-        if app.config.mathjax_path and not own_math(app, pagename):
-            scripts[:] = without_mathjax(scripts, app.config.mathjax_path)
     context["metatags"] = context.get("metatags", "") + ICON_LINK + NOSCRIPT_DROPDOWNS
     styles = context.get("css_files")
     if isinstance(styles, list) and "pathto" in context:
