@@ -1,8 +1,9 @@
 """The front page answers the blog's three questions in numbers on the first screen (issue 15).
 
-The study executed once per test run (``e2e.projects.executed_study``, every params file) is copied
-and built into a site; with ``ISCSI_REPORT_SITE_ROOT`` set, the project's own site is read instead.
-Headless Chromium opens the site's index at 1400 x 900 px, the network blocked as everywhere.
+The study executed once per test run (``e2e.projects.executed_study_to_book``, every params file,
+with the provenance pages' tool cache) is copied and built into a site; with
+``ISCSI_REPORT_SITE_ROOT`` set, the project's own site is read instead. Headless Chromium opens the
+site's index at 1400 x 900 px, the network blocked as everywhere.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from pathlib import Path
 
 import pytest
-from e2e.projects import cli, executed_study, study_env
+from e2e.projects import cli, executed_study_to_book, study_env
 
 from browser.harness import CHROMIUM, CHROMIUM_ARGS, PAGE_TIMEOUT_MS, SITE_ROOT_ENV, Gate, browser_or_skip
 
@@ -29,7 +30,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     browser_or_skip()
     if os.environ.get(SITE_ROOT_ENV):
         return Path(os.environ[SITE_ROOT_ENV]).resolve()
-    root, _ = executed_study(tmp_path_factory, tmp_path_factory.mktemp("front") / "study")
+    root, _ = executed_study_to_book(tmp_path_factory, tmp_path_factory.mktemp("front") / "study")
     result = cli(root, "book", "--jobs", "2", env=study_env(root), timeout=3600)
     assert result.returncode == 0, result.stdout + result.stderr
     return root

@@ -20,6 +20,9 @@ import pytest
 import yaml
 from filelock import FileLock
 
+from iscsi_report.core.paths import Project
+from iscsi_report.pipeline import provenance
+
 ROOT = Path(__file__).resolve().parents[2]
 LAB = "lab-veth-2026"
 # The Reference part every copy carries: chapters link glossary terms and cite references, and the
@@ -27,6 +30,10 @@ LAB = "lab-veth-2026"
 REFERENCE_PAGES = ["model_equation", "glossary", "references"]
 BUILT_MARK = ".built-once"  # written last in a build_once folder: the build finished
 STUDY_STDOUT = ".study-run-stdout.txt"  # the first execution's output, kept beside the executed study
+# The provenance pages' per-file tool cache (pipeline/provenance.py, in a project's .cache/): without
+# it a `book` of the study parses all of its raw files again (about a minute) only to name each tool.
+TOOL_CACHE = "provenance-tools.json"
+TOOLS_BUILT_AT = "2026-01-01T00:00:00Z"  # the pages computed to fill the cache are thrown away
 
 
 def make_project(dest: Path, runs: dict[str, tuple[str, list[str]]] | None = None) -> Path:
@@ -146,6 +153,29 @@ def executed_study(tmp_path_factory: pytest.TempPathFactory, dest: Path) -> tupl
     shared, stdout = shared_study(tmp_path_factory)
     shutil.copytree(shared, dest, symlinks=True)
     return dest, stdout
+
+
+def _fill_tool_cache(shared: Path, folder: Path) -> Path:
+    """The tool cache of the shared study, filled in a scratch copy (the shared study stays untouched)."""
+    scratch = folder / "study"
+    shutil.copytree(shared, scratch, symlinks=True)
+    provenance.pages(Project.at(scratch), TOOLS_BUILT_AT)
+    kept = scratch / ".cache" / TOOL_CACHE
+    assert kept.is_file(), f"the provenance pages kept no tool cache at {kept}"
+    return kept
+
+
+def executed_study_to_book(tmp_path_factory: pytest.TempPathFactory, dest: Path) -> tuple[Path, str]:
+    """As :func:`executed_study`, for a test that builds the copy: the provenance tool cache comes along.
+
+    The cache (by file sha256 and parser code, as the project keeps it) is filled once per test run
+    for every such copy, so each ``book`` reads the tools of the study's raw files instead of parsing them.
+    """
+    shared, _ = shared_study(tmp_path_factory)
+    kept = build_once(tmp_path_factory, "study-tools", lambda folder: _fill_tool_cache(shared, folder))
+    root, stdout = executed_study(tmp_path_factory, dest)
+    shutil.copy(kept, root / ".cache" / TOOL_CACHE)
+    return root, stdout
 
 
 def study_env(root: Path) -> dict[str, str]:

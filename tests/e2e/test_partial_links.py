@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .projects import cli, executed_study, study_env
+from .projects import cli, executed_study_to_book, study_env
 
 pytestmark = [pytest.mark.e2e]
 
@@ -42,8 +42,9 @@ def test_part_of_the_blog_and_the_summary_alone_build_strict_linking_only_chapte
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
     # One strict build of two partial runs (a copy of the executed study, so summary's notebooks
-    # are cached): `part-of-blog` has fit and whatif only; blog-2023 and the lab are not in it.
-    root, _ = executed_study(tmp_path_factory, tmp_path_factory.mktemp("partial-links") / "study")
+    # are cached, with the provenance tool cache): `part-of-blog` has fit and whatif only; blog-2023
+    # and the lab are not in it.
+    root, _ = executed_study_to_book(tmp_path_factory, tmp_path_factory.mktemp("partial-links") / "study")
     doc = {
         "title": "Part of the blog study",
         "dataset": "blog-2023",

@@ -5,6 +5,7 @@ builds green and says what is missing (issue 14)."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -42,9 +43,9 @@ def _pings_only(project: Path) -> None:
     (dest / "manifest.yaml").write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = make_project(tmp_path / "p")
+def _make(dest: Path) -> Path:
+    """A project copy with three runs: ``mine`` (the model over pings only), ``bundled``, and ``off``."""
+    root = make_project(dest)
     shutil.copytree(ROOT / "data/published", root / "data/published")
     (root / "params" / f"{LAB}.yaml").unlink()
     (root / "book" / toc.BASE_NAME).write_text(yaml.safe_dump(BASE, sort_keys=False), encoding="utf-8")
@@ -53,6 +54,22 @@ def project(tmp_path: Path) -> Path:
     _params(root, "off", LAB, ["network"], enabled=False)
     _pings_only(root)
     return root
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A fresh, unbuilt copy."""
+    return _make(tmp_path / "p")
+
+
+@pytest.fixture(scope="module")
+def built_mine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """A copy after ``book mine`` (built once for the module) and what it said: read it, never change it.
+
+    Both book tests start from this build; the one that builds further works on a private copy.
+    """
+    root = _make(tmp_path_factory.mktemp("built-mine") / "p")
+    return root, cli(root, "book", "mine", "--jobs", "1")
 
 
 def test_toc_parts_are_generated_per_enabled_run(project: Path) -> None:
@@ -68,8 +85,10 @@ def test_toc_parts_are_generated_per_enabled_run(project: Path) -> None:
     assert "runs/bundled/network" in toc_files(p)  # book/_toc.yml still describes the whole book
 
 
-def test_book_run_builds_only_that_run_and_the_empty_model_says_what_is_missing(project: Path) -> None:
-    proc = cli(project, "book", "mine", "--jobs", "1")
+def test_book_run_builds_only_that_run_and_the_empty_model_says_what_is_missing(
+    built_mine: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    project, proc = built_mine
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert not (project / "book/runs/bundled").exists()  # the bundled study was not executed
     site = project / "_build/html"
@@ -81,10 +100,14 @@ def test_book_run_builds_only_that_run_and_the_empty_model_says_what_is_missing(
     assert "Model — mine" in (site / "intro.html").read_text(encoding="utf-8")  # the sidebar
 
 
-def test_book_of_one_run_keeps_the_other_published_runs_in_the_site(project: Path) -> None:
+def test_book_of_one_run_keeps_the_other_published_runs_in_the_site(
+    built_mine: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
     """A user rebuilding their run must not unpublish the rest of the site (issue 23)."""
-    first = cli(project, "book", "mine", "--jobs", "1")
+    shared, first = built_mine
     assert first.returncode == 0, first.stdout + first.stderr
+    project = tmp_path / "p"  # a private copy: the relative _build/html link and cache records stay valid
+    shutil.copytree(shared, project, symlinks=True)
     second = cli(project, "book", "bundled", "--jobs", "1")
     assert second.returncode == 0, second.stdout + second.stderr
     site = project / "_build/html"
