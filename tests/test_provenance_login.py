@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from iscsi_report.pipeline import provenance
 from iscsi_report.pipeline.provenance import ToolInfo
 
@@ -62,3 +64,27 @@ def test_no_captures_no_login_section_but_tool_versions_counted() -> None:
     assert provenance.tool_versions(infos) == [("fio", "fio-3.33", 2), ("iperf3", "iperf 3.12", 1)]
     line = provenance._tools_line(infos)[0]
     assert "(2 files)" in line and "(1 file)" in line
+
+
+def test_a_parse_the_chapters_kept_is_read_not_parsed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The provenance pages read a file's kept parse (same bytes, same parser code) instead of parsing it."""
+    from iscsi_report.core import keep
+    from iscsi_report.core.ingest import tshark
+    from iscsi_report.core.measurements import open_dataset
+
+    monkeypatch.setenv(keep.PARSE_CACHE_ENV, str(tmp_path / "kept"))
+    ds = open_dataset(CAPTURES.parent)
+    entry = next(f for f in ds.select("tshark"))
+    ds.parsed(entry)  # a chapter's process keeps the parse
+    fresh = provenance.tool_info(entry.path, "tshark")
+
+    def refuse(*_args: object, **_kw: object) -> None:
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(tshark, "parse_text", refuse)
+    assert provenance.tool_info(entry.path, "tshark") == fresh
+    monkeypatch.delenv(keep.PARSE_CACHE_ENV)
+    with pytest.raises(AssertionError, match="parsed again"):
+        provenance.tool_info(entry.path, "tshark")  # nothing kept: the parser runs

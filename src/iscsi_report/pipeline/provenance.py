@@ -32,12 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from iscsi_report.core import dataset as datasets
-from iscsi_report.core import markup
+from iscsi_report.core import keep, markup
 from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.digest import code_digest
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest.detect import detect_tool, tool_module
-from iscsi_report.core.ingest.textio import read_text, sha256_file
+from iscsi_report.core.ingest.textio import decode_text, read_checked, sha256_file
 from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import cache
 from iscsi_report.pipeline.cache import PLACE_PARAMETERS
@@ -146,19 +146,33 @@ def _version_text(tool: str, result: Any) -> str:
 
 def tool_info(path: Path, manifest_tool: str) -> ToolInfo:
     """Detect the tool from the file's content, parse it with that parser, report format and version."""
-    found = detect_tool(read_text(path))
+    raw, sha256 = read_checked(path)
+    text = decode_text(path, raw)
+    found = detect_tool(text)
     if found is None:
         raise ReportError(f"{path}: no parser recognises this file (manifest says {manifest_tool})")
     tool, detected_format = found
     if tool != manifest_tool:
         raise ReportError(f"{path}: the content is {tool} output but the manifest says {manifest_tool}")
-    module = tool_module(tool)
-    assert module is not None  # detect_tool names only tools whose parser module exists
-    result = module.parse(path)
+    result = _parse_kept(tool, path, text, sha256)
     # a parser may name its format more precisely than detection (fio json vs json+); tshark's
     # field export has one format only, so detection names it
     login = getattr(result, "login_keys", {}) if tool == "tshark" else {}
     return ToolInfo(tool, getattr(result, "format", detected_format), _version_text(tool, result), login)
+
+
+def _parse_kept(tool: str, path: Path, text: str, sha256: str) -> Any:
+    """The parse of a file's text: the one the chapters' processes kept for these bytes and this
+    parser code (:mod:`iscsi_report.core.keep`, keyed as :class:`Measurements` keys it), else parsed
+    now and kept, so a book after its chapters ran does not parse every raw file a second time."""
+    stored = keep.path_for(tool, keep.code_of("ingest"), sha256)
+    result = keep.load(stored)
+    if result is None:
+        module = tool_module(tool)
+        assert module is not None  # detect_tool names only tools whose parser module exists
+        result = module.parse_text(text, path)
+        keep.store(stored, result)
+    return result
 
 
 class _ToolCache:
