@@ -51,10 +51,12 @@ NAME_PARAMETERS = frozenset(
         "judged",
         "other_sweeps",
         "blind_sweep",
+        "second_blind_sweep",
         "device_sweep",
         "jitter_sweep",
         "second_jitter_sweep",
         "third_jitter_sweep",
+        "fourth_jitter_sweep",
         "confirmation_datasets",
         "second_datasets",
     }
