@@ -37,6 +37,15 @@ def test_the_line_draws_the_requested_distribution(shape: jitter.Shape) -> None:
     assert x.mean() == pytest.approx(float(ref.mean()), rel=0.05)
 
 
+def test_a_mixtures_reference_draws_what_the_line_draws() -> None:
+    """The reference's own draws (for the round trip a shape implies) follow the line's distribution."""
+    shape = jitter.mixture((0.97, 0.03), (0.1, 4.0), (0.3, 0.3), seed=6)
+    ref = jitter.distribution(shape.doc)
+    drawn = ref.rvs(DRAWS, random_state=np.random.default_rng(0))
+    assert stats.ks_2samp(drawn, _draws(shape.doc)).statistic < 2 * KS_TOLERANCE
+    assert stats.kstest(drawn, ref.cdf).statistic < KS_TOLERANCE
+
+
 def test_gamma_and_lognormal_have_the_mean_and_p99_asked_for() -> None:
     for shape in (jitter.gamma(0.5, 2.5), jitter.lognormal(0.5, 3.0)):
         d = jitter.distribution(shape.doc)

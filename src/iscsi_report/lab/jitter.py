@@ -123,6 +123,16 @@ class _Mixture:
     def mean(self) -> float:
         return float(sum(w * e for w, _, e in self.parts))
 
+    def rvs(self, size: int, random_state: np.random.Generator) -> np.ndarray:
+        """``size`` independent draws: a mode by its weight, then its lognormal (or its fixed extra)."""
+        weights = np.array([w for w, _, _ in self.parts], dtype=float)
+        modes = random_state.choice(len(self.parts), size=size, p=weights / weights.sum())
+        out = np.empty(size)
+        for i, (_, d, e) in enumerate(self.parts):
+            chosen = modes == i
+            out[chosen] = d.rvs(int(chosen.sum()), random_state=random_state) if d is not None else e
+        return out
+
 
 class _Trace:
     """CDF and mean of a replayed trace: its points' empirical distribution."""
