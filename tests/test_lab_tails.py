@@ -97,3 +97,11 @@ def test_the_worst_shape_is_the_one_whose_p99_misses_most() -> None:
     worst = tails.worst_shape(pd.DataFrame(rows), "m")
     assert worst["shape"] == "wild" and worst["p99_error_pct"] == 20.0
     assert worst["worst_p99_error_pct"] == -30.0 and worst["under"] == 2 and worst["configurations"] == 3
+    calm = tails.shape_misses(pd.DataFrame(rows), "m", "calm")
+    assert calm == {
+        "shape": "calm",
+        "p99_error_pct": 1.0,
+        "worst_p99_error_pct": -2.0,
+        "under": 1,
+        "configurations": 3,
+    }, "one shape's misses, the other method's row left out"

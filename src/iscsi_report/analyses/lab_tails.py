@@ -196,10 +196,15 @@ def worst_shape(scored: pd.DataFrame, method: str) -> dict[str, Any]:
     """The jitter shape whose p99 ``method`` misses most (median |error|), and how its misses lean."""
     mine = scored[scored["method"] == method]
     by = mine.groupby("jitter")["p99_error_pct"]
-    name = str(by.apply(lambda e: e.abs().median()).idxmax())
-    errors = mine.loc[mine["jitter"] == name, "p99_error_pct"]
+    return shape_misses(scored, method, str(by.apply(lambda e: e.abs().median()).idxmax()))
+
+
+def shape_misses(scored: pd.DataFrame, method: str, shape: str) -> dict[str, Any]:
+    """How ``method`` misses the p99 under one jitter shape: median |error|, the worst, how many too low."""
+    mine = scored[scored["method"] == method]
+    errors = mine.loc[mine["jitter"] == shape, "p99_error_pct"]
     return {
-        "shape": name,
+        "shape": shape,
         "p99_error_pct": float(errors.abs().median()),
         "worst_p99_error_pct": float(errors.iloc[errors.abs().argmax()]),
         "under": int((errors < 0).sum()),
