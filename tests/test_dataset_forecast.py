@@ -70,6 +70,7 @@ def test_reads_and_queue_depth_are_forecast_too(capsys: pytest.CaptureFixture[st
     deep = _doc(capsys, "--dataset", SWEEP, "--bs", "1m", "--one-way-ms", "1", "--queue-depth", "4")
     assert deep["queue_depth"] == 4 and deep["binding"] in ("link", "latency")
     assert deep["mib_per_s"] <= deep["ceilings_mib_per_s"]["link"] + 1e-9
+    assert deep["engine_version"] == 2 and "one connection" in deep["engine"], "the answer names its engine"
 
 
 def _fresh() -> Measurements:

@@ -458,6 +458,8 @@ def document(ds: Measurements, e: EngineInputs) -> dict[str, Any]:
     return spread | {
         "dataset": ds.name,
         "method": "forecast engine (iscsi_report.core.forecast)",
+        "engine_version": e.today.engine_version,
+        "engine": forecast.ENGINE_VERSIONS[e.today.engine_version],
         "direction": c.direction,
         "bs_bytes": c.bs_bytes,
         "queue_depth": c.queue_depth,
