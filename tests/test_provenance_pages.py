@@ -60,6 +60,25 @@ def test_summary_has_one_row_per_dataset_and_the_dataset_page_every_file(project
     assert BUILT_AT not in page  # the source date is on the summary only: a dataset page is stable
 
 
+def test_the_file_table_is_collapsed_and_a_file_that_fails_its_checksum_is_named_in_the_open(
+    project: Path,
+) -> None:
+    """The per-file table sits in a dropdown (unstyled until opened); the counts per tool and any
+    checksum failure stay on the page itself."""
+    page = provenance.pages(Project.at(project), BUILT_AT)[provenance.dataset_doc(LAB)]
+    before, dropdown = page.split(":::{dropdown} Every raw file", 1)
+    assert "| fio | 6 |" in before and "Every one of the 15 files matches" in before
+    assert dropdown.count("| yes |") == 15
+    manifest = yaml.safe_load((project / "data" / "raw" / LAB / "manifest.yaml").read_text())
+    for entry in manifest["files"]:
+        assert entry["sha256"] in dropdown and entry["sha256"] not in before, "every digest in the dropdown"
+    changed = project / "data" / "raw" / LAB / manifest["files"][0]["path"]
+    changed.write_bytes(changed.read_bytes() + b"\n")
+    page = provenance.pages(Project.at(project), BUILT_AT)[provenance.dataset_doc(LAB)]
+    before, _ = page.split(":::{dropdown}", 1)
+    assert f"**1 of 15 files do NOT match their manifest's sha256:** {markup.text(changed.name)}" in before
+
+
 def test_dataset_page_names_are_plain_or_a_digest() -> None:
     assert provenance.dataset_doc("lab-iscsi-2026") == "provenance/lab-iscsi-2026"
     odd = [provenance.dataset_doc(name) for name in ("Lab", "a b", "x<y>", "../up")]
