@@ -274,7 +274,12 @@ def _loaded_ms(today: Today, c: Configuration) -> float:
     net = network_for(today, c)
     b = breakdown(today, c, net)
     tp = model.throughput(b, net, c.queue_depth, device_bytes_per_s=_dev(today, c))
-    return max(tp.loaded_latency_ms, queued_ms(today, c, net, b.total_ms))
+    return at_depth_ms(today, c, net, tp)
+
+
+def at_depth_ms(today: Today, c: Configuration, net: model.Network, tp: model.Throughput) -> float:
+    """The latency at the queue depth: the ceilings' Little's law, or the wait on one connection if longer."""
+    return max(tp.loaded_latency_ms, queued_ms(today, c, net, tp.breakdown.total_ms))
 
 
 def queued_ms(today: Today, c: Configuration, net: model.Network, unloaded_ms: float) -> float:
@@ -449,7 +454,7 @@ def forecast(today: Today, target: Configuration) -> Forecast:
         cpu_cores=today.cpu_cores,
     )
     se = _se_ms(today, target, b, residual_se)
-    op_ms = max(tp.loaded_latency_ms, queued_ms(today, target, net, unloaded_ms))
+    op_ms = at_depth_ms(today, target, net, tp)
     scale = op_ms / unloaded_ms  # a bound above latency stretches the interval with the latency
     half = half_width_ms(se * scale, op_ms, today.model_error_pct)
     return Forecast(

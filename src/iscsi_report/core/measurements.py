@@ -200,17 +200,21 @@ class Measurements:
 
 
 def _kept(kind: str, f: datasets.RawFile, compute: Callable[[], Any]) -> Any:
-    """``compute()`` for ``f``'s checked bytes, or the result kept for them by the same ingest code.
+    """``compute()`` for ``f``'s checked bytes, or the result kept for them by the same ingest code."""
+    return kept_parse(kind, f.sha256, f.path, compute)
 
-    A kept result that names a file is renamed to ``f``: the same bytes may sit in another dataset.
-    """
-    stored = keep.path_for(kind, keep.code_of("ingest"), f.sha256)
+
+def kept_parse(kind: str, sha256: str, path: Path, compute: Callable[[], Any]) -> Any:
+    """``compute()`` for the bytes of digest ``sha256``, or the result kept for them by the same
+    ingest code (the provenance pages ask too). A kept result that names a file is renamed to
+    ``path``: the same bytes may sit in another dataset."""
+    stored = keep.path_for(kind, keep.code_of("ingest"), sha256)
     result = keep.load(stored)
     if result is None:
         result = compute()
         keep.store(stored, result)
     elif dataclasses.is_dataclass(result) and not isinstance(result, type) and hasattr(result, "path"):
-        result = dataclasses.replace(result, path=str(f.path))
+        result = dataclasses.replace(result, path=str(path))
     return result
 
 

@@ -32,12 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from iscsi_report.core import dataset as datasets
-from iscsi_report.core import keep, markup
+from iscsi_report.core import markup
 from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.digest import code_digest
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest.detect import detect_tool, tool_module
 from iscsi_report.core.ingest.textio import decode_text, read_checked, sha256_file
+from iscsi_report.core.measurements import kept_parse
 from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import cache
 from iscsi_report.pipeline.cache import PLACE_PARAMETERS
@@ -154,25 +155,14 @@ def tool_info(path: Path, manifest_tool: str) -> ToolInfo:
     tool, detected_format = found
     if tool != manifest_tool:
         raise ReportError(f"{path}: the content is {tool} output but the manifest says {manifest_tool}")
-    result = _parse_kept(tool, path, text, sha256)
+    module = tool_module(tool)
+    assert module is not None  # detect_tool names only tools whose parser module exists
+    # the parse the chapters' processes kept for these bytes, if any (Measurements keeps it so)
+    result = kept_parse(tool, sha256, path, lambda: module.parse_text(text, path))
     # a parser may name its format more precisely than detection (fio json vs json+); tshark's
     # field export has one format only, so detection names it
     login = getattr(result, "login_keys", {}) if tool == "tshark" else {}
     return ToolInfo(tool, getattr(result, "format", detected_format), _version_text(tool, result), login)
-
-
-def _parse_kept(tool: str, path: Path, text: str, sha256: str) -> Any:
-    """The parse of a file's text: the one the chapters' processes kept for these bytes and this
-    parser code (:mod:`iscsi_report.core.keep`, keyed as :class:`Measurements` keys it), else parsed
-    now and kept, so a book after its chapters ran does not parse every raw file a second time."""
-    stored = keep.path_for(tool, keep.code_of("ingest"), sha256)
-    result = keep.load(stored)
-    if result is None:
-        module = tool_module(tool)
-        assert module is not None  # detect_tool names only tools whose parser module exists
-        result = module.parse_text(text, path)
-        keep.store(stored, result)
-    return result
 
 
 class _ToolCache:
