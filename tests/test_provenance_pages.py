@@ -3,8 +3,10 @@ dataset, its toc sections, and the chapters' links to a dataset's page."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import shutil
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -92,7 +94,7 @@ def test_write_page_writes_every_page_and_drops_stale_ones(project: Path) -> Non
     stale.parent.mkdir(parents=True)
     stale.write_text("# gone\n")
     assert provenance.write_page(p, BUILT_AT) == p.book_dir / "provenance.md"
-    assert sorted(f.name for f in (p.book_dir / "provenance").iterdir()) == [f"{LAB}.md"]
+    assert sorted(f.name for f in (p.book_dir / "provenance").iterdir()) == [f"{LAB}.files.csv", f"{LAB}.md"]
     assert provenance.is_generated(p, p.book_dir / "provenance" / f"{LAB}.md")
     assert provenance.is_generated(p, p.book_dir / "provenance.md")
     assert not provenance.is_generated(p, p.book_dir / "intro.md")
@@ -135,3 +137,48 @@ def test_with_sections_sets_replaces_or_removes_a_pages_sections() -> None:
     ]
     assert toc.with_sections(doc, "provenance", [])["parts"][0]["chapters"][1] == {"file": "provenance"}
     assert provenance.is_generated_doc("provenance/d1") and not provenance.is_generated_doc("intro")
+
+
+def test_every_dataset_page_links_its_file_table_as_csv(project: Path) -> None:
+    """The CSV holds one row per manifest file with the page's digest, size, match and tool."""
+    p = Project.at(project)
+    provenance.write_page(p, BUILT_AT)
+    csv_path = p.book_dir / "provenance" / f"{LAB}{provenance.FILES_CSV_SUFFIX}"
+    rows = list(csv.DictReader(csv_path.open()))
+    manifest = yaml.safe_load((project / "data" / "raw" / LAB / "manifest.yaml").read_text())
+    assert [r["file"] for r in rows] == [f"data/raw/{LAB}/{e['path']}" for e in manifest["files"]]
+    for row, entry in zip(rows, manifest["files"], strict=True):
+        path = project / row["file"]
+        assert row["sha256"] == entry["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+        facts = (int(row["bytes"]), row["matches_manifest"], row["tool"])
+        assert facts == (path.stat().st_size, "yes", entry["tool"])
+    page = (p.book_dir / "provenance" / f"{LAB}.md").read_text()
+    assert f"(<path:{LAB}{provenance.FILES_CSV_SUFFIX}>)" in page  # linked from the page, beside it
+    assert ":::{dropdown} Every raw file" in page  # 15 files: still listed on the page itself
+
+
+def test_a_dataset_too_large_to_list_links_one_archive_of_every_file(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above the inline limit the page has no per-file table: the CSV, and one deterministic archive
+    holding the manifest and every file byte for byte."""
+    monkeypatch.setattr(provenance, "FILES_INLINE_MAX", 10)  # the small dataset's 15 files are "many"
+    p = Project.at(project)
+    provenance.write_page(p, BUILT_AT)
+    page = (p.book_dir / "provenance" / f"{LAB}.md").read_text()
+    assert ":::{dropdown}" not in page and "are too many to list on this page" in page
+    raw = project / "data" / "raw" / LAB
+    manifest = yaml.safe_load((raw / "manifest.yaml").read_text())
+    assert all(e["sha256"] not in page for e in manifest["files"])  # no per-file rows: the page stays light
+    archive = p.book_dir / "provenance" / f"{LAB}{provenance.RAW_ARCHIVE_SUFFIX}"
+    first = archive.read_bytes()
+    with tarfile.open(archive, "r:gz") as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar if m.isfile()}  # type: ignore[union-attr]
+    expected = {f"{LAB}/{e['path']}": (raw / e["path"]).read_bytes() for e in manifest["files"]}
+    expected[f"{LAB}/manifest.yaml"] = (raw / "manifest.yaml").read_bytes()
+    assert members == expected
+    provenance.write_page(p, "2027-01-01T00:00:00Z")
+    assert archive.read_bytes() == first  # a function of the files alone, not of the build time
+    monkeypatch.setattr(provenance, "FILES_INLINE_MAX", 400)
+    provenance.write_page(p, BUILT_AT)
+    assert not archive.exists(), "a stale archive is dropped once the page lists the files again"

@@ -19,13 +19,16 @@ data is escaped by :mod:`iscsi_report.core.markup`.
 from __future__ import annotations
 
 import contextlib
+import csv
 import hashlib
+import io
 import json
 import os
 import re
 import subprocess
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -33,6 +36,7 @@ from typing import Any
 
 from iscsi_report.core import dataset as datasets
 from iscsi_report.core import markup
+from iscsi_report.core.archive import write_archive
 from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.digest import code_digest
 from iscsi_report.core.errors import ReportError
@@ -378,6 +382,50 @@ def read_dataset(project: Project, raw_dir: Path, tools: _ToolCache) -> DatasetF
 FILES_DROPDOWN = (
     ":::{{dropdown}} Every raw file: size, sha256, whether it matches, tool and version ({n:,} files)"
 )
+# Above this many files even the collapsed table is too heavy a page (issue 25: the 1,184 files of
+# lab-iscsi-2026 made 23,000 elements, Lighthouse 41 on a phone; pages of 340-370 files reach 83-84):
+# the page then links the table as CSV and every file in one archive instead of one link per file.
+FILES_INLINE_MAX = 400
+FILES_CSV_SUFFIX = ".files.csv"  # beside the dataset's page: book/provenance/<page>.files.csv
+RAW_ARCHIVE_SUFFIX = ".raw.tar.gz"  # the manifest and every raw file, one deterministic archive
+ARCHIVE_MTIME = 0  # member mtimes: the archive is a function of the files' bytes alone
+FILES_CSV_HEADER = ("file", "bytes", "sha256", "matches_manifest", "tool", "format", "version")
+
+
+def asset_path(project: Project, raw_dir: Path, suffix: str) -> Path:
+    """Where a dataset page's download ``suffix`` (CSV or archive) is written, beside the page."""
+    return doc_path(project, dataset_doc(raw_dir.name)).with_suffix(suffix)
+
+
+def files_csv(project: Project, data: DatasetFiles) -> bytes:
+    """The per-file table as CSV: project path, bytes, sha256, match, tool, format, in-file version."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(FILES_CSV_HEADER)
+    for f in data.files:
+        rel = f.path.relative_to(project.root).as_posix()
+        matches = "yes" if f.matches_manifest else "no"
+        writer.writerow([rel, f.size_bytes, f.sha256, matches, f.info.tool, f.info.format, f.info.version])
+    return out.getvalue().encode()
+
+
+def raw_archive(data: DatasetFiles, path: Path) -> None:
+    """Write the dataset's manifest and raw files under ``<dataset>/`` into a deterministic archive."""
+    blobs = {datasets.MANIFEST: (data.raw_dir / datasets.MANIFEST).read_bytes()}
+    blobs.update({f.path.relative_to(data.raw_dir).as_posix(): f.path.read_bytes() for f in data.files})
+    write_archive(path, data.raw_dir.name, blobs, {}, ARCHIVE_MTIME)
+
+
+def assets(project: Project, data: DatasetFiles) -> dict[Path, Callable[[Path], None]]:
+    """The downloads a dataset's page links, each with its writer: the CSV; the archive when large."""
+    out: dict[Path, Callable[[Path], None]] = {
+        asset_path(project, data.raw_dir, FILES_CSV_SUFFIX): lambda p: write_atomic(
+            p, files_csv(project, data).decode()
+        )
+    }
+    if len(data.files) > FILES_INLINE_MAX:
+        out[asset_path(project, data.raw_dir, RAW_ARCHIVE_SUFFIX)] = lambda p: raw_archive(data, p)
+    return out
 
 
 def dataset_page(project: Project, data: DatasetFiles) -> str:
@@ -419,10 +467,28 @@ def dataset_page(project: Project, data: DatasetFiles) -> str:
         "format",
         "version (from the file)",
     ]
-    files = [*_files_overview(data), FILES_DROPDOWN.format(n=len(rows)), ""]
-    files += [*_table(header, rows), ":::", ""]
+    files = [*_files_overview(data), _csv_line(project, data, here)]
+    if len(rows) > FILES_INLINE_MAX:
+        files += [_archive_line(project, data, here), ""]
+    else:
+        files += ["", FILES_DROPDOWN.format(n=len(rows)), "", *_table(header, rows), ":::", ""]
     body = lines + files + _tools_line(data.infos) + _login_section(data.infos)
     return "\n".join(body).rstrip() + "\n"
+
+
+def _csv_line(project: Project, data: DatasetFiles, here: Path) -> str:
+    """The sentence linking the per-file table as CSV."""
+    link = _download(project, asset_path(project, data.raw_dir, FILES_CSV_SUFFIX), here)
+    return f"The table of every file (path, bytes, sha256, match, tool, format, version): {link}."
+
+
+def _archive_line(project: Project, data: DatasetFiles, here: Path) -> str:
+    """The sentence linking every raw file in one archive, for a dataset too large to list here."""
+    archive = asset_path(project, data.raw_dir, RAW_ARCHIVE_SUFFIX)
+    return (
+        f"Its {len(data.files):,} files are too many to list on this page: every one of them, with the "
+        f"manifest, is in {_download(project, archive, here)} (check each against the sha256 in the CSV)."
+    )
 
 
 def _files_overview(data: DatasetFiles) -> list[str]:
@@ -590,14 +656,20 @@ def _tables_section(project: Project) -> list[str]:
     ]
 
 
-def pages(project: Project, built_at: str) -> dict[str, str]:
+def read_datasets(project: Project) -> list[DatasetFiles]:
+    """Every dataset a run uses, read once (the tool cache saved)."""
+    tools = _ToolCache(project)
+    sets = [read_dataset(project, raw_dir, tools) for raw_dir in dataset_dirs(project)]
+    tools.save()
+    return sets
+
+
+def pages(project: Project, built_at: str, sets: list[DatasetFiles] | None = None) -> dict[str, str]:
     """Every generated page by document name (the summary first), as MyST markdown.
 
     A function of the inputs and ``built_at`` (the source date, shown on the summary only).
     """
-    tools = _ToolCache(project)
-    sets = [read_dataset(project, raw_dir, tools) for raw_dir in dataset_dirs(project)]
-    tools.save()
+    sets = read_datasets(project) if sets is None else sets
     out = {PAGE: summary_page(project, built_at, sets)}
     out.update({dataset_doc(d.raw_dir.name): dataset_page(project, d) for d in sets})
     return out
@@ -646,13 +718,23 @@ def doc_path(project: Project, doc: str) -> Path:
 
 
 def write_page(project: Project, built_at: str | None = None) -> Path:
-    """Generate the summary and the dataset pages atomically, drop stale dataset pages; the summary's path."""
-    written = pages(project, built_at or build_time(project.root))
+    """Generate the summary, the dataset pages and their downloads atomically, drop stale ones.
+
+    Returns the summary's path.
+    """
+    sets = read_datasets(project)
+    written = pages(project, built_at or build_time(project.root), sets)
     for doc, text in written.items():
         write_atomic(doc_path(project, doc), text)
-    folder = project.book_dir / DATASET_FOLDER
     keep = {doc_path(project, doc) for doc in written}
-    for stale in sorted(folder.glob("*.md")) if folder.is_dir() else []:
-        if stale not in keep:  # a dataset no run uses any more: its page would be outside the toc
+    for data in sets:
+        for path, write in assets(project, data).items():
+            write(path)
+            keep.add(path)
+    folder = project.book_dir / DATASET_FOLDER
+    generated = (".md", FILES_CSV_SUFFIX, RAW_ARCHIVE_SUFFIX)
+    for stale in sorted(folder.iterdir()) if folder.is_dir() else []:
+        # a dataset no run uses any more: its page would be outside the toc, its files unpublished
+        if stale.is_file() and stale.name.endswith(generated) and stale not in keep:
             stale.unlink()
     return page_path(project)

@@ -14,8 +14,6 @@ with the archive's own code and data, and compares every published number with t
 
 from __future__ import annotations
 
-import gzip
-import io
 import os
 import shutil
 import subprocess
@@ -28,6 +26,7 @@ from importlib import metadata
 from pathlib import Path, PurePosixPath
 
 from iscsi_report.core import yamlio
+from iscsi_report.core.archive import write_archive
 from iscsi_report.core.atomic import write_atomic
 from iscsi_report.core.digest import sha256_bytes
 from iscsi_report.core.errors import ReportError
@@ -148,36 +147,6 @@ def collect(project: Project, runs: list[str]) -> dict[str, Path]:
 def manifest(blobs: Mapping[str, bytes]) -> bytes:
     """``MANIFEST.sha256``: one ``<sha256>  <name>`` line per member, sorted (``sha256sum -c`` reads it)."""
     return "".join(f"{sha256_bytes(blobs[name])}  {name}\n" for name in sorted(blobs)).encode()
-
-
-def _tarinfo(name: str, size: int, executable: bool, mtime: int) -> tarfile.TarInfo:
-    """A member header that depends only on name, size and mode: owner 0, fixed mtime."""
-    info = tarfile.TarInfo(name)
-    info.size, info.mtime = size, mtime
-    info.mode = 0o755 if executable else 0o644
-    info.uid = info.gid = 0
-    info.uname = info.gname = ""
-    return info
-
-
-def write_archive(
-    path: Path, folder: str, blobs: Mapping[str, bytes], modes: Mapping[str, bool], mtime: int
-) -> None:
-    """Write ``blobs`` under ``folder/`` into a deterministic ``.tar.gz`` at ``path`` (atomic rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(f".{path.name}.{os.getpid()}.part")
-    try:
-        with (
-            open(part, "wb") as raw,
-            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz,
-            tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
-        ):
-            for name in sorted(blobs):
-                info = _tarinfo(f"{folder}/{name}", len(blobs[name]), modes.get(name, False), mtime)
-                tar.addfile(info, io.BytesIO(blobs[name]))
-        os.replace(part, path)
-    finally:
-        part.unlink(missing_ok=True)
 
 
 def read_archive(path: Path) -> dict[str, bytes]:
