@@ -179,6 +179,6 @@ def test_a_dataset_too_large_to_list_links_one_archive_of_every_file(
     assert members == expected
     provenance.write_page(p, "2027-01-01T00:00:00Z")
     assert archive.read_bytes() == first  # a function of the files alone, not of the build time
-    monkeypatch.setattr(provenance, "FILES_INLINE_MAX", 400)
+    monkeypatch.setattr(provenance, "FILES_INLINE_MAX", 200)
     provenance.write_page(p, BUILT_AT)
     assert not archive.exists(), "a stale archive is dropped once the page lists the files again"

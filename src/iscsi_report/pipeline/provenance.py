@@ -347,10 +347,10 @@ def _code(value: object) -> str:
     return markup.code(text, in_table=True) if text.strip() else "(empty)"
 
 
-def _download(project: Project, path: Path, page_dir: Path | None = None) -> str:
+def _download(project: Project, path: Path, page_dir: Path | None = None, label: str | None = None) -> str:
     """A download link from a page in ``page_dir`` (default book/) to ``path``, named by its project path."""
     rel = Path(os.path.relpath(path, page_dir or project.book_dir)).as_posix()
-    return markup.link(path.relative_to(project.root).as_posix(), rel)
+    return markup.link(label or path.relative_to(project.root).as_posix(), rel)
 
 
 @dataclass(frozen=True)
@@ -382,10 +382,11 @@ def read_dataset(project: Project, raw_dir: Path, tools: _ToolCache) -> DatasetF
 FILES_DROPDOWN = (
     ":::{{dropdown}} Every raw file: size, sha256, whether it matches, tool and version ({n:,} files)"
 )
-# Above this many files even the collapsed table is too heavy a page (issue 25: the 1,184 files of
-# lab-iscsi-2026 made 23,000 elements, Lighthouse 41 on a phone; pages of 340-370 files reach 83-84):
-# the page then links the table as CSV and every file in one archive instead of one link per file.
-FILES_INLINE_MAX = 400
+# Above this many files even the collapsed table is too heavy a page (issue 25: its rows are parsed
+# though not laid out; 1,184 files made 23,000 elements and Lighthouse 41 on a phone, 338-373 files
+# 7,000-7,800 elements and 83-84, 161 files 3,700 elements): the page then links the table as CSV and
+# every file in one archive instead of a link per file.
+FILES_INLINE_MAX = 200
 FILES_CSV_SUFFIX = ".files.csv"  # beside the dataset's page: book/provenance/<page>.files.csv
 RAW_ARCHIVE_SUFFIX = ".raw.tar.gz"  # the manifest and every raw file, one deterministic archive
 ARCHIVE_MTIME = 0  # member mtimes: the archive is a function of the files' bytes alone
@@ -478,16 +479,18 @@ def dataset_page(project: Project, data: DatasetFiles) -> str:
 
 def _csv_line(project: Project, data: DatasetFiles, here: Path) -> str:
     """The sentence linking the per-file table as CSV."""
-    link = _download(project, asset_path(project, data.raw_dir, FILES_CSV_SUFFIX), here)
+    csv_path = asset_path(project, data.raw_dir, FILES_CSV_SUFFIX)
+    link = _download(project, csv_path, here, csv_path.name)  # generated beside the page
     return f"The table of every file (path, bytes, sha256, match, tool, format, version): {link}."
 
 
 def _archive_line(project: Project, data: DatasetFiles, here: Path) -> str:
     """The sentence linking every raw file in one archive, for a dataset too large to list here."""
     archive = asset_path(project, data.raw_dir, RAW_ARCHIVE_SUFFIX)
+    link = _download(project, archive, here, archive.name)
     return (
         f"Its {len(data.files):,} files are too many to list on this page: every one of them, with the "
-        f"manifest, is in {_download(project, archive, here)} (check each against the sha256 in the CSV)."
+        f"manifest, is in {link} (check each against the sha256 in the CSV)."
     )
 
 
