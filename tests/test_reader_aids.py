@@ -107,7 +107,7 @@ def test_a_folder_of_many_raw_files_is_one_line_pointing_to_the_provenance_page(
     assert lines[1] == f"<summary>Raw files this chapter read ({2 * many + 1})</summary>"
     folder = [line for line in lines if "data/raw/d/fio/" in line]
     assert folder == [
-        f"- `data/raw/d/fio/`: {many} files, each listed with its sha256 and a download on "
+        f"- `data/raw/d/fio/`: {many} files, each with its sha256 and a download on "
         f"{{ref}}`the dataset's provenance page <{markup.raw_dataset_label('d')}>`"
     ]
     assert sum("data\\/raw\\/d\\/ping" in line for line in lines) == 1, "a small folder keeps its links"

@@ -4,12 +4,13 @@ A short summary page (``book/provenance.md``): one row per dataset (its provenan
 files, tool versions and a link to its page) and per published study, the effective parameters of
 every run, the tables, key package versions, the git commit and whether the tree was dirty, the
 source date. One page per dataset (``book/provenance/<dataset>.md``, the summary's sections in the
-toc): each raw file's sha256, size, and the tool and version found inside it by the parsers, and
-the iSCSI keys its captures negotiated; the chapters' raw-file lists link there
-(:func:`iscsi_report.core.markup.raw_dataset_label`). The pages are generated at build time
-(gitignored). Everything on them is a function of inputs that :func:`fingerprint` and the build's
-input key cover, so an unchanged project still skips the build and two builds of the same inputs
-give the same bytes.
+toc): each raw file's sha256, size, and the tool and version found inside it by the parsers (a
+collapsed table, and always a CSV; a dataset of more than :data:`FILES_INLINE_MAX` files has its
+files in one archive instead of a link each), and the iSCSI keys its captures negotiated; the
+chapters' raw-file lists link there (:func:`iscsi_report.core.markup.raw_dataset_label`). The pages
+are generated at build time (gitignored). Everything on them is a function of inputs that
+:func:`fingerprint` and the build's input key cover, so an unchanged project still skips the build
+and two builds of the same inputs give the same bytes.
 
 Only what the runs use is listed, hence published (Sphinx copies every linked file into the
 site): the datasets named by a params file, the tables of the runs that exist. Every string from

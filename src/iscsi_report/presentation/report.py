@@ -127,8 +127,8 @@ class Context:
 
         Each file is a download link, except in a dataset folder holding more than
         :data:`RAW_FILES_LISTED_PER_FOLDER` of them: that folder is one line with its count and a link to
-        the dataset's provenance page, which lists every file with its sha256 and a
-        download (a chapter of a thousand links weighed megabytes and slowed every build).
+        the dataset's provenance page, which gives every file's sha256 and a download (a chapter
+        of a thousand links weighed megabytes and slowed every build).
         """
         chosen = sorted(paths)
         if not chosen:
@@ -160,8 +160,8 @@ class Context:
         """One list item for many files of one folder: its count and where each file is listed."""
         label = markup.raw_dataset_label(dataset)
         return (
-            f"- {markup.code(self._rel(folder) + '/')}: {n_files:,} files, each listed with its sha256 and "
-            f"a download on {{ref}}`the dataset's provenance page <{label}>`"
+            f"- {markup.code(self._rel(folder) + '/')}: {n_files:,} files, each with its sha256 and a "
+            f"download on {{ref}}`the dataset's provenance page <{label}>`"
         )
 
 
