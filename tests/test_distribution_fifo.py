@@ -7,6 +7,7 @@ import pytest
 from test_distribution_bursts import _pings
 
 from iscsi_report.core import distribution as dist
+from iscsi_report.lab.delayline import Jitter, Serialiser
 
 LATE_MS = 4.0  # the late packet of the two-point line below
 LATE_SHARE = 0.1  # how often a packet is late on it
@@ -98,3 +99,15 @@ def test_the_fifo_forecast_keeps_the_fixed_part_and_raises_the_tail_over_the_bur
     for p in (0.5, 0.9, 0.99):
         assert plain.quantiles[p] == pytest.approx(bursts.quantiles[p], rel=0.02)
     assert fifo.quantiles[0.99] > bursts.quantiles[0.99] and fifo.draws_ms.mean() > bursts.draws_ms.mean()
+
+
+def test_the_release_rule_is_the_delay_lines() -> None:
+    """The lab line's own scheduler, fed a back-to-back burst with spikes, releases as the running maximum."""
+    doc = {"shape": "mixture", "weights": (0.9, 0.1), "extra_ms": (0.0, LATE_MS), "seed": 4}
+    twin = Jitter.from_doc(doc)
+    extras_ms = np.array([twin.draw_ms() for _ in range(200)])
+    line = Serialiser(link_mbps=1000.0, one_way_delay_ms=1.0, jitter=Jitter.from_doc(doc))
+    due_ms = np.array([line.schedule(0, 65_000) for _ in range(200)], float) / 1e6
+    serialised_ms = np.arange(1, 201) * 0.52  # 65,000 bytes at 1000 Mbit/s: 0.52 ms each
+    np.testing.assert_allclose(due_ms, dist.fifo_release_ms(serialised_ms + 1.0, extras_ms), atol=1e-6)
+    assert (extras_ms == LATE_MS).sum() > 5 and (due_ms > serialised_ms + 1.0 + extras_ms + 1e-6).any()
