@@ -41,6 +41,9 @@ POST_HOC_NOTE = "post hoc: designed after seeing this sweep, not a test"
 PREREGISTERED_NOTE = "fixed before the sweep"  # the second jitter sweep: model, rule, design committed first
 ALL_METHODS = (ENGINE, POST_HOC, SHIFTED, RESCALED)
 BURSTS = "engine + multi-packet trips"  # the same model where it is pre-registered (the second sweep)
+# Designed after seeing the fourth jitter sweep's misses, scored on sweeps 2 to 4: not a test
+FIFO = "FIFO line simulated (post hoc)"
+FIFO_NOTE = "post hoc: designed after seeing the fourth sweep, not a test"
 MAX_CORRELATION = 0.95  # ping's lag-1 autocorrelation is clipped here: a fully sticky line is one draw
 LEVELS = (0.5, 0.9, 0.99)
 MAX_SCORED = 1000  # measured writes per configuration used for CRPS (evenly spaced in rank)
@@ -166,13 +169,52 @@ def score_bursts(ds: Measurements, method: str = POST_HOC) -> pd.DataFrame:
     ref_rtt, _ = ping_rtt(ds, REFERENCE)
     out = []
     for x in _targets(ds, runs(ds)):
-        mtu = _path_mtu_bytes(ds, str(x.row["jitter"]))
-        packets = forecast.round_packets(x.today, x.target, mtu_bytes=mtu)
-        offsets = [distribution.packet_offsets_ms(p, x.target.link_bps) for p in packets]
+        offsets = _round_offsets_ms(ds, x)
         r = ping_correlation(x.rtt_ms)
         d = distribution.forecast_bursts(x.op_ms, x.rtt_ms, ref_rtt, offsets, correlation=r)
         out.append(x.base | {"method": method} | _scores(d.draws_ms, x.measured_ms))
     return pd.DataFrame(out)
+
+
+def score_fifo(ds: Measurements, method: str = FIFO, ack_every: int = distribution.ACK_EVERY) -> pd.DataFrame:
+    """The simulated first-in, first-out line's rows (labelled ``method``), in :func:`score`'s columns.
+
+    Post hoc (:data:`FIFO_NOTE`). As :func:`score_bursts`, but each round goes through
+    :func:`distribution.forecast_fifo`: the way back carries the burst's acknowledgements (one per
+    ``ack_every`` packets; 0: none) ahead of the R2T or status, and stickiness runs across rounds.
+    """
+    ref_rtt, _ = ping_rtt(ds, REFERENCE)
+    out = []
+    for x in _targets(ds, runs(ds)):
+        r = ping_correlation(x.rtt_ms)
+        d = distribution.forecast_fifo(
+            x.op_ms, x.rtt_ms, ref_rtt, _round_offsets_ms(ds, x), correlation=r, ack_every=ack_every
+        )
+        out.append(x.base | {"method": method} | _scores(d.draws_ms, x.measured_ms))
+    return pd.DataFrame(out)
+
+
+def fifo_test(
+    ds: Measurements, ack_every: int = distribution.ACK_EVERY
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """A sweep scored post hoc for the simulated FIFO line beside the multi-packet model and the rest.
+
+    The rows are :func:`score`'s, :func:`score_bursts`'s (as :data:`BURSTS`) and
+    :func:`score_fifo`'s (``ack_every`` as there); the summary of all five methods; and the FIFO
+    line's rule in words.
+    """
+    fifo = score_fifo(ds, ack_every=ack_every)
+    combined = pd.concat([score(ds), score_bursts(ds, BURSTS), fifo], ignore_index=True)
+    table = summary(combined, (FIFO, BURSTS, ENGINE, SHIFTED, RESCALED))
+    found = bursts_verdict(combined, FIFO, FIFO_NOTE, "the simulated FIFO line")
+    return combined, table, found
+
+
+def _round_offsets_ms(ds: Measurements, x: _Target) -> list[np.ndarray]:
+    """Each round's outbound packet offsets at the line's MTU and rate (the dataset's labels)."""
+    mtu = _path_mtu_bytes(ds, str(x.row["jitter"]))
+    packets = forecast.round_packets(x.today, x.target, mtu_bytes=mtu)
+    return [distribution.packet_offsets_ms(p, x.target.link_bps) for p in packets]
 
 
 def bursts_test(
@@ -366,11 +408,14 @@ def verdict(scored: pd.DataFrame) -> dict[str, Any]:
 
 
 def bursts_verdict(
-    combined: pd.DataFrame, method: str = POST_HOC, note: str = POST_HOC_NOTE
+    combined: pd.DataFrame,
+    method: str = POST_HOC,
+    note: str = POST_HOC_NOTE,
+    model_words: str = "the multi-packet trip model",
 ) -> dict[str, Any]:
-    """The issue's rule applied to the multi-packet model (rows of :func:`score` and :func:`score_bursts`)."""
+    """The issue's rule applied to a model beside :func:`score`'s rows (the multi-packet one by default)."""
     passed, misses = _rule(combined, method)
-    words = f"Scored by the issue's rule ({note}), the multi-packet trip model " + (
+    words = f"Scored by the issue's rule ({note}), {model_words} " + (
         "passes." if passed else f"fails: {misses}."
     )
     return {"bursts_rule_passed": passed, "bursts_words": words}

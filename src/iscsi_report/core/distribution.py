@@ -291,3 +291,112 @@ def packet_offsets_ms(packet_bytes: list[int] | tuple[int, ...], link_bps: float
     after = np.concatenate([np.cumsum(sizes[::-1])[::-1][1:], [0.0]])
     out: np.ndarray = after * BITS_PER_BYTE / link_bps * MS_PER_S
     return out
+
+
+# ---- the delay line's first-in, first-out hold, simulated (issue 22, post hoc) -----------------
+#
+# The delay line releases each packet at the later of (its send time + its own extra) and the
+# previous packet's release in the same direction: a late packet holds every packet behind it.
+# :func:`forecast_bursts` applies that to a round's outbound burst only, draws the way back as one
+# packet and each round afresh. The line's way back also carries TCP's acknowledgements of the
+# burst, sent as its packets arrive, ahead of the R2T or status; its draws run as one chain per
+# direction through every packet. The simulation below follows the line packet by packet.
+
+ACK_EVERY = 2  # the receiver acknowledges every second full-sized segment at once (RFC 5681, 4.2)
+
+
+def fifo_release_ms(send_ms: np.ndarray, extra_ms: np.ndarray) -> np.ndarray:
+    """Release times of packets through a first-in, first-out line (last axis: send order).
+
+    A packet leaves at the later of its send time plus its own extra and the release of the packet
+    ahead of it: a running maximum of ``send + extra``.
+    """
+    out: np.ndarray = np.maximum.accumulate(np.asarray(send_ms, float) + np.asarray(extra_ms, float), axis=-1)
+    return out
+
+
+def sticky_chain_ms(
+    extra: OneWayExtra, packets: int, previous_ms: np.ndarray, correlation: float, rng: np.random.Generator
+) -> np.ndarray:
+    """Extras of the next ``packets`` packets per draw: each keeps the one before with prob. ``correlation``.
+
+    The line's correlated jitter, one chain per direction; ``previous_ms`` (one per draw, NaN for
+    none yet) is the extra of the packet before the first. Rows: draws; columns: packets.
+    """
+    prev = np.asarray(previous_ms, float)
+    cdf = extra.cdf()
+    out = np.empty((prev.size, packets))
+    for j in range(packets):
+        fresh = _draw_from_cdf(extra.grid_ms, cdf, prev.size, rng)
+        keep = (rng.random(prev.size) < correlation) & np.isfinite(prev)
+        prev = np.where(keep, prev, fresh)
+        out[:, j] = prev
+    return out
+
+
+def ack_positions(packets: int, ack_every: int = ACK_EVERY) -> np.ndarray:
+    """Indices of a burst's packets whose arrival sends an acknowledgement back (none when 0)."""
+    if ack_every <= 0:
+        return np.array([], dtype=int)
+    return np.arange(ack_every - 1, packets, ack_every)
+
+
+def fifo_round_ms(
+    extra: OneWayExtra,
+    offsets_ms: np.ndarray,
+    chains: tuple[np.ndarray, np.ndarray],
+    correlation: float,
+    rng: np.random.Generator,
+    ack_every: int = ACK_EVERY,
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """One round's extra over its fixed trip (per draw), and each direction's last extra drawn.
+
+    Out: the burst's packets leave the serialiser ``offsets_ms`` before the last and pass the
+    line in order; the round's outbound extra is the last packet's release. Back: an
+    acknowledgement leaves as each :data:`ACK_EVERY`-th packet arrives, then the R2T or status as
+    the last arrives; it is released behind any acknowledgement still held.
+    """
+    offsets = np.asarray(offsets_ms, float)
+    out_extra = sticky_chain_ms(extra, offsets.size, chains[0], correlation, rng)
+    arrive = fifo_release_ms(-offsets[None, :], out_extra)
+    acks = ack_positions(offsets.size, ack_every)
+    back_send = np.concatenate([arrive[:, acks], arrive[:, -1:]], axis=1)
+    back_extra = sticky_chain_ms(extra, back_send.shape[1], chains[1], correlation, rng)
+    back = fifo_release_ms(back_send, back_extra)[:, -1]
+    return back, (out_extra[:, -1], back_extra[:, -1])
+
+
+def forecast_fifo(
+    mean_op_ms: float,
+    rtt_ms: np.ndarray,
+    floor_rtt_ms: np.ndarray,
+    offsets_per_round_ms: list[np.ndarray],
+    *,
+    correlation: float = 0.0,
+    ack_every: int = ACK_EVERY,
+    draws: int = N_DRAWS,
+    seed: int = 0,
+) -> LatencyDistribution:
+    """The latency distribution with each round simulated through the first-in, first-out line.
+
+    As :func:`forecast_bursts` (the fixed part, today's floor per round, the deconvolved per-packet
+    extra), but each round is :func:`fifo_round_ms`: the way back carries the burst's
+    acknowledgements ahead of the R2T or status, and each direction's stickiness runs on from
+    round to round. Post hoc (designed after the fourth jitter sweep). ``low`` and ``high`` equal
+    the point values.
+    """
+    rtt = np.asarray(rtt_ms, float)
+    rtt = rtt[np.isfinite(rtt)]
+    floor = np.asarray(floor_rtt_ms, float)
+    floor = floor[np.isfinite(floor)]
+    extra = one_way_extra(rtt, floor)
+    rng = np.random.default_rng(seed)
+    n = len(offsets_per_round_ms)
+    fixed = mean_op_ms - n * float(rtt.mean())
+    sample = np.full(draws, fixed)
+    chains = (np.full(draws, np.nan), np.full(draws, np.nan))
+    for offsets in offsets_per_round_ms:
+        extra_ms, chains = fifo_round_ms(extra, offsets, chains, correlation, rng, ack_every)
+        sample += rng.choice(floor, draws) + extra_ms
+    q = {p: float(np.quantile(sample, p)) for p in QUANTILES}
+    return LatencyDistribution(q, dict(q), dict(q), n, fixed, sample)
