@@ -431,9 +431,30 @@ def test_jitter_design_4_pings_ten_times_longer_at_new_sizes_and_replays_the_wif
 def test_an_unknown_jitter_design_is_refused_before_the_lab_starts() -> None:
     from iscsi_report.lab import jitter_sweep
 
-    with pytest.raises(ValueError, match=r"jitter design 5: expected one of \(1, 2, 3, 4\)"):
-        jitter_sweep.design(5)
+    with pytest.raises(ValueError, match=r"jitter design 6: expected one of \(1, 2, 3, 4, 5\)"):
+        jitter_sweep.design(6)
+
     args = build_parser("lab").parse_args(["lab", "run", "--out", "x", "--jitter", "2"])
     assert args.jitter == 2
     assert build_parser("lab").parse_args(["lab", "run", "--out", "x", "--jitter"]).jitter == 1
     assert build_parser("lab").parse_args(["lab", "run", "--out", "x"]).jitter == 0
+
+
+def test_jitter_design_5_runs_new_sizes_under_the_wifis_third_minute_and_frequent_spikes() -> None:
+    from iscsi_report.lab import jitter_sweep
+
+    fifth = jitter_sweep.design(5)
+    plain = [r for r in fifth if not r.captured]
+    earlier = {r.bs_bytes for n in (1, 2, 3, 4) for r in jitter_sweep.design(n)}
+    new = {(r.bs_bytes, r.r2t_window) for r in plain if r.jitter == "fixed"}
+    assert {bs for bs, _ in new}.isdisjoint(earlier) and {w for _, w in new} == {1, 8}
+    assert len([r for r in plain if r.jitter != "fixed"]) == 18 and sum(r.captured for r in fifth) == 4
+    assert jitter_sweep.ping_count(5) == jitter_sweep.ping_count(4) == 10 * jitter_sweep.ping_count(3)
+    root = Path(__file__).resolve().parents[2] / "data" / "raw"
+    shapes = jitter_sweep.shapes(5, root)
+    assert set(shapes) == {"fixed", "wifitrace", "corrlognormal", "frequentspikes"}
+    fourth, trace = (jitter_sweep.shapes(n, root)["wifitrace"] for n in (4, 5))
+    assert fourth is not None and trace is not None
+    assert len(trace.doc["trace_ms"]) == jitter_sweep.TRACE_PINGS
+    assert trace.doc["trace_ms"] != fourth.doc["trace_ms"], "the third minute, not design 4's second"
+    assert "replies 60000 to 89999" in trace.record()["source"]

@@ -25,6 +25,11 @@ Design 4 (``--jitter 4``, pre-registered in ``data/preregistered/lab-iscsi-2026-
 3's miss (the replayed Wi-Fi's p99 under-forecast, few of 3,000 pings meeting a spike) tested with
 :data:`PING_COUNTS` pings per shape (ten times as many); windows 1 and 8 at 176 KiB, 1,088 KiB and
 2,560 KiB; the Wi-Fi's next :data:`TRACE_PINGS` replies, a correlated gamma and rare 4 ms spikes.
+
+Design 5 (``--jitter 5``, pre-registered in ``data/preregistered/lab-iscsi-2026-jitter5``): the
+simulated first-in, first-out line (designed after design 4) tested as declared, with design 4's
+counts, at 320 KiB, 1,408 KiB and 3,456 KiB (windows 1 and 8); the Wi-Fi's third minute, a
+stickier correlated lognormal and more frequent, smaller spikes (6 % of packets about 2.5 ms late).
 """
 
 from __future__ import annotations
@@ -83,19 +88,32 @@ CAPTURE_4 = (1088 * BYTES_PER_KIB, 8)
 SEED_4 = 2029  # design 4 draws its own packets, apart from designs 1 to 3
 TRACE_SEGMENT_4 = (TRACE_PINGS, 2 * TRACE_PINGS)  # the trace's second minute (design 3 replayed its first)
 CORRELATION_4 = 0.3  # design 4's correlated gamma
-PING_COUNTS = {4: 30_000}  # pings per shape where a design asks for more than PING_COUNT
-DESIGNS = (1, 2, 3, 4)
+# Design 5: the simulated FIFO line (post hoc on designs 2 to 4) tested as declared, at sizes no
+# design ran, the Wi-Fi's third minute, a stickier lognormal and smaller, more frequent spikes
+SIZES_5: tuple[tuple[int, tuple[int, ...]], ...] = (
+    (320 * BYTES_PER_KIB, (1, 8)),
+    (1408 * BYTES_PER_KIB, (1, 8)),
+    (3456 * BYTES_PER_KIB, (1, 8)),
+)
+CAPTURE_5 = (1408 * BYTES_PER_KIB, 8)
+SEED_5 = 2030  # design 5 draws its own packets, apart from designs 1 to 4
+TRACE_SEGMENT_5 = (2 * TRACE_PINGS, 3 * TRACE_PINGS)  # the trace's third minute
+CORRELATION_5 = 0.4  # design 5's correlated lognormal: stickier than designs 3 and 4 (0.3)
+PING_COUNTS = {4: 30_000, 5: 30_000}  # pings per shape where a design asks for more than PING_COUNT
+DESIGNS = (1, 2, 3, 4, 5)
 DESIGN_SIZES = {
     1: (SIZES, CAPTURE_1),
     2: (SIZES_2, CAPTURE_2),
     3: (SIZES_3, CAPTURE_3),
     4: (SIZES_4, CAPTURE_4),
+    5: (SIZES_5, CAPTURE_5),
 }
 SHAPE_NAMES = {
     1: ("fixed", "gamma", "lognormal", "bimodal"),
     2: ("fixed", "corrgamma", "trimodal", "heavylognormal"),
     3: ("fixed", "wifitrace", "corrlognormal", "lightgamma"),
     4: ("fixed", "wifitrace", "corrgamma", "spikes"),
+    5: ("fixed", "wifitrace", "corrlognormal", "frequentspikes"),
 }
 
 
@@ -121,14 +139,21 @@ def ping_count(number: int) -> int:
 def shapes(number: int = 1, raw_root: Path | None = None) -> dict[str, jitter.Shape | None]:
     """The jitter shapes of design ``number`` by label (None: the fixed reference).
 
-    Designs 3 and 4 replay a ping file of the datasets under ``raw_root`` (required for them).
+    Designs 3 to 5 replay a ping file of the datasets under ``raw_root`` (required for them).
     """
     check_design(number)
-    if number in (3, 4) and raw_root is None:
+    if number in (3, 4, 5) and raw_root is None:
         raise ValueError(f"jitter design {number} replays a ping trace: give the datasets' folder")
-    if number == 4:
+    if number == 5:
         assert raw_root is not None
         drawn: tuple[jitter.Shape, ...] = (
+            wifi_trace(raw_root, TRACE_SEGMENT_5, SEED_5),
+            jitter.lognormal(0.4, 2.5, seed=SEED_5 + 10, correlation=CORRELATION_5),
+            jitter.mixture((0.94, 0.06), (0.1, 2.5), (0.3, 0.3), seed=SEED_5 + 20),
+        )
+    elif number == 4:
+        assert raw_root is not None
+        drawn = (
             wifi_trace(raw_root, TRACE_SEGMENT_4, SEED_4),
             jitter.gamma(0.35, 1.8, seed=SEED_4 + 10, correlation=CORRELATION_4),
             jitter.mixture((0.97, 0.03), (0.1, 4.0), (0.3, 0.3), seed=SEED_4 + 20),
