@@ -108,3 +108,10 @@ def test_version_2_waits_where_version_1_took_littles_law_and_reads_are_unchange
     assert v2.mib_per_s == pytest.approx(4 * 704 / 1024 / (v2.op_ms / MS_PER_S))
     read = replace(target, direction="read")
     assert forecast.forecast(_today(1), read).op_ms == forecast.forecast(_today(2), read).op_ms
+
+
+@pytest.mark.parametrize("version", [0, 3, -1])
+def test_an_engine_version_never_declared_is_refused_when_today_is_built(version: int) -> None:
+    """Every version above 1 takes the replay: an unknown one must not forecast as version 2."""
+    with pytest.raises(model.ModelInputError, match=rf"engine_version: expected one of 1, 2 .*got {version}"):
+        _today(version)

@@ -171,6 +171,15 @@ class Today:
     model_error_pct: Value | None = None
     engine_version: int = ENGINE_VERSION  # which of ENGINE_VERSIONS forecasts from this today
 
+    def __post_init__(self) -> None:
+        """Refuse an engine version that was never declared (it would silently forecast as another)."""
+        if self.engine_version not in ENGINE_VERSIONS:
+            known = ", ".join(str(v) for v in ENGINE_VERSIONS)
+            raise model.ModelInputError(
+                f"engine_version: expected one of {known} (forecast.ENGINE_VERSIONS), "
+                f"got {self.engine_version!r}"
+            )
+
     def inputs(self) -> dict[str, Value]:
         """Every numeric input by name (for the leakage check and the provenance table)."""
         named = {"one_way_ms": self.one_way_ms, "link_bps": self.link_bps, "cpu_ms": self.cpu_ms}
