@@ -44,6 +44,7 @@ BURSTS = "engine + multi-packet trips"  # the same model where it is pre-registe
 # Designed after seeing the fourth jitter sweep's misses, scored on sweeps 2 to 4: not a test
 FIFO = "FIFO line simulated (post hoc)"
 FIFO_NOTE = "post hoc: designed after seeing the fourth sweep, not a test"
+FIFO_DECLARED = "engine + FIFO line simulated"  # the same model where it is pre-registered (the fifth sweep)
 MAX_CORRELATION = 0.95  # ping's lag-1 autocorrelation is clipped here: a fully sticky line is one draw
 LEVELS = (0.5, 0.9, 0.99)
 MAX_SCORED = 1000  # measured writes per configuration used for CRPS (evenly spaced in rank)
@@ -203,11 +204,28 @@ def fifo_test(
     :func:`score_fifo`'s (``ack_every`` as there); the summary of all five methods; and the FIFO
     line's rule in words.
     """
-    fifo = score_fifo(ds, ack_every=ack_every)
-    combined = pd.concat([score(ds), score_bursts(ds, BURSTS), fifo], ignore_index=True)
-    table = summary(combined, (FIFO, BURSTS, ENGINE, SHIFTED, RESCALED))
-    found = bursts_verdict(combined, FIFO, FIFO_NOTE, "the simulated FIFO line")
-    return combined, table, found
+    rows = pd.concat([score(ds), score_bursts(ds, BURSTS)], ignore_index=True)
+    return fifo_added(ds, rows, ack_every=ack_every)
+
+
+def fifo_added(
+    ds: Measurements,
+    rows: pd.DataFrame,
+    method: str = FIFO,
+    note: str = FIFO_NOTE,
+    ack_every: int = distribution.ACK_EVERY,
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    """:func:`bursts_test`'s rows with the FIFO line's (as ``method``) added: rows, summary, findings.
+
+    The findings are the FIFO line's median errors, the target count and the rule in words (with
+    ``note`` saying whether the model was fixed before the sweep), as :func:`bursts_test` gives them.
+    """
+    combined = pd.concat([rows, score_fifo(ds, method, ack_every)], ignore_index=True)
+    table = summary(combined, (method, BURSTS, ENGINE, SHIFTED, RESCALED))
+    row: dict[Hashable, Any] = table.set_index("method").loc[method].to_dict()
+    found: dict[str, Any] = {c: float(row[c]) for c in ("p50_error_pct", "p99_error_pct")}
+    found["targets"] = int(row["targets"])
+    return combined, table, found | bursts_verdict(combined, method, note, "the simulated FIFO line")
 
 
 def _round_offsets_ms(ds: Measurements, x: _Target) -> list[np.ndarray]:
