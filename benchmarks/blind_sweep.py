@@ -61,7 +61,8 @@ def freeze(design: int) -> None:
     """Write the frozen forecasts and print their sha256 (for the README)."""
     ds = open_dataset(TRAINING)
     t0 = time.monotonic()
-    rows = [df.frozen_forecast(ds, combo, rw) for combo, rw in targets(design)]  # type: ignore[arg-type]
+    errors = df.blind_errors(ROOT / "data" / "raw", PREREGISTERED)  # the engine's own, in every interval
+    rows = [df.frozen_forecast(ds, combo, rw, errors) for combo, rw in targets(design)]  # type: ignore[arg-type]
     out = PREREGISTERED / SWEEPS[design] / "forecasts.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows, columns=df.FROZEN_COLUMNS).to_csv(out, index=False, float_format="%.6f")

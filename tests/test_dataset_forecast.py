@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -198,3 +199,51 @@ def test_percentiles_come_with_the_forecast(capsys: pytest.CaptureFixture[str]) 
     assert spread["op_ms"] == plain["op_ms"], "the ping log changes the spread, never the mean"
     deep = _doc(capsys, *manual, "--ping", str(ping), "--queue-depth", "4")
     assert deep["p99_ms"] is None and "queue depth 1" in deep["percentiles_note"]
+
+
+def test_the_engines_own_blind_error_leaves_the_target_out_and_widens_the_interval() -> None:
+    """The interval carries the quantile of the engine's frozen-forecast errors, never the target's."""
+    errors = pd.DataFrame(
+        {
+            "sweep": ["a"] * 20 + ["b"],
+            "target": [f"t{i}" for i in range(20)] + ["x"],
+            "abs_error_pct": [*range(20), 500],
+        }
+    )
+    with_target = df.own_error(errors, "nothing like it")
+    without = df.own_error(errors, "x")
+    assert with_target is not None and without is not None
+    assert without.value == pytest.approx(np.quantile(np.arange(20), 0.95))  # the 500 % of x left out
+    assert with_target.value > without.value and "21 forecasts" in with_target.source.what
+    assert "20 forecasts" in without.source.what and "a (20)" in without.source.what
+    assert df.own_error(errors[errors["target"] == "x"], "x") is None
+    ds = open_dataset(RAW / SWEEP)
+    combo = {"bs": 896 * 1024, "one_way_ms": 0.3, "link_mbps": 600.0, "max_outstanding_r2t": 4}
+    plain = df.prepare(ds, combo, "write", {}, None)
+    wide = df.prepare(ds, combo, "write", {}, None, errors=errors[errors["target"] != "x"])
+    f, g = forecast.forecast(plain.today, plain.target), forecast.forecast(wide.today, wide.target)
+    assert g.op_ms == f.op_ms and g.ci_high_ms - g.op_ms > f.ci_high_ms - f.op_ms
+    assert "measurement error only" in df.interval_words(None)
+    own = wide.today.model_error_pct
+    assert own is not None and f"({own.value:.1f} % of the forecast" in df.interval_words(own)
+
+
+def test_the_cli_interval_holds_the_engines_error_on_the_lab_blind_sweeps(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    blind = [s for s in df.BLIND_SWEEPS if (RAW / s).is_dir()]
+    if not blind:
+        pytest.skip("no blind sweep in this checkout")
+    doc = _doc(capsys, *ISSUE_FLAGS)
+    own = doc["inputs"]["model_error_pct"]
+    assert own["kind"] == "measured" and all(s in own["source"] for s in blind)
+    errors = df.blind_errors(RAW, ROOT / "data" / "preregistered")
+    assert set(errors["sweep"]) == set(blind) and own["value"] == pytest.approx(
+        np.quantile(errors["abs_error_pct"], 0.95)
+    )
+    assert doc["op_ms"] * own["value"] / 100 < doc["ci_high_ms"] - doc["op_ms"]  # at least the engine's own
+    assert "where it forecast blind" in doc["interval"]
+
+
+def test_no_blind_sweep_in_the_project_leaves_no_error_behind(tmp_path: Path) -> None:
+    assert df.blind_errors(tmp_path / "raw", tmp_path / "pre").empty

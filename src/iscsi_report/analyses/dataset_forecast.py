@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -65,6 +66,11 @@ ENGINE_OPTIONS = frozenset(
     }
 )
 PER_64K_BYTES = 64 * BYTES_PER_KIB  # the size --per-64k-ms times
+# The engine's own error where it forecast blind: the lab's sweeps whose forecasts were frozen and
+# committed before they ran, scored against what they then measured (split conformal). The
+# quantile of those errors widens every interval, beside today's measurement error.
+BLIND_SWEEPS = ("lab-iscsi-2026-blind", "lab-iscsi-2026-blind2")
+ERROR_COLUMNS = ["sweep", "target", "abs_error_pct"]
 CLOSEST = "the measured settings closest to the target (fewest differing settings, then delay, rate, window)"
 
 
@@ -383,6 +389,42 @@ class EngineInputs:
     ping_file: str  # today's ping log: the round trips of the latency distribution
 
 
+def blind_errors(
+    raw_root: Path, preregistered_root: Path, sweeps: tuple[str, ...] = BLIND_SWEEPS
+) -> pd.DataFrame:
+    """The engine's absolute error (per cent) on each frozen forecast of the blind sweeps present.
+
+    A sweep is used when both its frozen forecasts (checked against their pre-registration's
+    sha256) and its raw data are in the project; one row per target (:data:`ERROR_COLUMNS`).
+    """
+    frames = []
+    for sweep in sweeps:
+        folder, raw = preregistered_root / sweep, raw_root / sweep
+        if not (folder / forecast_matrix.FROZEN_FILE).is_file() or not (raw / datasets.MANIFEST).is_file():
+            continue
+        m = forecast_matrix.score_frozen(forecast_matrix.load_frozen(folder), lab.load(raw), sweep)
+        mine = m.pairs[m.pairs["method"] == forecast_matrix.ENGINE]
+        frames.append(mine.assign(sweep=sweep)[ERROR_COLUMNS])
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ERROR_COLUMNS)
+
+
+def own_error(errors: pd.DataFrame, target_key: str, level: float = forecast_matrix.CI_LEVEL) -> Value | None:
+    """The ``level`` quantile of the engine's blind errors, the target's own left out (None: none left).
+
+    A blind sweep may have measured the very configuration being forecast: its error there is a
+    measurement of the target, so it never enters the target's interval.
+    """
+    kept = errors[errors["target"] != target_key]
+    if kept.empty:
+        return None
+    counts = ", ".join(f"{sweep} ({n})" for sweep, n in kept.groupby("sweep").size().items())
+    what = (
+        f"{100 * level:.0f} % quantile of the engine's absolute error on {len(kept)} forecasts frozen before "
+        f"the lab's blind sweeps ran: {counts}"
+    )
+    return Value(float(np.quantile(kept["abs_error_pct"], level)), Source("measured", what))
+
+
 def prepare(
     ds: Measurements,
     combo: Mapping[str, Any],
@@ -390,8 +432,13 @@ def prepare(
     today_selection: Mapping[str, Any],
     pacing_flag: model.Pacing | None,
     seen: dict[str, pacing.Counts] | None = None,
+    errors: pd.DataFrame | None = None,
 ) -> EngineInputs:
-    """Today's system read (its files only) and the target built from the flags, ready for the engine."""
+    """Today's system read (its files only) and the target built from the flags, ready for the engine.
+
+    ``errors`` (:func:`blind_errors`): the engine's own error widens the interval; None: today's
+    measurement error alone.
+    """
     group, because = choose_today(groups(ds), stated_settings(combo), today_selection)
     base = forecast_matrix.configuration_of(ds, pd.Series(_group_row(group, group.sizes[0])))
     target = target_configuration(ds, base, combo, direction)
@@ -405,6 +452,7 @@ def prepare(
         pacing_source=Source("measured" if note.startswith("detected") else "default", note),
         cpu_cores=int(combo.get("cpu_cores", t.cpu_cores)),
         pdu_header_bytes=int(combo.get("pdu_header_bytes", t.pdu_header_bytes)),
+        model_error_pct=None if errors is None else own_error(errors, target.key()),
     )
     return EngineInputs(
         t, group, because, target, evidence, note, tuple(left_out), str(rows["ping_file"].iloc[0])
@@ -483,9 +531,21 @@ def document(ds: Measurements, e: EngineInputs) -> dict[str, Any]:
         },
         "inputs": {name: _value_doc(v) for name, v in e.today.inputs().items()},
         "network": {"one_way_ms": f.network_one_way_ms, "link_bps": f.network_link_bps},
-        "interval": "95 %, from today's measurement error only (the engine's own error on the lab "
-        "is in the Forecasts chapter)",
+        "interval": interval_words(e.today.model_error_pct),
     }
+
+
+def interval_words(own: Value | None) -> str:
+    """What the interval holds: today's measurement error, and the engine's own where it is known."""
+    if own is None:
+        return (
+            "95 %, from today's measurement error only (no blind sweep of the lab in this project: "
+            "the engine's own error is in the Forecasts chapter)"
+        )
+    return (
+        f"95 %: today's measurement error and the engine's own error where it forecast blind "
+        f"({own.value:.1f} % of the forecast, the {own.source.what}), combined"
+    )
 
 
 def _configuration_doc(c: forecast.Configuration) -> dict[str, Any]:
@@ -567,13 +627,18 @@ FROZEN_COLUMNS = [
 ]
 
 
-def frozen_forecast(ds: Measurements, combo: Mapping[str, Any], direction: model.Direction) -> dict[str, Any]:
+def frozen_forecast(
+    ds: Measurements,
+    combo: Mapping[str, Any],
+    direction: model.Direction,
+    errors: pd.DataFrame | None = None,
+) -> dict[str, Any]:
     """One target forecast from ``ds`` by the engine and both baselines, as a row to freeze.
 
     The row holds everything needed to score it later against a sweep of the target: its key,
     its settings, today's settings and what differs (the group), and the three forecasts.
     """
-    e = prepare(ds, combo, direction, {}, None)
+    e = prepare(ds, combo, direction, {}, None, errors=errors)
     f = forecast.forecast(e.today, e.target)
     blog_ms = forecast_matrix.blog_ms(e.today, e.target)
     stated = {**e.group.labels, **stated_settings(combo)}

@@ -61,6 +61,7 @@ class ProjectionRequest:
     today: str = ""  # --today: the settings group of a dataset of iSCSI runs that is today's system
     dataset: str | None = None
     raw_dir: Path = Path("data", "raw")
+    preregistered_dir: Path = Path("data", "preregistered")  # the blind sweeps' frozen forecasts
     run_settings: Mapping[str, Any] = field(default_factory=dict)
     run_settings_file: str = ""
 
@@ -542,8 +543,9 @@ def engine_answer(request: ProjectionRequest, ds: Any) -> dict[str, Any]:
     df.refuse_unsupported(combos[0])
     selection = df.parse_today(request.today)
     seen: dict[str, Any] = {}  # each capture's pacing counts, read once for the whole sweep
+    errors = df.blind_errors(request.raw_dir, request.preregistered_dir)  # the engine's own, once
     docs = [
-        df.document(ds, df.prepare(ds, combo, request.rw, selection, request.r2t_pacing, seen))
+        df.document(ds, df.prepare(ds, combo, request.rw, selection, request.r2t_pacing, seen, errors))
         for combo in combos
     ]
     if not swept:

@@ -314,6 +314,7 @@ def request_from_args(args: argparse.Namespace) -> pr.ProjectionRequest:
         ping_file=args.ping,
         dataset=dataset,
         raw_dir=Project.at(args.root).raw_dir,
+        preregistered_dir=Project.at(args.root).preregistered_dir,
         run_settings=settings,
         run_settings_file=settings_file,
     )
