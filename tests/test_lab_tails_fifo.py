@@ -50,3 +50,12 @@ def test_acknowledgements_in_the_line_raise_every_spikes_p99(
     before = tails.shape_misses(combined, tails.BURSTS, "spikes")
     after = tails.shape_misses(combined, tails.FIFO, "spikes")
     assert after["p99_error_pct"] < before["p99_error_pct"]
+
+
+def test_sweeps_summary_keeps_the_asked_methods_of_each_sweep_named_by_its_sweep() -> None:
+    one = pd.DataFrame({"method": [tails.FIFO, tails.ENGINE], "targets": [18, 18], "p99_error_pct": [4.0, 9]})
+    two = one.assign(p99_error_pct=[7.0, 8.0])
+    joined = tails.sweeps_summary({"a": one, "b": two}, (tails.FIFO,))
+    assert list(joined.columns[:2]) == ["sweep", "method"]
+    assert joined[["sweep", "p99_error_pct"]].values.tolist() == [["a", 4.0], ["b", 7.0]]
+    assert "Sweep" in tails.summary_table(joined).columns

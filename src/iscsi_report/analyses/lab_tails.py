@@ -456,10 +456,18 @@ def runs_table(table: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def sweeps_summary(summaries: dict[str, pd.DataFrame], methods: tuple[str, ...]) -> pd.DataFrame:
+    """Several sweeps' summaries in one frame, ``methods`` only, each row named by its sweep."""
+    parts = [s[s["method"].isin(methods)].assign(sweep=name) for name, s in summaries.items()]
+    joined = pd.concat(parts, ignore_index=True)
+    return joined[["sweep", *[c for c in joined.columns if c != "sweep"]]]
+
+
 def summary_table(s: pd.DataFrame) -> pd.DataFrame:
     """The summary for people."""
     return s.rename(
         columns={
+            "sweep": "Sweep",
             "method": "Method",
             "targets": "Configurations",
             "p50_error_pct": "p50: median |error| (%)",
@@ -502,7 +510,7 @@ def misses_table(scored: pd.DataFrame) -> pd.DataFrame:
             "bs_bytes": "Block size (bytes)",
             "r2t_window": "R2T window",
             "measured_p99_ms": "Measured p99 (ms)",
-            **{m: f"{m}: p99 error (%)" for m in METHODS},
+            **{m: f"{m}: p99 error (%)" for m in scored["method"].unique()},
         }
     )
 
