@@ -57,6 +57,7 @@ NAME_PARAMETERS = frozenset(
         "second_jitter_sweep",
         "third_jitter_sweep",
         "fourth_jitter_sweep",
+        "fifth_jitter_sweep",
         "confirmation_datasets",
         "second_datasets",
     }
