@@ -348,10 +348,10 @@ def _code(value: object) -> str:
     return markup.code(text, in_table=True) if text.strip() else "(empty)"
 
 
-def _download(project: Project, path: Path, page_dir: Path | None = None, label: str | None = None) -> str:
+def _download(project: Project, path: Path, page_dir: Path | None = None) -> str:
     """A download link from a page in ``page_dir`` (default book/) to ``path``, named by its project path."""
     rel = Path(os.path.relpath(path, page_dir or project.book_dir)).as_posix()
-    return markup.link(label or path.relative_to(project.root).as_posix(), rel)
+    return markup.link(path.relative_to(project.root).as_posix(), rel)
 
 
 @dataclass(frozen=True)
@@ -399,7 +399,7 @@ def asset_path(project: Project, raw_dir: Path, suffix: str) -> Path:
     return doc_path(project, dataset_doc(raw_dir.name)).with_suffix(suffix)
 
 
-def files_csv(project: Project, data: DatasetFiles) -> bytes:
+def files_csv(project: Project, data: DatasetFiles) -> str:
     """The per-file table as CSV: project path, bytes, sha256, match, tool, format, in-file version."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -408,7 +408,7 @@ def files_csv(project: Project, data: DatasetFiles) -> bytes:
         rel = f.path.relative_to(project.root).as_posix()
         matches = "yes" if f.matches_manifest else "no"
         writer.writerow([rel, f.size_bytes, f.sha256, matches, f.info.tool, f.info.format, f.info.version])
-    return out.getvalue().encode()
+    return out.getvalue()
 
 
 def raw_archive(data: DatasetFiles, path: Path) -> None:
@@ -422,7 +422,7 @@ def assets(project: Project, data: DatasetFiles) -> dict[Path, Callable[[Path], 
     """The downloads a dataset's page links, each with its writer: the CSV; the archive when large."""
     out: dict[Path, Callable[[Path], None]] = {
         asset_path(project, data.raw_dir, FILES_CSV_SUFFIX): lambda p: write_atomic(
-            p, files_csv(project, data).decode()
+            p, files_csv(project, data)
         )
     }
     if len(data.files) > FILES_INLINE_MAX:
@@ -481,14 +481,14 @@ def dataset_page(project: Project, data: DatasetFiles) -> str:
 def _csv_line(project: Project, data: DatasetFiles, here: Path) -> str:
     """The sentence linking the per-file table as CSV."""
     csv_path = asset_path(project, data.raw_dir, FILES_CSV_SUFFIX)
-    link = _download(project, csv_path, here, csv_path.name)  # generated beside the page
+    link = _download(project, csv_path, here)
     return f"The table of every file (path, bytes, sha256, match, tool, format, version): {link}."
 
 
 def _archive_line(project: Project, data: DatasetFiles, here: Path) -> str:
     """The sentence linking every raw file in one archive, for a dataset too large to list here."""
     archive = asset_path(project, data.raw_dir, RAW_ARCHIVE_SUFFIX)
-    link = _download(project, archive, here, archive.name)
+    link = _download(project, archive, here)
     return (
         f"Its {len(data.files):,} files are too many to list on this page: every one of them, with the "
         f"manifest, is in {link} (check each against the sha256 in the CSV)."
