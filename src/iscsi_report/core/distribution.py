@@ -15,6 +15,7 @@ Pure functions of arrays; no I/O.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -140,6 +141,7 @@ def crps(y: np.ndarray, draws: np.ndarray, max_draws: int = 4000) -> float:
 GRID_STEP_MS = 0.05  # resolution of the one-way extra-delay grid: finer than any tail studied here
 GRID_TAIL_MS = 1.0  # grid headroom beyond the largest observed extra (ms), so no mass is cut off
 TIE_MS = 1e-9  # an extra equal to a threshold up to float rounding counts as within it
+DECONVOLVED_KEPT = 64  # one-way extras kept per process: a sweep's shapes times a chapter's sweeps
 
 
 @dataclass(frozen=True)
@@ -182,14 +184,24 @@ def one_way_extra(
     include mixtures and replayed traces that no one family fits. The far tail (beyond the one-way
     p99) rests on few pings and is the least certain part.
     """
-    from scipy import optimize
-
     floor = np.asarray(floor_rtt_ms, float)
     floor = floor[np.isfinite(floor)]
     rtt = np.asarray(rtt_ms, float)
     rtt = rtt[np.isfinite(rtt)]
     if rtt.size == 0 or floor.size == 0:
         raise ValueError("no ping sample: a one-way extra delay needs today's and the new ping")
+    return _deconvolved(rtt.tobytes(), floor.tobytes(), step_ms)
+
+
+@functools.lru_cache(maxsize=DECONVOLVED_KEPT)
+def _deconvolved(rtt_bytes: bytes, floor_bytes: bytes, step_ms: float) -> OneWayExtra:
+    """:func:`one_way_extra`'s fit, once per pair of samples (every target under one jitter shape shares it).
+
+    Deterministic, so a kept result is the result; its arrays are read-only, as it is shared.
+    """
+    from scipy import optimize
+
+    rtt, floor = np.frombuffer(rtt_bytes), np.frombuffer(floor_bytes)
     base = float(floor.min())
     size = int(np.ceil((max(float(rtt.max()) - base, 0.0) + GRID_TAIL_MS) / step_ms)) + 1
     kernel = _on_grid(floor - base, size, step_ms)
@@ -208,7 +220,10 @@ def one_way_extra(
 
     fit = optimize.minimize(loss, start, jac=True, method="L-BFGS-B", bounds=[(0.0, None)] * size)
     pmf = np.maximum(fit.x, 0.0)
-    return OneWayExtra(np.arange(size) * step_ms, pmf / pmf.sum())
+    grid, mass = np.arange(size) * step_ms, pmf / pmf.sum()
+    grid.setflags(write=False)
+    mass.setflags(write=False)
+    return OneWayExtra(grid, mass)
 
 
 def burst_extra_cdf(extra: OneWayExtra, offsets_ms: np.ndarray, correlation: float = 0.0) -> np.ndarray:
