@@ -256,6 +256,36 @@ def _draw_from_cdf(grid_ms: np.ndarray, cdf: np.ndarray, size: int, rng: np.rand
     return out
 
 
+@dataclass
+class _Rounds:
+    """What a multi-packet forecast starts from: the samples, the one-way extra, the draws so far."""
+
+    floor: np.ndarray  # today's ping (ms), finite values
+    extra: OneWayExtra
+    rng: np.random.Generator
+    rounds: int
+    fixed_ms: float  # the engine's mean less the rounds at ping's mean
+    sample: np.ndarray  # one latency per draw, rounds added in place
+
+    def distribution(self) -> LatencyDistribution:
+        """The sample's quantiles (``low`` and ``high`` equal the point values: no interval here)."""
+        q = {p: float(np.quantile(self.sample, p)) for p in QUANTILES}
+        return LatencyDistribution(q, dict(q), dict(q), self.rounds, self.fixed_ms, self.sample)
+
+
+def _rounds_start(
+    mean_op_ms: float, rtt_ms: np.ndarray, floor_rtt_ms: np.ndarray, rounds: int, draws: int, seed: int
+) -> _Rounds:
+    """The finite samples, their deconvolved one-way extra and the fixed part every draw starts at."""
+    rtt = np.asarray(rtt_ms, float)
+    rtt = rtt[np.isfinite(rtt)]
+    floor = np.asarray(floor_rtt_ms, float)
+    floor = floor[np.isfinite(floor)]
+    fixed = mean_op_ms - rounds * float(rtt.mean())
+    extra = one_way_extra(rtt, floor)
+    return _Rounds(floor, extra, np.random.default_rng(seed), rounds, fixed, np.full(draws, fixed))
+
+
 def forecast_bursts(
     mean_op_ms: float,
     rtt_ms: np.ndarray,
@@ -278,23 +308,15 @@ def forecast_bursts(
     Intervals are not computed here (each would need a new deconvolution): ``low`` and ``high``
     equal the point values.
     """
-    rtt = np.asarray(rtt_ms, float)
-    rtt = rtt[np.isfinite(rtt)]
-    floor = np.asarray(floor_rtt_ms, float)
-    floor = floor[np.isfinite(floor)]
-    extra = one_way_extra(rtt, floor)
-    rng = np.random.default_rng(seed)
-    n = len(offsets_per_round_ms)
-    fixed = mean_op_ms - n * float(rtt.mean())
-    sample = np.full(draws, fixed)
+    r = _rounds_start(mean_op_ms, rtt_ms, floor_rtt_ms, len(offsets_per_round_ms), draws, seed)
+    extra, rng, floor, sample = r.extra, r.rng, r.floor, r.sample
     back_cdf = extra.cdf()
     for offsets in offsets_per_round_ms:
         out_cdf = burst_extra_cdf(extra, offsets, correlation)
         sample += rng.choice(floor, draws)
         sample += _draw_from_cdf(extra.grid_ms, out_cdf, draws, rng)
         sample += _draw_from_cdf(extra.grid_ms, back_cdf, draws, rng)
-    q = {p: float(np.quantile(sample, p)) for p in QUANTILES}
-    return LatencyDistribution(q, dict(q), dict(q), n, fixed, sample)
+    return r.distribution()
 
 
 def packet_offsets_ms(packet_bytes: list[int] | tuple[int, ...], link_bps: float) -> np.ndarray:
@@ -400,18 +422,10 @@ def forecast_fifo(
     round to round. Post hoc (designed after the fourth jitter sweep). ``low`` and ``high`` equal
     the point values.
     """
-    rtt = np.asarray(rtt_ms, float)
-    rtt = rtt[np.isfinite(rtt)]
-    floor = np.asarray(floor_rtt_ms, float)
-    floor = floor[np.isfinite(floor)]
-    extra = one_way_extra(rtt, floor)
-    rng = np.random.default_rng(seed)
-    n = len(offsets_per_round_ms)
-    fixed = mean_op_ms - n * float(rtt.mean())
-    sample = np.full(draws, fixed)
+    r = _rounds_start(mean_op_ms, rtt_ms, floor_rtt_ms, len(offsets_per_round_ms), draws, seed)
+    extra, rng, floor, sample = r.extra, r.rng, r.floor, r.sample
     chains = (np.full(draws, np.nan), np.full(draws, np.nan))
     for offsets in offsets_per_round_ms:
         extra_ms, chains = fifo_round_ms(extra, offsets, chains, correlation, rng, ack_every)
         sample += rng.choice(floor, draws) + extra_ms
-    q = {p: float(np.quantile(sample, p)) for p in QUANTILES}
-    return LatencyDistribution(q, dict(q), dict(q), n, fixed, sample)
+    return r.distribution()
