@@ -247,3 +247,12 @@ def test_the_cli_interval_holds_the_engines_error_on_the_lab_blind_sweeps(
 
 def test_no_blind_sweep_in_the_project_leaves_no_error_behind(tmp_path: Path) -> None:
     assert df.blind_errors(tmp_path / "raw", tmp_path / "pre").empty
+
+
+def test_a_ping_file_with_a_dataset_of_iscsi_runs_is_refused_not_ignored(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    ping_file = next((RAW / SWEEP / "ping").glob("*.txt"))
+    status, out, err = _project(capsys, "--dataset", SWEEP, "--bs", "1m", "--ping", str(ping_file), "--json")
+    assert status != 0 and not out
+    assert f"--ping {ping_file}: not taken with a dataset of iSCSI runs" in err

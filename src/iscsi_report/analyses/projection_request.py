@@ -539,6 +539,12 @@ def engine_answer(request: ProjectionRequest, ds: Any) -> dict[str, Any]:
 
     if ds is None:
         raise ReportError(f"--today: dataset {request.dataset} has no fio files labelled as iSCSI runs")
+    if request.ping_file is not None:  # refused, never silently ignored
+        raise ReportError(
+            f"--ping {request.ping_file}: not taken with a dataset of iSCSI runs, whose percentiles come "
+            "from today's ping in the dataset; a target network known by its own ping is forecast "
+            "only in the lab's tail chapter so far"
+        )
     swept, combos = combinations(request)
     df.refuse_unsupported(combos[0])
     selection = df.parse_today(request.today)

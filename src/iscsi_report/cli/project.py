@@ -277,7 +277,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="FILE",
         help="a ping log (at the protocol's spacing) whose spread gives p50/p90/p99/p99.9 of the time "
-        "per operation (with a dataset of iSCSI runs, today's ping is used)",
+        "per operation (refused with a dataset of iSCSI runs, whose own ping of today is used)",
     )
     add("--json", action="store_true", help="print one JSON object (strict JSON) instead of text")
 
