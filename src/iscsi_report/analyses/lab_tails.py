@@ -222,10 +222,16 @@ def fifo_added(
     """
     combined = pd.concat([rows, score_fifo(ds, method, ack_every)], ignore_index=True)
     table = summary(combined, (method, BURSTS, ENGINE, SHIFTED, RESCALED))
+    found = _findings(table, method) | bursts_verdict(combined, method, note, "the simulated FIFO line")
+    return combined, table, found
+
+
+def _findings(table: pd.DataFrame, method: str) -> dict[str, Any]:
+    """A model's median p50 and p99 errors and its target count, from a :func:`summary`."""
     row: dict[Hashable, Any] = table.set_index("method").loc[method].to_dict()
     found: dict[str, Any] = {c: float(row[c]) for c in ("p50_error_pct", "p99_error_pct")}
     found["targets"] = int(row["targets"])
-    return combined, table, found | bursts_verdict(combined, method, note, "the simulated FIFO line")
+    return found
 
 
 def _round_offsets_ms(ds: Measurements, x: _Target) -> list[np.ndarray]:
@@ -246,10 +252,7 @@ def bursts_test(
     """
     combined = pd.concat([score(ds), score_bursts(ds, method)], ignore_index=True)
     table = summary(combined, (ENGINE, method, SHIFTED, RESCALED))
-    row: dict[Hashable, Any] = table.set_index("method").loc[method].to_dict()
-    found: dict[str, Any] = {c: float(row[c]) for c in ("p50_error_pct", "p99_error_pct")}
-    found["targets"] = int(row["targets"])
-    return combined, table, found | bursts_verdict(combined, method, note)
+    return combined, table, _findings(table, method) | bursts_verdict(combined, method, note)
 
 
 def worst_shape(scored: pd.DataFrame, method: str) -> dict[str, Any]:
