@@ -29,7 +29,6 @@ import re
 import subprocess
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -418,16 +417,15 @@ def raw_archive(data: DatasetFiles, path: Path) -> None:
     write_archive(path, data.raw_dir.name, blobs, {}, ARCHIVE_MTIME)
 
 
-def assets(project: Project, data: DatasetFiles) -> dict[Path, Callable[[Path], None]]:
-    """The downloads a dataset's page links, each with its writer: the CSV; the archive when large."""
-    out: dict[Path, Callable[[Path], None]] = {
-        asset_path(project, data.raw_dir, FILES_CSV_SUFFIX): lambda p: write_atomic(
-            p, files_csv(project, data)
-        )
-    }
-    if len(data.files) > FILES_INLINE_MAX:
-        out[asset_path(project, data.raw_dir, RAW_ARCHIVE_SUFFIX)] = lambda p: raw_archive(data, p)
-    return out
+def write_assets(project: Project, data: DatasetFiles) -> list[Path]:
+    """Write the downloads a dataset's page links (the CSV; the archive when large); their paths."""
+    csv_path = asset_path(project, data.raw_dir, FILES_CSV_SUFFIX)
+    write_atomic(csv_path, files_csv(project, data))
+    if len(data.files) <= FILES_INLINE_MAX:
+        return [csv_path]
+    archive = asset_path(project, data.raw_dir, RAW_ARCHIVE_SUFFIX)
+    raw_archive(data, archive)
+    return [csv_path, archive]
 
 
 def dataset_page(project: Project, data: DatasetFiles) -> str:
@@ -732,9 +730,7 @@ def write_page(project: Project, built_at: str | None = None) -> Path:
         write_atomic(doc_path(project, doc), text)
     keep = {doc_path(project, doc) for doc in written}
     for data in sets:
-        for path, write in assets(project, data).items():
-            write(path)
-            keep.add(path)
+        keep.update(write_assets(project, data))
     folder = project.book_dir / DATASET_FOLDER
     generated = (".md", FILES_CSV_SUFFIX, RAW_ARCHIVE_SUFFIX)
     for stale in sorted(folder.iterdir()) if folder.is_dir() else []:
