@@ -100,6 +100,7 @@ SEED_5 = 2030  # design 5 draws its own packets, apart from designs 1 to 4
 TRACE_SEGMENT_5 = (2 * TRACE_PINGS, 3 * TRACE_PINGS)  # the trace's third minute
 CORRELATION_5 = 0.4  # design 5's correlated lognormal: stickier than designs 3 and 4 (0.3)
 PING_COUNTS = {4: 30_000, 5: 30_000}  # pings per shape where a design asks for more than PING_COUNT
+TRACE_DESIGNS = (3, 4, 5)  # designs that replay a ping trace of the datasets (they need raw_root)
 DESIGNS = (1, 2, 3, 4, 5)
 DESIGN_SIZES = {
     1: (SIZES, CAPTURE_1),
@@ -142,7 +143,7 @@ def shapes(number: int = 1, raw_root: Path | None = None) -> dict[str, jitter.Sh
     Designs 3 to 5 replay a ping file of the datasets under ``raw_root`` (required for them).
     """
     check_design(number)
-    if number in (3, 4, 5) and raw_root is None:
+    if number in TRACE_DESIGNS and raw_root is None:
         raise ValueError(f"jitter design {number} replays a ping trace: give the datasets' folder")
     if number == 5:
         assert raw_root is not None
