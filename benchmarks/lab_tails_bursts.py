@@ -22,6 +22,7 @@ import pandas as pd
 from scipy import stats
 
 from iscsi_report.analyses import lab_tails as tails
+from iscsi_report.core import distribution
 from iscsi_report.lab import jitter, jitter_sweep
 
 RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
@@ -52,7 +53,7 @@ def realised(sweep: str, design: int) -> None:
         print(
             f"{name}: realised {rtt.mean():.3f} / {np.quantile(rtt, 0.99):.2f} ms, implied "
             f"{implied.mean():.3f} / {np.quantile(implied, 0.99):.2f} ms, KS {ks:.3f}, "
-            f"lag-1 {tails.ping_correlation(rtt):.3f}"
+            f"lag-1 {distribution.ping_correlation(rtt):.3f}"
         )
 
 

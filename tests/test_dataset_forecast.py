@@ -189,7 +189,7 @@ def test_serial_sliding_and_lockstep_are_told_apart() -> None:
 def test_percentiles_come_with_the_forecast(capsys: pytest.CaptureFixture[str]) -> None:
     doc = _doc(capsys, "--dataset", SWEEP, "--bs", "1m", "--one-way-ms", "2")
     assert doc["p50_ms"] < doc["p99_ms"] <= doc["p99_9_ms"]
-    assert doc["p99_ci_ms"][0] <= doc["p99_ms"] <= doc["p99_ci_ms"][1]
+    assert doc["percentiles_rule"] == "per-round", "no other network: today's ping, whole rounds"
     assert abs(doc["p50_ms"] - doc["op_ms"]) < 0.05 * doc["op_ms"]
     ping = RAW / SWEEP / "ping" / "d2ms-l1000.txt"
     manual = ["--bs", "1m", "--one-way-ms", "2", "--link-mbps", "1000", "--device-mib-s", "5000"]
@@ -249,10 +249,75 @@ def test_no_blind_sweep_in_the_project_leaves_no_error_behind(tmp_path: Path) ->
     assert df.blind_errors(tmp_path / "raw", tmp_path / "pre").empty
 
 
-def test_a_ping_file_with_a_dataset_of_iscsi_runs_is_refused_not_ignored(
-    capsys: pytest.CaptureFixture[str],
+JITTER_SWEEPS = (
+    "lab-iscsi-2026-jitter2",
+    "lab-iscsi-2026-jitter3",
+    "lab-iscsi-2026-jitter4",
+    "lab-iscsi-2026-jitter5",
+)
+
+
+def test_every_jittered_lab_line_takes_the_validated_branch_of_the_tail_model() -> None:
+    """The CLI's rule sends each jittered shape of the lab's sweeps through the per-packet FIFO model."""
+    from iscsi_report.analyses import lab_tails
+    from iscsi_report.core import distribution
+
+    present = [s for s in JITTER_SWEEPS if (RAW / s).is_dir()]
+    if not present:
+        pytest.skip("no jitter sweep in this checkout")
+    for sweep in present:
+        ds = open_dataset(RAW / sweep)
+        fixed, _ = lab_tails.ping_rtt(ds, lab_tails.REFERENCE)
+        shapes = {str(p.labels["jitter"]) for p in ds.select("ping")} - {lab_tails.REFERENCE}
+        assert shapes
+        for shape in sorted(shapes):
+            rtt, _ = lab_tails.ping_rtt(ds, shape)
+            assert distribution.tail_rule(rtt, fixed) == distribution.PER_PACKET, (sweep, shape)
+
+
+def test_a_target_networks_ping_sets_its_delay_and_its_tail(capsys: pytest.CaptureFixture[str]) -> None:
+    jittered = RAW / "lab-iscsi-2026-jitter5" / "ping" / "d1-jwifitracems-l1000.txt"
+    if not jittered.is_file():
+        pytest.skip("the fifth jitter sweep is absent")
+    base = ["--dataset", SWEEP, "--bs", "1m", "--link-mbps", "1000"]
+    steady = _doc(capsys, *base)
+    wifi = _doc(capsys, *base, "--ping", str(jittered))
+    assert wifi["percentiles_rule"] == "per-packet" and str(jittered) in wifi["network"]["one_way_from"]
+    ds = open_dataset(RAW / SWEEP)
+    rtt = (
+        open_dataset(RAW / "lab-iscsi-2026-jitter5")
+        .ping(
+            next(
+                p
+                for p in open_dataset(RAW / "lab-iscsi-2026-jitter5").select("ping")
+                if p.rel.endswith(jittered.name)
+            )
+        )
+        .rtt_ms
+    )
+    e = df.prepare(
+        ds, {"bs": 2**20, "link_mbps": 1000.0}, "write", {}, None, target_ping=df.TargetPing(rtt, "x")
+    )
+    expected = e.today.configuration.one_way_ms + (np.nanmean(rtt) - np.nanmean(e.today_rtt_ms)) / 2
+    assert e.target.one_way_ms == pytest.approx(expected) and wifi["target"]["one_way_ms"] == pytest.approx(
+        expected
+    )
+    assert wifi["target"]["one_way_ms"] > steady["target"]["one_way_ms"]
+    assert (
+        wifi["op_ms"] > steady["op_ms"]
+        and wifi["p99_ms"] - wifi["p50_ms"] > steady["p99_ms"] - steady["p50_ms"]
+    )
+    stated = _doc(capsys, *base, "--one-way-ms", "2", "--ping", str(jittered))
+    assert stated["target"]["one_way_ms"] == 2 and stated["network"]["one_way_from"] == "--one-way-ms"
+
+
+def test_a_ping_file_of_too_few_replies_is_refused_with_its_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    ping_file = next((RAW / SWEEP / "ping").glob("*.txt"))
-    status, out, err = _project(capsys, "--dataset", SWEEP, "--bs", "1m", "--ping", str(ping_file), "--json")
-    assert status != 0 and not out
-    assert f"--ping {ping_file}: not taken with a dataset of iSCSI runs" in err
+    short = tmp_path / "short.txt"
+    short.write_text(
+        "".join(f"64 bytes from 198.18.0.2: icmp_seq={i} ttl=64 time=0.5 ms\n" for i in range(5))
+    )
+    status, out, err = _project(capsys, "--dataset", SWEEP, "--bs", "1m", "--ping", str(short), "--json")
+    assert status == 2 and not out
+    assert f"{short}: 5 ping replies; a latency distribution needs at least" in err

@@ -111,3 +111,40 @@ def test_the_release_rule_is_the_delay_lines() -> None:
     serialised_ms = np.arange(1, 201) * 0.52  # 65,000 bytes at 1000 Mbit/s: 0.52 ms each
     np.testing.assert_allclose(due_ms, dist.fifo_release_ms(serialised_ms + 1.0, extras_ms), atol=1e-6)
     assert (extras_ms == LATE_MS).sum() > 5 and (due_ms > serialised_ms + 1.0 + extras_ms + 1e-6).any()
+
+
+def test_the_one_tail_model_deconvolves_only_toward_more_jitter() -> None:
+    """A jittered target over a steady today is the validated FIFO forecast; the reverse: whole rounds."""
+    rtt, floor = _pings(seed=5)
+    offsets = [dist.packet_offsets_ms((65000,) * 5, 1e9)] * 3
+    tail, rule = dist.forecast_tail(30.0, rtt, floor, offsets, draws=4000)
+    fifo = dist.forecast_fifo(30.0, rtt, floor, offsets, correlation=dist.ping_correlation(rtt), draws=4000)
+    assert rule == dist.PER_PACKET and tail.quantiles == fifo.quantiles
+    calm, rule = dist.forecast_tail(30.0, floor, rtt, offsets, draws=4000)
+    assert rule == dist.PER_ROUND
+    # by hand: each draw is the fixed part plus three round trips drawn from the steady sample
+    rng = np.random.default_rng(0)
+    fixed = 30.0 - 3 * floor.mean()
+    by_hand = fixed + sum(rng.choice(floor, 4000) for _ in range(3))
+    np.testing.assert_allclose(calm.draws_ms, by_hand)
+    same, rule = dist.forecast_tail(30.0, rtt, rtt, offsets, draws=4000)
+    assert rule == dist.PER_ROUND and same.draws_ms.mean() == pytest.approx(30.0, abs=0.05)
+
+
+def test_a_fixed_extra_shifts_every_round_by_two_one_way_extras() -> None:
+    """One extra c each way, no spread: every packet shifted alike, so a round is 2c late, none queue."""
+    rtt, floor = _pings(seed=6)
+    shift = dist.OneWayExtra(np.array([0.25]), np.ones(1))
+    offsets = [dist.packet_offsets_ms((65000,) * 5, 1e9)] * 2
+    shifted = dist.forecast_fifo(30.0, rtt, floor, offsets, draws=3000, extra=shift)
+    none = dist.forecast_fifo(30.0, rtt, floor, offsets, draws=3000, extra=dist.NO_EXTRA)
+    np.testing.assert_allclose(shifted.draws_ms - none.draws_ms, 2 * 2 * 0.25)
+
+
+def test_a_ping_samples_spread_and_stickiness() -> None:
+    assert dist.spread_ms(np.r_[np.zeros(98), 5.0, 5.0]) == pytest.approx(
+        np.quantile(np.r_[np.zeros(98), 5.0, 5.0], 0.99)
+    )
+    steps = np.repeat([1.0, 3.0], 500)  # one level, then another: strongly sticky
+    assert dist.ping_correlation(steps) == dist.MAX_CORRELATION
+    assert dist.ping_correlation(np.tile([1.0, 3.0], 500)) == 0.0  # alternating: clipped at 0

@@ -138,3 +138,23 @@ def test_a_network_pinged_far_from_the_protocols_spacing_is_left_out_and_said() 
         far.chosen("veth", ds.name)
     with pytest.raises(MissingDataError, match="veth left out"):
         far.chosen("", ds.name)
+
+
+def test_a_scenario_on_a_more_jittered_network_gets_the_per_packet_tail() -> None:
+    """Today on a steady LAN; a scenario moves to a jittered one: its tail is deconvolved per packet."""
+    today, _ = _table(_disk(2000.0))
+    rng = np.random.default_rng(1)
+    steady = tuple(0.2 + np.abs(rng.normal(0, 0.01, 3000)))
+    jittered = tuple(0.2 + rng.gamma(1.5, 0.4, size=3000))
+    moved = upgrade.Scenario("jittered", "the same hosts on a jittered network", lambda c: c, jittered)
+    back = upgrade.Scenario("steady again", "a steady network", lambda c: c, steady)
+    table = upgrade.forecasts(today, [moved, back], jittered).set_index("scenario")
+    assert table.loc["jittered", "tail_rule"] == "per-round", (
+        "today is the jittered one: nothing to deconvolve"
+    )
+    table = upgrade.forecasts(today, [moved, back], steady).set_index("scenario")
+    assert (
+        table.loc["jittered", "tail_rule"] == "per-packet"
+        and table.loc["steady again", "tail_rule"] == "per-round"
+    )
+    assert table.loc["jittered", "p99_ms"] > table.loc["steady again", "p99_ms"] + 1.0

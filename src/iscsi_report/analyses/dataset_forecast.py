@@ -375,6 +375,9 @@ def _capture_key(ds: Measurements, f: RawFile) -> str:
     return forecast_matrix.configuration_of(ds, pd.Series(f.labels)).key()
 
 
+ETHERNET_MTU = Value(float(forecast.ETHERNET_MTU_BYTES), Source("default", "Ethernet's"))
+
+
 @dataclass(frozen=True)
 class EngineInputs:
     """What one forecast was made from: today, the target, the pacing and the files left out."""
@@ -386,7 +389,23 @@ class EngineInputs:
     evidence: pacing.PacingEvidence
     pacing_note: str
     left_out: tuple[str, ...]
-    ping_file: str  # today's ping log: the round trips of the latency distribution
+    ping_file: str  # today's ping log: the floor of the latency distribution
+    today_rtt_ms: np.ndarray  # its round trips (ms)
+    target_ping: TargetPing | None = None  # the target network's ping (--ping), None: today's network
+    mtu: Value = ETHERNET_MTU  # the path MTU each round's packets are cut at
+    one_way_from: str = "today's"  # where the target's one-way delay came from
+
+
+@dataclass(frozen=True)
+class TargetPing:
+    """The target network's ping sample (``--ping``): its round trips (ms) and the file they came from."""
+
+    rtt_ms: np.ndarray
+    file: str
+
+    def one_way_ms(self, today: forecast.Configuration, today_rtt_ms: np.ndarray) -> float:
+        """The target's one-way delay: today's plus half the difference of the two samples' mean RTTs."""
+        return today.one_way_ms + (float(np.nanmean(self.rtt_ms)) - float(np.nanmean(today_rtt_ms))) / 2
 
 
 def blind_errors(
@@ -433,16 +452,24 @@ def prepare(
     pacing_flag: model.Pacing | None,
     seen: dict[str, pacing.Counts] | None = None,
     errors: pd.DataFrame | None = None,
+    target_ping: TargetPing | None = None,
 ) -> EngineInputs:
     """Today's system read (its files only) and the target built from the flags, ready for the engine.
 
     ``errors`` (:func:`blind_errors`): the engine's own error widens the interval; None: today's
-    measurement error alone.
+    measurement error alone. ``target_ping``: the target network's ping, which sets the target's
+    one-way delay unless ``--one-way-ms`` does, and the round trips of its latency distribution.
     """
     group, because = choose_today(groups(ds), stated_settings(combo), today_selection)
     base = forecast_matrix.configuration_of(ds, pd.Series(_group_row(group, group.sizes[0])))
     target = target_configuration(ds, base, combo, direction)
     rows, left_out = todays_runs(ds, group, target.key())
+    ping_file = str(rows["ping_file"].iloc[0])
+    today_rtt = ds.ping(next(p for p in ds.select("ping") if p.rel == ping_file)).rtt_ms
+    one_way_from = "--one-way-ms" if "one_way_ms" in combo else "today's"
+    if target_ping is not None and "one_way_ms" not in combo:
+        target = replace(target, one_way_ms=target_ping.one_way_ms(base, today_rtt))
+        one_way_from = f"--ping {target_ping.file}: today's plus half the difference of the mean round trips"
     t = forecast_matrix.today(ds, rows)
     evidence = read_pacing(ds, target.key(), seen)
     chosen, note = _pacing_choice(evidence, pacing_flag)
@@ -454,8 +481,20 @@ def prepare(
         pdu_header_bytes=int(combo.get("pdu_header_bytes", t.pdu_header_bytes)),
         model_error_pct=None if errors is None else own_error(errors, target.key()),
     )
+    mtu = path_mtu(ds, str(rows["iperf3_file"].iloc[0]))
     return EngineInputs(
-        t, group, because, target, evidence, note, tuple(left_out), str(rows["ping_file"].iloc[0])
+        t,
+        group,
+        because,
+        target,
+        evidence,
+        note,
+        tuple(left_out),
+        ping_file,
+        today_rtt,
+        target_ping,
+        mtu,
+        one_way_from,
     )
 
 
@@ -469,30 +508,62 @@ def _pacing_choice(evidence: pacing.PacingEvidence, given: model.Pacing | None) 
     return default, f"default {default} (the pacing was {evidence.reason()}; give --r2t-pacing)"
 
 
+MTU_LABEL = "path_mtu_bytes"  # the label a dataset's iperf3 file records its path's MTU under
+
+
+def path_mtu(ds: Measurements, iperf3_rel: str) -> Value:
+    """The path MTU (bytes) today's iperf3 file records, else Ethernet's, with its source."""
+    f = next(p for p in ds.select("iperf3") if p.rel == iperf3_rel)
+    if MTU_LABEL in f.labels:
+        return Value(float(f.labels[MTU_LABEL]), Source("measured", f"{MTU_LABEL} of {iperf3_rel}"))
+    return Value(
+        float(forecast.ETHERNET_MTU_BYTES), Source("default", f"Ethernet's ({iperf3_rel} records none)")
+    )
+
+
+TAIL_WORDS = {
+    distribution.PER_PACKET: (
+        "the target's ping is more jittered than today's: each packet meets an extra delay "
+        "deconvolved from it over today's ping, through a first-in, first-out line (the model the "
+        "lab's fifth jitter sweep tested, fixed before it ran)"
+    ),
+    distribution.PER_ROUND: (
+        "the target's ping is no more jittered than today's: each round meets one whole round trip "
+        "drawn from it (no per-packet extra; the lab tested jitter added to a steady network only)"
+    ),
+}
+
+
 def percentiles(
     f: forecast.Forecast,
     today: forecast.Today,
-    rtt_ms: np.ndarray,
+    target_rtt_ms: np.ndarray,
+    today_rtt_ms: np.ndarray,
     source: str,
-    boot: int = distribution.N_BOOT,
+    mtu: Value,
+    draws: int = distribution.N_DRAWS,
 ) -> dict[str, Any]:
-    """p50, p90, p99 and p99.9 of the forecast's per-operation latency from today's ping sample.
+    """p50, p90, p99 and p99.9 of a write's latency: the engine's mean through the one tail model.
 
-    The mean comes from the engine; today's ping sample gives only the spread of the round trips,
-    carried to the target unchanged. At a queue depth above 1 the distribution is not forecast.
+    :func:`distribution.forecast_tail` on each round's packets (at the path MTU ``mtu``), the
+    target's ping (``source``) over today's. Forecast for writes at queue depth 1 only.
     """
-    if f.target.queue_depth != 1:
-        return {"p50_ms": None, "p99_ms": None, "percentiles_note": "forecast at queue depth 1 only"}
-    net = forecast.network_for(today, f.target)
-    b = forecast.breakdown(today, f.target, net)
-    d = distribution.forecast(f.unloaded_ms, b.one_way_trips, np.asarray(rtt_ms, float), boot=boot)
+    if f.target.queue_depth != 1 or f.target.direction != "write":
+        why = (
+            "at queue depth 1 only"
+            if f.target.queue_depth != 1
+            else "for writes only (the lab tested no read's tail)"
+        )
+        return {"p50_ms": None, "p99_ms": None, "percentiles_note": f"forecast {why}"}
+    packets = forecast.round_packets(today, f.target, mtu_bytes=int(mtu.value))
+    offsets = [distribution.packet_offsets_ms(p, f.target.link_bps) for p in packets]
+    d, rule = distribution.forecast_tail(f.unloaded_ms, target_rtt_ms, today_rtt_ms, offsets, draws=draws)
     out: dict[str, Any] = {distribution.percentile_key(p): v for p, v in d.quantiles.items()}
-    out |= {
-        distribution.percentile_key(p).replace("_ms", "_ci_ms"): [d.low[p], d.high[p]] for p in d.quantiles
-    }
+    out["percentiles_rule"] = rule
     out["percentiles_note"] = (
-        f"{d.round_trips} round trips per operation drawn as consecutive samples of {source} (its "
-        "spread about its mean; the mean is the engine's); intervals from a block bootstrap of it"
+        f"{len(packets)} rounds per write of up to {max(len(p) for p in packets)} packets at a path MTU of "
+        f"{mtu.value:.0f} bytes ({mtu.source.what}); the round trips from {source}; {TAIL_WORDS[rule]}; "
+        "the mean is the engine's"
     )
     return out
 
@@ -501,8 +572,9 @@ def document(ds: Measurements, e: EngineInputs) -> dict[str, Any]:
     """One engine forecast as a JSON-ready document: the answer, its terms, bounds and every input."""
     f = forecast.forecast(e.today, e.target)
     c = e.target
-    ping = next(p for p in ds.select("ping") if p.rel == e.ping_file)
-    spread = percentiles(f, e.today, ds.ping(ping).rtt_ms, e.ping_file)
+    other = e.target_ping
+    target_rtt, source = (e.today_rtt_ms, e.ping_file) if other is None else (other.rtt_ms, other.file)
+    spread = percentiles(f, e.today, target_rtt, e.today_rtt_ms, source, e.mtu)
     return spread | {
         "dataset": ds.name,
         "method": "forecast engine (iscsi_report.core.forecast)",
@@ -530,7 +602,11 @@ def document(ds: Measurements, e: EngineInputs) -> dict[str, Any]:
             "runs_left_out_as_the_target": list(e.left_out),
         },
         "inputs": {name: _value_doc(v) for name, v in e.today.inputs().items()},
-        "network": {"one_way_ms": f.network_one_way_ms, "link_bps": f.network_link_bps},
+        "network": {
+            "one_way_ms": f.network_one_way_ms,
+            "one_way_from": e.one_way_from,
+            "link_bps": f.network_link_bps,
+        },
         "interval": interval_words(e.today.model_error_pct),
     }
 

@@ -15,7 +15,6 @@ pinball loss at p50, p90 and p99 and CRPS (ms) against the measured writes.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -45,7 +44,6 @@ BURSTS = "engine + multi-packet trips"  # the same model where it is pre-registe
 FIFO = "FIFO line simulated (post hoc)"
 FIFO_NOTE = "post hoc: designed after seeing the fourth sweep, not a test"
 FIFO_DECLARED = "engine + FIFO line simulated"  # the same model where it is pre-registered (the fifth sweep)
-MAX_CORRELATION = 0.95  # ping's lag-1 autocorrelation is clipped here: a fully sticky line is one draw
 LEVELS = (0.5, 0.9, 0.99)
 MAX_SCORED = 1000  # measured writes per configuration used for CRPS (evenly spaced in rank)
 
@@ -171,7 +169,7 @@ def score_bursts(ds: Measurements, method: str = POST_HOC) -> pd.DataFrame:
     out = []
     for x in _targets(ds, runs(ds)):
         offsets = _round_offsets_ms(ds, x)
-        r = ping_correlation(x.rtt_ms)
+        r = distribution.ping_correlation(x.rtt_ms)
         d = distribution.forecast_bursts(x.op_ms, x.rtt_ms, ref_rtt, offsets, correlation=r)
         out.append(x.base | {"method": method} | _scores(d.draws_ms, x.measured_ms))
     return pd.DataFrame(out)
@@ -187,7 +185,7 @@ def score_fifo(ds: Measurements, method: str = FIFO, ack_every: int = distributi
     ref_rtt, _ = ping_rtt(ds, REFERENCE)
     out = []
     for x in _targets(ds, runs(ds)):
-        r = ping_correlation(x.rtt_ms)
+        r = distribution.ping_correlation(x.rtt_ms)
         d = distribution.forecast_fifo(
             x.op_ms, x.rtt_ms, ref_rtt, _round_offsets_ms(ds, x), correlation=r, ack_every=ack_every
         )
@@ -298,16 +296,6 @@ def packets_per_round(ds: Measurements) -> dict[str, int | str]:
         "ethernet_mtu_bytes": forecast.ETHERNET_MTU_BYTES,
         "ethernet_packets": max(len(p) for p in ethernet),
     }
-
-
-def ping_correlation(rtt_ms: np.ndarray) -> float:
-    """Ping's lag-1 autocorrelation, clipped to [0, MAX_CORRELATION]: the line's stickiness per packet.
-
-    Each ping is one packet each way and the delay line's correlated jitter repeats the previous
-    packet's extra, so in ping's sample the two directions' stickiness shows as lag-1 correlation.
-    """
-    r = _lag1([np.asarray(rtt_ms, float) - float(np.mean(rtt_ms))])
-    return float(np.clip(r, 0.0, MAX_CORRELATION)) if math.isfinite(r) else 0.0
 
 
 def _path_mtu_bytes(ds: Measurements, shape: str) -> int:
@@ -551,13 +539,6 @@ def trip_rounds(ds: Measurements) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _lag1(series: list[np.ndarray]) -> float:
-    """Lag-1 correlation of consecutive values, pooled over series (each already centred)."""
-    a = np.concatenate([s[:-1] for s in series if s.size > 1])
-    b = np.concatenate([s[1:] for s in series if s.size > 1])
-    return float(np.corrcoef(a, b)[0, 1]) if a.size > 2 else math.nan
-
-
 def independence_table(t: pd.DataFrame) -> pd.DataFrame:
     """The independence check for people."""
     return pd.DataFrame(
@@ -590,7 +571,8 @@ def trip_independence(ds: Measurements, seed: int = 0) -> pd.DataFrame:
         centred = g["round_ms"] - g.groupby("round")["round_ms"].transform("mean")
         per_write = [centred[g["write"] == w].to_numpy(float) for w in g["write"].unique()]
         boot = [
-            _lag1([per_write[i] for i in rng.integers(0, len(per_write), len(per_write))]) for _ in range(500)
+            distribution.lag1([per_write[i] for i in rng.integers(0, len(per_write), len(per_write))])
+            for _ in range(500)
         ]
         rtt, _ = ping_rtt(ds, str(shape))
         rc = rtt - rtt.mean()
@@ -600,10 +582,10 @@ def trip_independence(ds: Measurements, seed: int = 0) -> pd.DataFrame:
                 "writes": len(per_write),
                 "rounds_per_write": float(np.median([s.size for s in per_write])),
                 "round_mean_ms": float(g["round_ms"].mean()),
-                "lag1_rounds": _lag1(per_write),
+                "lag1_rounds": distribution.lag1(per_write),
                 "lag1_rounds_low": float(np.nanquantile(boot, 0.025)),
                 "lag1_rounds_high": float(np.nanquantile(boot, 0.975)),
-                "lag1_ping": _lag1([rc]),
+                "lag1_ping": distribution.lag1([rc]),
                 "round_rise_ms": float(g["round_ms"].mean() - ref_rounds.mean()),
                 "ping_rise_ms": float(rtt.mean() - ref_rtt.mean()),
             }

@@ -21,6 +21,7 @@ from iscsi_report.core.units import BITS_PER_MBIT
 
 DEFAULT_DATASET_BS_BYTES = 2 * model.MIB  # the blog's validation writes
 MAX_COMBINATIONS = 10_000  # a sweep's rows: beyond this the table is unreadable and memory grows without end
+MIN_PINGS = 100  # replies a latency distribution needs: fewer cannot place a p99
 UNBOUNDED_NOTE = {"cpu": "no CPU time given (--cpu-ms 0): no CPU ceiling"}
 
 
@@ -422,21 +423,43 @@ def single(request: ProjectionRequest, ctx: Context, combo: dict[str, Any]) -> d
     return {"dataset": ctx.dataset, "inputs": {n: _input_entry(inputs, n) for n in inputs.values}, **result}
 
 
+def _ping_sample(path: Path) -> tuple[Any, str]:
+    """A ping log's round trips (ms, finite) and its path as text; an error names a log of too few replies."""
+    import numpy as np
+
+    from iscsi_report.core.ingest import ping
+
+    rtt = ping.parse(path).rtt_ms
+    rtt = rtt[np.isfinite(rtt)]
+    if rtt.size < MIN_PINGS:
+        raise ReportError(
+            f"{path}: {rtt.size} ping replies; a latency distribution needs at least {MIN_PINGS}"
+        )
+    return rtt, str(path)
+
+
 def ping_percentiles(path: Path | None, result: dict[str, Any]) -> dict[str, Any]:
-    """p50/p90/p99/p99.9 of one operation at queue depth 1 from a ping log's spread (--ping), else {}."""
+    """p50/p90/p99/p99.9 of one operation at queue depth 1 from a ping log (--ping), else {}.
+
+    The one tail model (:func:`distribution.forecast_tail`) with the log as both today's network
+    and the target's: each round meets one whole round trip drawn from it.
+    """
     if path is None:
         return {}
+    import numpy as np
+
     from iscsi_report.core import distribution
-    from iscsi_report.core.ingest import ping
 
     if result["queue_depth"] != 1:
         return {"p50_ms": None, "p99_ms": None, "percentiles_note": "forecast at queue depth 1 only"}
-    rtt = ping.parse(path).rtt_ms
-    d = distribution.forecast(result["op_ms"], result["one_way_trips"], rtt)
+    rtt, _ = _ping_sample(path)
+    rounds = distribution.round_trips(result["one_way_trips"])
+    d, rule = distribution.forecast_tail(result["op_ms"], rtt, rtt, [np.zeros(1)] * rounds)
     out: dict[str, Any] = {distribution.percentile_key(p): v for p, v in d.quantiles.items()}
+    out["percentiles_rule"] = rule
     out["percentiles_note"] = (
-        f"{d.round_trips} round trips per operation drawn as consecutive samples of {path} "
-        "(its spread about its mean; the mean is the model's)"
+        f"{rounds} round trips per operation, each drawn from {path} (no per-packet extra: one network "
+        "only); the mean is the model's"
     )
     return out
 
@@ -539,19 +562,16 @@ def engine_answer(request: ProjectionRequest, ds: Any) -> dict[str, Any]:
 
     if ds is None:
         raise ReportError(f"--today: dataset {request.dataset} has no fio files labelled as iSCSI runs")
-    if request.ping_file is not None:  # refused, never silently ignored
-        raise ReportError(
-            f"--ping {request.ping_file}: not taken with a dataset of iSCSI runs, whose percentiles come "
-            "from today's ping in the dataset; a target network known by its own ping is forecast "
-            "only in the lab's tail chapter so far"
-        )
+    target_ping = None if request.ping_file is None else df.TargetPing(*_ping_sample(request.ping_file))
     swept, combos = combinations(request)
     df.refuse_unsupported(combos[0])
     selection = df.parse_today(request.today)
     seen: dict[str, Any] = {}  # each capture's pacing counts, read once for the whole sweep
     errors = df.blind_errors(request.raw_dir, request.preregistered_dir)  # the engine's own, once
     docs = [
-        df.document(ds, df.prepare(ds, combo, request.rw, selection, request.r2t_pacing, seen, errors))
+        df.document(
+            ds, df.prepare(ds, combo, request.rw, selection, request.r2t_pacing, seen, errors, target_ping)
+        )
         for combo in combos
     ]
     if not swept:

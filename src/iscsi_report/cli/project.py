@@ -276,8 +276,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="FILE",
-        help="a ping log (at the protocol's spacing) whose spread gives p50/p90/p99/p99.9 of the time "
-        "per operation (refused with a dataset of iSCSI runs, whose own ping of today is used)",
+        help="a ping log (at the protocol's spacing) of the network being forecast: p50/p90/p99/p99.9 of "
+        "the time per operation come from it (with a dataset of iSCSI runs, over today's ping, and it "
+        "sets the target's one-way delay unless --one-way-ms does)",
     )
     add("--json", action="store_true", help="print one JSON object (strict JSON) instead of text")
 

@@ -1,5 +1,10 @@
 """The distribution of one operation's latency, forecast from the network's ping sample.
 
+:func:`forecast_tail` is the one tail model the forecasts use (the command line, the own-data
+chapters); it simulates the first-in, first-out line of :func:`forecast_fifo`, which the fifth
+jitter sweep tested. The first model (:func:`forecast`, described next) and the multi-packet one
+(:func:`forecast_bursts`) stay for the lab chapter, which scores them beside it.
+
 A mean-only forecast says nothing of the slow writes users feel. One write pays its one-way trips
 (command, each exposed R2T round, the last data and the status): in round trips, ``n = trips / 2``.
 Its latency is a fixed part (wire time, device, host residual: everything but the trips) plus
@@ -274,15 +279,21 @@ class _Rounds:
 
 
 def _rounds_start(
-    mean_op_ms: float, rtt_ms: np.ndarray, floor_rtt_ms: np.ndarray, rounds: int, draws: int, seed: int
+    mean_op_ms: float,
+    rtt_ms: np.ndarray,
+    floor_rtt_ms: np.ndarray,
+    rounds: int,
+    draws: int,
+    seed: int,
+    extra: OneWayExtra | None = None,
 ) -> _Rounds:
-    """The finite samples, their deconvolved one-way extra and the fixed part every draw starts at."""
+    """The finite samples, the one-way extra (deconvolved unless given) and every draw's fixed start."""
     rtt = np.asarray(rtt_ms, float)
     rtt = rtt[np.isfinite(rtt)]
     floor = np.asarray(floor_rtt_ms, float)
     floor = floor[np.isfinite(floor)]
     fixed = mean_op_ms - rounds * float(rtt.mean())
-    extra = one_way_extra(rtt, floor)
+    extra = one_way_extra(rtt, floor) if extra is None else extra
     return _Rounds(floor, extra, np.random.default_rng(seed), rounds, fixed, np.full(draws, fixed))
 
 
@@ -413,19 +424,110 @@ def forecast_fifo(
     ack_every: int = ACK_EVERY,
     draws: int = N_DRAWS,
     seed: int = 0,
+    extra: OneWayExtra | None = None,
 ) -> LatencyDistribution:
     """The latency distribution with each round simulated through the first-in, first-out line.
 
     As :func:`forecast_bursts` (the fixed part, today's floor per round, the deconvolved per-packet
     extra), but each round is :func:`fifo_round_ms`: the way back carries the burst's
     acknowledgements ahead of the R2T or status, and each direction's stickiness runs on from
-    round to round. Post hoc (designed after the fourth jitter sweep). ``low`` and ``high`` equal
-    the point values.
+    round to round. Designed after the fourth jitter sweep, tested on the fifth. ``extra``, when
+    given, replaces the deconvolved one (:data:`NO_EXTRA`: rounds of the floor alone). ``low`` and
+    ``high`` equal the point values.
     """
-    r = _rounds_start(mean_op_ms, rtt_ms, floor_rtt_ms, len(offsets_per_round_ms), draws, seed)
+    r = _rounds_start(mean_op_ms, rtt_ms, floor_rtt_ms, len(offsets_per_round_ms), draws, seed, extra)
     extra, rng, floor, sample = r.extra, r.rng, r.floor, r.sample
     chains = (np.full(draws, np.nan), np.full(draws, np.nan))
     for offsets in offsets_per_round_ms:
-        extra_ms, chains = fifo_round_ms(extra, offsets, chains, correlation, rng, ack_every)
+        if extra.pmf.size == 1:  # one fixed extra each way: every packet shifted alike, nothing queues
+            extra_ms = np.full(draws, 2 * float(extra.grid_ms[0]))
+        else:
+            extra_ms, chains = fifo_round_ms(extra, offsets, chains, correlation, rng, ack_every)
         sample += rng.choice(floor, draws) + extra_ms
     return r.distribution()
+
+
+MAX_CORRELATION = 0.95  # ping's lag-1 autocorrelation is clipped here: a fully sticky line is one draw
+SPREAD_LEVELS = (0.5, 0.99)  # a ping sample's jitter: the distance from its median to its p99
+NO_EXTRA = OneWayExtra(np.zeros(1), np.ones(1))  # no per-packet extra: every packet at its fixed delay
+PER_PACKET = "per-packet"  # the target's ping is the more jittered: its extra deconvolved over today's
+PER_ROUND = "per-round"  # no more jittered than today's: whole round trips drawn from the target's ping
+
+
+def lag1(series: list[np.ndarray]) -> float:
+    """Lag-1 correlation of consecutive values, pooled over series (each already centred)."""
+    a = np.concatenate([s[:-1] for s in series if s.size > 1])
+    b = np.concatenate([s[1:] for s in series if s.size > 1])
+    if a.size <= 2 or np.ptp(a) == 0 or np.ptp(b) == 0:  # too few, or a constant: no correlation defined
+        return math.nan
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def ping_correlation(rtt_ms: np.ndarray) -> float:
+    """Ping's lag-1 autocorrelation, clipped to [0, MAX_CORRELATION]: the line's stickiness per packet.
+
+    Each ping is one packet each way and correlated jitter repeats the previous packet's extra, so
+    in ping's sample the two directions' stickiness shows as lag-1 correlation.
+    """
+    rtt = np.asarray(rtt_ms, float)
+    r = lag1([rtt - float(np.mean(rtt))])
+    return float(np.clip(r, 0.0, MAX_CORRELATION)) if math.isfinite(r) else 0.0
+
+
+def spread_ms(rtt_ms: np.ndarray) -> float:
+    """A ping sample's jitter (ms): its p99 less its median (finite values)."""
+    rtt = np.asarray(rtt_ms, float)
+    low, high = np.quantile(rtt[np.isfinite(rtt)], SPREAD_LEVELS)
+    return float(high - low)
+
+
+def tail_rule(target_rtt_ms: np.ndarray, today_rtt_ms: np.ndarray) -> str:
+    """Which way the tail is forecast: :data:`PER_PACKET` when the target's ping is the more jittered.
+
+    The simulated line was validated (the fifth jitter sweep, pre-registered) where a jittered
+    network is forecast over today's steady one: the extra each packet meets is deconvolved from
+    the target's ping over today's. Toward less jitter (or the same network) there is nothing to
+    deconvolve, so each round meets one whole round trip of the target's ping (:data:`PER_ROUND`).
+    """
+    return PER_PACKET if spread_ms(target_rtt_ms) > spread_ms(today_rtt_ms) else PER_ROUND
+
+
+def forecast_tail(
+    mean_op_ms: float,
+    target_rtt_ms: np.ndarray,
+    today_rtt_ms: np.ndarray,
+    offsets_per_round_ms: list[np.ndarray],
+    *,
+    draws: int = N_DRAWS,
+    seed: int = 0,
+) -> tuple[LatencyDistribution, str]:
+    """One operation's latency distribution through the simulated line, and the rule (:func:`tail_rule`).
+
+    The one tail model every forecast uses: :func:`forecast_fifo` with today's ping as the floor
+    and the target's extra per packet, or (toward less jitter) the target's ping as the floor and
+    no per-packet extra. Stickiness is the target's ping's lag-1 correlation.
+    """
+    rule = tail_rule(target_rtt_ms, today_rtt_ms)
+    r = ping_correlation(target_rtt_ms)
+    if rule == PER_PACKET:
+        d = forecast_fifo(
+            mean_op_ms,
+            target_rtt_ms,
+            today_rtt_ms,
+            offsets_per_round_ms,
+            correlation=r,
+            draws=draws,
+            seed=seed,
+        )
+    else:
+        d = forecast_fifo(
+            mean_op_ms,
+            target_rtt_ms,
+            target_rtt_ms,
+            offsets_per_round_ms,
+            correlation=r,
+            draws=draws,
+            seed=seed,
+            extra=NO_EXTRA,
+        )
+    return d, rule
