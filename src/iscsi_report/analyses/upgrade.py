@@ -310,7 +310,8 @@ def forecasts(
             }
         )
     table = pd.DataFrame(rows)
-    table = table[[c for c in table.columns if c not in ("p50_ms", "p99_ms")] + ["p50_ms", "p99_ms"]]
+    tail = ["p50_ms", "p99_ms", "tail_rule"]
+    table = table[[c for c in table.columns if c not in tail] + tail]
     base = forecast.forecast(today, today.configuration).mib_per_s
     table["gain_pct"] = 100 * (table["mib_per_s"] / base - 1)
     return table
