@@ -307,6 +307,12 @@ def test_a_target_networks_ping_sets_its_delay_and_its_tail(capsys: pytest.Captu
         wifi["op_ms"] > steady["op_ms"]
         and wifi["p99_ms"] - wifi["p50_ms"] > steady["p99_ms"] - steady["p50_ms"]
     )
+    status, out, _ = _project(capsys, *base, "--ping", str(jittered))
+    assert (
+        status == 0
+        and f"percentiles (ms): p50 {wifi['p50_ms']:.3f}, p90" in out
+        and "first-in, first-out" in out
+    )
     stated = _doc(capsys, *base, "--one-way-ms", "2", "--ping", str(jittered))
     assert stated["target"]["one_way_ms"] == 2 and stated["network"]["one_way_from"] == "--one-way-ms"
 

@@ -666,7 +666,9 @@ def text(doc: Mapping[str, Any]) -> str:
         f"{doc['mib_per_s']:.2f} MiB/s, bound by {doc['binding']}",
         f"target: one-way {t['one_way_ms']:g} ms, {t['link_mbps']:g} Mbit/s, "
         f"window {t['target_r2t_window']}, FirstBurst {t['first_burst'] // BYTES_PER_KIB} KiB, "
-        f"segment {t['max_recv_data_segment'] // BYTES_PER_KIB} KiB",
+        f"segment {t['max_recv_data_segment'] // BYTES_PER_KIB} KiB "
+        f"(one-way delay: {doc['network']['one_way_from']})",
+        _percentiles_line(doc),
         f"R2T pacing: {doc['r2t_pacing_source']}",
         f"today: {doc['today']['settings']} ({doc['today']['chosen']})",
         f"{'term':<26}{'ms':>10}",
@@ -678,6 +680,15 @@ def text(doc: Mapping[str, Any]) -> str:
         for n, e in doc["inputs"].items()
     ]
     return "\n".join(lines)
+
+
+def _percentiles_line(doc: Mapping[str, Any]) -> str:
+    """The forecast percentiles in one line with how they were drawn, or why there are none."""
+    if doc.get("p50_ms") is None:
+        return f"percentiles: none ({doc['percentiles_note']})"
+    levels = [distribution.percentile_key(p) for p in distribution.QUANTILES]
+    shown = ", ".join(f"{k.removesuffix('_ms').replace('_', '.')} {doc[k]:.3f}" for k in levels)
+    return f"percentiles (ms): {shown} ({doc['percentiles_note']})"
 
 
 # ---- forecasts frozen before a sweep runs (pre-registration) ----------------------------------
