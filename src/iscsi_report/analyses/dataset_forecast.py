@@ -525,7 +525,8 @@ TAIL_WORDS = {
     distribution.PER_PACKET: (
         "the target's ping is more jittered than today's: each packet meets an extra delay "
         "deconvolved from it over today's ping, through a first-in, first-out line (the model the "
-        "lab's fifth jitter sweep tested, fixed before it ran)"
+        "lab's fifth jitter sweep tested, fixed before it ran, on rounds of a few packets; many more "
+        "packets per round, as at Ethernet's MTU, no sweep has tested)"
     ),
     distribution.PER_ROUND: (
         "the target's ping is no more jittered than today's: each round meets one whole round trip "
