@@ -178,17 +178,19 @@ def score_bursts(ds: Measurements, method: str = POST_HOC) -> pd.DataFrame:
 def score_fifo(ds: Measurements, method: str = FIFO, ack_every: int = distribution.ACK_EVERY) -> pd.DataFrame:
     """The simulated first-in, first-out line's rows (labelled ``method``), in :func:`score`'s columns.
 
-    Post hoc (:data:`FIFO_NOTE`). As :func:`score_bursts`, but each round goes through
-    :func:`distribution.forecast_fifo`: the way back carries the burst's acknowledgements (one per
-    ``ack_every`` packets; 0: none) ahead of the R2T or status, and stickiness runs across rounds.
+    Post hoc (:data:`FIFO_NOTE`). As :func:`score_bursts`, but each round goes through the
+    per-packet branch of :func:`distribution.forecast_tail`, the tail model every forecast of the
+    project uses (the line simulated by :func:`distribution.forecast_fifo`): the way back carries
+    the burst's acknowledgements (one per ``ack_every`` packets; 0: none) ahead of the R2T or
+    status, and stickiness runs across rounds.
     """
     ref_rtt, _ = ping_rtt(ds, REFERENCE)
     out = []
     for x in _targets(ds, runs(ds)):
-        r = distribution.ping_correlation(x.rtt_ms)
-        d = distribution.forecast_fifo(
-            x.op_ms, x.rtt_ms, ref_rtt, _round_offsets_ms(ds, x), correlation=r, ack_every=ack_every
-        )
+        offsets = _round_offsets_ms(ds, x)
+        d, rule = distribution.forecast_tail(x.op_ms, x.rtt_ms, ref_rtt, offsets, ack_every=ack_every)
+        if rule != distribution.PER_PACKET:  # every shape jitters the fixed line: said, never scored quietly
+            raise ValueError(f"{ds.name}: {x.row['jitter']} is no more jittered than the fixed line")
         out.append(x.base | {"method": method} | _scores(d.draws_ms, x.measured_ms))
     return pd.DataFrame(out)
 

@@ -498,36 +498,28 @@ def forecast_tail(
     today_rtt_ms: np.ndarray,
     offsets_per_round_ms: list[np.ndarray],
     *,
+    ack_every: int = ACK_EVERY,
     draws: int = N_DRAWS,
     seed: int = 0,
 ) -> tuple[LatencyDistribution, str]:
     """One operation's latency distribution through the simulated line, and the rule (:func:`tail_rule`).
 
-    The one tail model every forecast uses: :func:`forecast_fifo` with today's ping as the floor
-    and the target's extra per packet, or (toward less jitter) the target's ping as the floor and
-    no per-packet extra. Stickiness is the target's ping's lag-1 correlation.
+    The one tail model every forecast uses, the lab chapter's included: :func:`forecast_fifo` with
+    today's ping as the floor and the target's extra per packet, or (toward less jitter) the
+    target's ping as the floor and no per-packet extra. Stickiness is the target's ping's lag-1
+    correlation; ``ack_every`` is there for the chapter's sensitivity check.
     """
     rule = tail_rule(target_rtt_ms, today_rtt_ms)
-    r = ping_correlation(target_rtt_ms)
-    if rule == PER_PACKET:
-        d = forecast_fifo(
-            mean_op_ms,
-            target_rtt_ms,
-            today_rtt_ms,
-            offsets_per_round_ms,
-            correlation=r,
-            draws=draws,
-            seed=seed,
-        )
-    else:
-        d = forecast_fifo(
-            mean_op_ms,
-            target_rtt_ms,
-            target_rtt_ms,
-            offsets_per_round_ms,
-            correlation=r,
-            draws=draws,
-            seed=seed,
-            extra=NO_EXTRA,
-        )
+    per_packet = rule == PER_PACKET
+    d = forecast_fifo(
+        mean_op_ms,
+        target_rtt_ms,
+        today_rtt_ms if per_packet else target_rtt_ms,
+        offsets_per_round_ms,
+        correlation=ping_correlation(target_rtt_ms),
+        ack_every=ack_every,
+        draws=draws,
+        seed=seed,
+        extra=None if per_packet else NO_EXTRA,
+    )
     return d, rule
