@@ -45,6 +45,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="the device sweep: the same traffic on the RAM LUN and two emulated slow devices, with "
         "local fio of each (lab/device_sweep.py)",
     )
+    run.add_argument(
+        "--reads",
+        action="store_true",
+        help="the reads diagnosis: reads and writes across 1.5-4 MiB captured at both ends of the line, "
+        "iperf3 both ways and local fio of the LUN's file (lab/reads_sweep.py)",
+    )
     smoke = subs.add_parser("smoke", help="a short check of the lab (under 90 s)")
     smoke.add_argument("--json", dest="json_out", help="also write the figures to this file")
     subs.add_parser("teardown", help="remove whatever a lab left behind (from its state file)")
@@ -131,6 +137,10 @@ def run(args: argparse.Namespace) -> int:
                 from iscsi_report.lab import device_sweep
 
                 summary = device_sweep.execute(lab, out, _say)
+            elif args.reads:
+                from iscsi_report.lab import reads_sweep
+
+                summary = reads_sweep.execute(lab, out, _say)
             elif args.jitter:
                 from iscsi_report.lab import jitter_sweep
 

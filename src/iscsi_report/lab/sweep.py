@@ -62,6 +62,8 @@ WINDOWS = (1, 2, 4, 8)
 IMMEDIATE = ((65536, 262144), (8192, 8192))  # (immediate_data_bytes, max_recv_data_segment_bytes)
 REPLICATES = 3
 CAPTURE_IOS = 2
+FIO_REGION_BYTES = 256 * BYTES_PER_MIB  # the part of the LUN every fio run reads or writes
+AT_TARGET = "-at-target"  # the file-name suffix of a capture taken on the target's side of the line
 PING_INTERVAL_S = 0.002
 PING_COUNT = 1000
 # iputils sends the next probe only after a reply when the round trip exceeds the interval, so a
@@ -163,10 +165,13 @@ class FioRun:
     bins: bool = False  # fio json+ (latency bins): the jitter sweep's distributions
     device: str = RAM_DEVICE  # the LUN's device (lab.device_sweep); the RAM-backed file before it
     device_emulation: str = ""  # how an emulated device was emulated (its manifest label), else ""
+    role: str = ""  # a sweep's own design role (``diagnosis``: lab.reads_sweep), else by the rules below
 
     @property
     def design_role(self) -> str:
-        """``fit``, ``holdout`` or ``confirmation`` (see the module docstring)."""
+        """``fit``, ``holdout`` or ``confirmation`` (see the module docstring), or the run's own ``role``."""
+        if self.role:
+            return self.role
         if self.confirm:
             return "confirmation"
         fit = (
@@ -362,7 +367,7 @@ def fio_cmd(fio: Path, run: FioRun, out: Path, verify: bool = False) -> list[str
         f"--filename={fio_filename()}",
         f"--rw={run.rw}",
         f"--bs={run.bs_bytes}",
-        f"--size={256 * BYTES_PER_MIB}",
+        f"--size={FIO_REGION_BYTES}",
         f"--io_size={run.n_ios * run.bs_bytes}",
         f"--iodepth={run.iodepth}",
         "--direct=1",
@@ -413,26 +418,44 @@ class Runner:
         self.entry(path, "fio", run.labels())
         return path
 
-    def captured(self, runs: list[FioRun]) -> list[Path]:
-        """Run these (captured) fio runs under one dumpcap; one tshark export file per run."""
-        pcap = Path(f"{st.SHM_PREFIX}capture.pcapng")
-        pid = self.lab.start_capture(pcap)
+    def captured(self, runs: list[FioRun], at_target: bool = False) -> list[Path]:
+        """Run these (captured) fio runs under one dumpcap; one tshark export file per run.
+
+        ``at_target``: a second dumpcap on the target's TUN device at the same time (same clock),
+        its exports named ``<run>-at-target.tsv``: when the target sent each PDU, not only when it
+        reached the initiator.
+        """
+        points = [(NS_INI, "")] + ([(NS_TGT, AT_TARGET)] if at_target else [])
+        pcaps = {ns: Path(f"{st.SHM_PREFIX}capture-{ns}.pcapng") for ns, _ in points}
+        pids: list[int] = []
         windows: list[tuple[FioRun, float, float]] = []
         try:
+            for ns, _ in points:
+                pids.append(self.lab.start_capture(pcaps[ns], ns))
             for run in runs:
                 t0 = time.time()
                 self.fio(run)
                 windows.append((run, t0, time.time()))
         finally:
-            self.lab.stop_capture(pid)
-        text = self.lab.export_capture(pcap, tshark_ingest.EXPORT_FIELDS)
-        pcap.unlink(missing_ok=True)
+            for pid in pids:
+                self.lab.stop_capture(pid)
+        paths: list[Path] = []
+        for ns, suffix in points:
+            text = self.lab.export_capture(pcaps[ns], tshark_ingest.EXPORT_FIELDS)
+            pcaps[ns].unlink(missing_ok=True)
+            paths += self._split_capture(text, windows, ns, suffix)
+        return paths
+
+    def _split_capture(
+        self, text: str, windows: list[tuple[FioRun, float, float]], ns: str, suffix: str
+    ) -> list[Path]:
+        """One capture's export cut into one file per run by the run's wall-clock window."""
         lines = text.splitlines()
         header, rows = lines[0], lines[1:]
         paths = []
         for run, t0, t1 in windows:
             mine = [r for r in rows if t0 <= float(r.split("\t", 2)[1]) <= t1]
-            path = self.out / "tshark" / f"{run.stem()}.tsv"
+            path = self.out / "tshark" / f"{run.stem()}{suffix}.tsv"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("\n".join([header, *mine]) + "\n", encoding="utf-8")
             try:
@@ -446,14 +469,23 @@ class Runner:
             if result and "target" in result.login_keys:
                 key = parameter_set(run.immediate_data_bytes, run.max_recv_data_segment_bytes)
                 self.login_by_set.setdefault(key, result.login_keys["target"])
-            self.entry(path, "tshark", {**run.labels(), "capture_point": f"{NS_INI}:lab0"})
+            self.entry(path, "tshark", {**run.labels(), "capture_point": f"{ns}:lab0"})
             paths.append(path)
         return paths
 
     def network(
-        self, one_way_delay_ms: float, link_mbps: float, jitter: str = "", ping_count: int = PING_COUNT
+        self,
+        one_way_delay_ms: float,
+        link_mbps: float,
+        jitter: str = "",
+        ping_count: int = PING_COUNT,
+        reverse: bool = False,
     ) -> None:
-        """ping (2 ms interval) and iperf3 -J across the delay line at this point (and jitter shape)."""
+        """ping (2 ms interval) and iperf3 -J across the delay line at this point (and jitter shape).
+
+        ``reverse``: iperf3 -R as well (the target sending, as a read's data travels), each file
+        labelled with its direction.
+        """
         lab = self.lab
         lab.set_link(one_way_delay_ms, link_mbps)
         d = f"{one_way_delay_ms:g}".replace(".", "p") + (f"-j{jitter}" if jitter else "")
@@ -474,14 +506,22 @@ class Runner:
             stdout_path=ping,
         )
         self.entry(ping, "ping", {**labels, "interval_s": PING_INTERVAL_S})
+        for backwards in (False, True) if reverse else (False,):
+            tail = "-reverse" if backwards else ""
+            more = {"reverse": backwards} if reverse else {}
+            self.iperf3(self.out / "iperf3" / f"d{d}ms-l{link_mbps:g}{tail}.json", labels | more)
+
+    def iperf3(self, path: Path, labels: dict[str, Any]) -> None:
+        """One iperf3 -J run (-R when ``labels`` say ``reverse``) against a one-shot server on the target."""
+        lab = self.lab
         server = lab.spawn(NS_TGT, ["iperf3", "-s", "-1", "-B", ADDR_TGT], "iperf3-server")
         try:
             time.sleep(0.3)
-            path = self.out / "iperf3" / f"d{d}ms-l{link_mbps:g}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
+            flags = ["-R"] if labels.get("reverse") else []
             res = lab.run(
                 NS_INI,
-                ["iperf3", "-J", "-c", ADDR_TGT, "-t", str(IPERF3_SECONDS)],
+                ["iperf3", "-J", *flags, "-c", ADDR_TGT, "-t", str(IPERF3_SECONDS)],
                 IPERF3_SECONDS + 30,
                 "iperf3",
                 stdout_path=path,

@@ -451,14 +451,14 @@ class Lab:
         self.target = params
 
     # -- capture ---------------------------------------------------------------------------
-    def start_capture(self, pcap: Path) -> int:
-        """dumpcap on the initiator's TUN device, writing ``pcap`` (recorded); returns its PID."""
+    def start_capture(self, pcap: Path, ns: str = NS_INI) -> int:
+        """dumpcap on ``ns``'s TUN device (the initiator's unless said), writing ``pcap``; its PID."""
         assert self.state is not None
         self.state.add_file(pcap)
         log = pcap.with_suffix(".log")
         self.state.add_file(log)
         log.write_bytes(b"")
-        pid = self.spawn(NS_INI, ["dumpcap", "-i", TUN_DEV, "-B", "64", "-w", str(pcap)], "dumpcap", log)
+        pid = self.spawn(ns, ["dumpcap", "-i", TUN_DEV, "-B", "64", "-w", str(pcap)], "dumpcap", log)
         _wait_for(lambda: "Capturing on" in log.read_text(errors="replace"), 15, "dumpcap")
         # "Capturing on" is printed before packets are really captured: probe with pings until
         # the capture file grows (the probes are ICMP, outside the iSCSI export)
