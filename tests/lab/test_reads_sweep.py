@@ -7,6 +7,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from iscsi_report.cli import build_parser
 from iscsi_report.core.ingest import tshark as tshark_ingest
 from iscsi_report.core.units import BYTES_PER_MIB
@@ -52,8 +54,14 @@ def test_local_fio_reads_the_luns_own_file_buffered_as_tgt_does() -> None:
 
 
 def test_lab_run_takes_the_reads_diagnosis() -> None:
-    assert build_parser("lab").parse_args(["lab", "run", "--reads", "--out", "x"]).reads is True
-    assert build_parser("lab").parse_args(["lab", "run", "--out", "x"]).reads is False
+    assert build_parser("lab").parse_args(["lab", "run", "--reads", "--out", "x"]).reads == 1
+    assert build_parser("lab").parse_args(["lab", "run", "--reads", "2", "--out", "x"]).reads == 2
+    assert build_parser("lab").parse_args(["lab", "run", "--out", "x"]).reads == 0
+    with pytest.raises(ValueError, match=r"--reads 3: expected one of \[1, 2\]"):
+        rs.check_design(3)
+    assert rs.TGTD_ENV[2] == {"MALLOC_MMAP_THRESHOLD_": str(64 << 20)}
+    assert "MALLOC_MMAP_THRESHOLD_=" in rs.note(2)
+    assert "environment" not in rs.note(1)
 
 
 class _FakeLab:

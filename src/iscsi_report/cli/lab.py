@@ -47,9 +47,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--reads",
-        action="store_true",
-        help="the reads diagnosis: reads and writes across 1.5-4 MiB captured at both ends of the line, "
-        "iperf3 both ways and local fio of the LUN's file (lab/reads_sweep.py)",
+        nargs="?",
+        type=int,
+        const=1,
+        default=0,
+        metavar="N",
+        help="the reads diagnosis (design N, default 1): reads and writes across 1.5-4 MiB captured at both "
+        "ends of the line, iperf3 both ways and local fio of the LUN's file; design 2 with tgtd's "
+        "allocator serving large buffers from its heap (lab/reads_sweep.py)",
     )
     smoke = subs.add_parser("smoke", help="a short check of the lab (under 90 s)")
     smoke.add_argument("--json", dest="json_out", help="also write the figures to this file")
@@ -130,6 +135,10 @@ def run(args: argparse.Namespace) -> int:
             from iscsi_report.lab.jitter_sweep import check_design
 
             check_design(args.jitter)  # before the lab comes up or the folder is cleaned
+        if args.reads:
+            from iscsi_report.lab import reads_sweep
+
+            reads_sweep.check_design(args.reads)
         out = Path(args.out).resolve()
         clean_out(out)
         with Lab(tools, _say) as lab:
@@ -140,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
             elif args.reads:
                 from iscsi_report.lab import reads_sweep
 
-                summary = reads_sweep.execute(lab, out, _say)
+                summary = reads_sweep.execute(lab, out, _say, number=args.reads)
             elif args.jitter:
                 from iscsi_report.lab import jitter_sweep
 

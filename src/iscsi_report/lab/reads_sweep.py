@@ -36,6 +36,12 @@ IOS = 24  # I/Os per fio run, as the blind sweeps
 CAPTURE_IOS = 8  # captured I/Os per size and direction: enough to see whether every one steps
 LOCAL_IOS = 48  # local fio I/Os per size and direction on the LUN's file
 FLAGS = " --reads"
+# Design 2 is design 1 with tgtd's allocator told to serve every buffer of these sizes from its
+# heap (glibc's mmap threshold fixed at 64 MiB, which also stops it moving): the test of whether a
+# large read's extra time at the target is its fresh buffer's page faults.
+MMAP_THRESHOLD_ENV = "MALLOC_MMAP_THRESHOLD_"
+FIXED_MMAP_THRESHOLD_BYTES = 64 << 20
+TGTD_ENV: dict[int, dict[str, str]] = {1: {}, 2: {MMAP_THRESHOLD_ENV: str(FIXED_MMAP_THRESHOLD_BYTES)}}
 ROLE = "diagnosis"  # every run's design_role: a look for a cause, not a test of a forecast
 PREFILL_BS = 1 << 20  # the LUN's first FIO_REGION_BYTES are written once before any run, in 1 MiB writes
 
@@ -117,17 +123,27 @@ def local_fio(runner: sw.Runner) -> None:
             runner.entry(path, "fio", local_labels(rw, bs), side="local")
 
 
-def note() -> str:
+def note(number: int = 1) -> str:
     """The end of the manifest's description: what this sweep adds to the earlier ones."""
+    env = " ".join(f"{k}={v}" for k, v in TGTD_ENV[number].items())
     return (
         "A diagnosis of large reads (lab run --reads): reads and writes of the same sizes, each size "
         "captured on both sides of the line at once (files ending -at-target.tsv were captured on the "
         "target's TUN device), iperf3 in both directions, and local fio of the LUN's file."
+        + (f" tgtd ran with {env} in its environment." if env else "")
     )
 
 
-def execute(lab: Lab, out: Path, say: Any = print) -> dict[str, Any]:
-    """Run the reads diagnosis into ``out`` and write its manifest."""
+def check_design(number: int) -> None:
+    """Refuse a design number that does not exist (before the lab comes up)."""
+    if number not in TGTD_ENV:
+        raise ValueError(f"--reads {number}: expected one of {sorted(TGTD_ENV)}")
+
+
+def execute(lab: Lab, out: Path, say: Any = print, number: int = 1) -> dict[str, Any]:
+    """Run the reads diagnosis (design ``number``: :data:`TGTD_ENV`) into ``out`` and write its manifest."""
+    check_design(number)
+    lab.tgtd_env = dict(TGTD_ENV[number])
     out.mkdir(parents=True, exist_ok=True)
     runner = sw.Runner(lab, out, say)
     loads = {"at_start": sw.load_average()}
@@ -158,8 +174,10 @@ def execute(lab: Lab, out: Path, say: Any = print) -> dict[str, Any]:
         "captured_ios": CAPTURE_IOS,
         "local_fio_ios": LOCAL_IOS,
         "lun_prefilled_bytes": sw.FIO_REGION_BYTES,
+        "tgtd_environment": lab.tgtd_env,
     }
+    flags = FLAGS if number == 1 else f"{FLAGS} {number}"
     manifest = sw.write_manifest(
-        out, runner, False, sweep_s, {}, 0, loads, flags=FLAGS, extra_lab=extra, description_note=note()
+        out, runner, False, sweep_s, {}, 0, loads, flags=flags, extra_lab=extra, description_note=note(number)
     )
     return sw.outcome(runs, runner, sweep_s, manifest)

@@ -143,6 +143,7 @@ class Lab:
         self.jitter: dict[str, Any] | None = None  # the delay line's jitter object (None: fixed delay)
         self.target: TargetParams | None = None
         self.lun_file = LUN_FILE  # the file tgt serves as the LUN (a slow device's, lab.device_sweep)
+        self.tgtd_env: dict[str, str] = {}  # environment tgtd starts with (lab.reads_sweep's allocator test)
         self._stack = contextlib.ExitStack()
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -384,9 +385,11 @@ class Lab:
             self.state.add_file(f"{TGT_SOCKET_DIR}/socket.{TGT_CONTROL_PORT}{suffix}")
         log = st.STATE_DIR / "tgtd.log"
         self.state.add_file(log)
+        env = ["env", *(f"{k}={v}" for k, v in sorted(self.tgtd_env.items()))] if self.tgtd_env else []
         self.tgtd_pid = self.spawn(
             NS_TGT,
             [
+                *env,
                 str(self.tools.tgtd),
                 "-f",
                 "-C",
