@@ -57,8 +57,9 @@ def test_lab_run_takes_the_reads_diagnosis() -> None:
     assert build_parser("lab").parse_args(["lab", "run", "--reads", "--out", "x"]).reads == 1
     assert build_parser("lab").parse_args(["lab", "run", "--reads", "2", "--out", "x"]).reads == 2
     assert build_parser("lab").parse_args(["lab", "run", "--out", "x"]).reads == 0
-    with pytest.raises(ValueError, match=r"--reads 3: expected one of \[1, 2\]"):
-        rs.check_design(3)
+    with pytest.raises(ValueError, match=r"--reads 4: expected one of \[1, 2, 3\]"):
+        rs.check_design(4)
+    assert rs.TGTD_ENV[3]["MALLOC_TRIM_THRESHOLD_"] == rs.TGTD_ENV[3]["MALLOC_MMAP_THRESHOLD_"]
     assert rs.TGTD_ENV[2] == {"MALLOC_MMAP_THRESHOLD_": str(64 << 20)}
     assert "MALLOC_MMAP_THRESHOLD_=" in rs.note(2)
     assert "environment" not in rs.note(1)

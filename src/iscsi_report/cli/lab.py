@@ -53,8 +53,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=0,
         metavar="N",
         help="the reads diagnosis (design N, default 1): reads and writes across 1.5-4 MiB captured at both "
-        "ends of the line, iperf3 both ways and local fio of the LUN's file; design 2 with tgtd's "
-        "allocator serving large buffers from its heap (lab/reads_sweep.py)",
+        "ends of the line, iperf3 both ways and local fio of the LUN's file; designs 2 and 3 with tgtd's "
+        "allocator settings changed (lab/reads_sweep.py)",
     )
     smoke = subs.add_parser("smoke", help="a short check of the lab (under 90 s)")
     smoke.add_argument("--json", dest="json_out", help="also write the figures to this file")

@@ -39,9 +39,19 @@ FLAGS = " --reads"
 # Design 2 is design 1 with tgtd's allocator told to serve every buffer of these sizes from its
 # heap (glibc's mmap threshold fixed at 64 MiB, which also stops it moving): the test of whether a
 # large read's extra time at the target is its fresh buffer's page faults.
+# Design 3 also fixes the trim threshold there, so a freed buffer stays in the heap for the next
+# command (design 2 left it at glibc's 128 KiB: every buffer went back to the kernel).
 MMAP_THRESHOLD_ENV = "MALLOC_MMAP_THRESHOLD_"
+TRIM_THRESHOLD_ENV = "MALLOC_TRIM_THRESHOLD_"
 FIXED_MMAP_THRESHOLD_BYTES = 64 << 20
-TGTD_ENV: dict[int, dict[str, str]] = {1: {}, 2: {MMAP_THRESHOLD_ENV: str(FIXED_MMAP_THRESHOLD_BYTES)}}
+TGTD_ENV: dict[int, dict[str, str]] = {
+    1: {},
+    2: {MMAP_THRESHOLD_ENV: str(FIXED_MMAP_THRESHOLD_BYTES)},
+    3: {
+        MMAP_THRESHOLD_ENV: str(FIXED_MMAP_THRESHOLD_BYTES),
+        TRIM_THRESHOLD_ENV: str(FIXED_MMAP_THRESHOLD_BYTES),
+    },
+}
 ROLE = "diagnosis"  # every run's design_role: a look for a cause, not a test of a forecast
 PREFILL_BS = 1 << 20  # the LUN's first FIO_REGION_BYTES are written once before any run, in 1 MiB writes
 
