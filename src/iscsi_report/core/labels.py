@@ -70,6 +70,7 @@ LINK_CAPACITY_LABELS: dict[str, Any] = {"protocol": "tcp", "reverse": False}
 # Device request sizes (iostat) are averaged only over runs of one queue depth.
 REQUEST_SIZE_KEYS = ("device", "bs_bytes", "iodepth")
 LOCAL_PREFIX = "local"
+AT_TARGET_SUFFIX = "-at-target"  # a capture's file-name ending when taken on the target's side of the line
 PLACE_BY_SIDE = {"local": "local", "initiator": "iscsi", "target": "target"}
 _SUFFIXES = re.compile(r"(\.(json|txt|log|out|gz|xz|jsonplus))+$", re.IGNORECASE)
 _PING_ADDR_RE = re.compile(r"^PING6?[ (]\s*\S*?\s*\(([^)]*)\)")

@@ -37,6 +37,7 @@ import yaml
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest import tshark as tshark_ingest
 from iscsi_report.core.ingest.textio import sha256_file
+from iscsi_report.core.labels import AT_TARGET_SUFFIX
 from iscsi_report.core.units import BYTES_PER_KIB, BYTES_PER_MIB
 from iscsi_report.lab import state as st
 from iscsi_report.lab.topology import (
@@ -63,7 +64,7 @@ IMMEDIATE = ((65536, 262144), (8192, 8192))  # (immediate_data_bytes, max_recv_d
 REPLICATES = 3
 CAPTURE_IOS = 2
 FIO_REGION_BYTES = 256 * BYTES_PER_MIB  # the part of the LUN every fio run reads or writes
-AT_TARGET = "-at-target"  # the file-name suffix of a capture taken on the target's side of the line
+AT_TARGET = AT_TARGET_SUFFIX  # the file-name suffix of a capture taken on the target's side
 PING_INTERVAL_S = 0.002
 PING_COUNT = 1000
 # iputils sends the next probe only after a reply when the round trip exceeds the interval, so a

@@ -1,0 +1,73 @@
+"""Where a large read's time goes: the target's time before its first Data-In, read from captures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from iscsi_report.analyses import read_time
+from iscsi_report.core.measurements import open_dataset
+
+RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
+SWEEPS = ("lab-iscsi-2026-reads", "lab-iscsi-2026-reads2", "lab-iscsi-2026-reads3")
+
+
+def _pdus(rows: list[tuple[float, str, int, int]]) -> pd.DataFrame:
+    """PDUs as the tshark parser gives them: time (s), kind, task tag, data segment bytes."""
+    return pd.DataFrame(rows, columns=["time_epoch_s", "pdu", "itt", "data_segment_bytes"])
+
+
+def test_a_reads_target_time_is_command_to_first_data_in_and_its_spread_is_beyond_the_wire() -> None:
+    # two reads of 3 x 125,000 bytes at 1000 Mbit/s: a PDU takes 1 ms on the wire
+    pdus = _pdus(
+        [
+            (10.000, "command", 1, 0),
+            (10.004, "data_in", 1, 125_000),
+            (10.005, "data_in", 1, 125_000),
+            (10.0065, "data_in", 1, 125_000),
+            (10.007, "response", 1, 0),
+            (10.010, "command", 2, 0),
+            (10.012, "data_in", 2, 125_000),
+            (10.013, "data_in", 2, 125_000),
+            (10.014, "data_in", 2, 125_000),
+            (10.0141, "response", 2, 0),
+        ]
+    )
+    ops = read_time.operations(pdus)
+    assert read_time.target_ms(ops, "read").tolist() == pytest.approx([4.0, 2.0])
+    assert read_time.spread_excess_ms(ops, 1000.0).tolist() == pytest.approx([0.5, 0.0], abs=1e-9)
+    assert ops["t_next"].iloc[0] == pytest.approx(10.010)
+
+
+def test_a_writes_target_time_is_its_last_data_out_to_the_response() -> None:
+    pdus = _pdus(
+        [
+            (1.000, "command", 7, 65536),
+            (1.001, "r2t", 7, 0),
+            (1.002, "data_out", 7, 65536),
+            (1.003, "data_out", 7, 65536),
+            (1.0045, "response", 7, 0),
+        ]
+    )
+    assert read_time.target_ms(read_time.operations(pdus), "write").tolist() == pytest.approx([1.5])
+
+
+@pytest.mark.skipif(not all((RAW / s).is_dir() for s in SWEEPS), reason="the reads sweeps are absent")
+def test_fresh_pages_were_the_large_reads_time_at_the_target() -> None:
+    """The predictions pre-registered for lab-iscsi-2026-reads3, against lab-iscsi-2026-reads's defaults."""
+    t = read_time.table([open_dataset(RAW / s) for s in SWEEPS], (2048, 3328, 4096)).set_index(
+        ["sweep", "one_way_ms", "kib"]
+    )
+    default, reused = t.loc["lab-iscsi-2026-reads"], t.loc["lab-iscsi-2026-reads3"]
+    assert read_time.allocator(open_dataset(RAW / SWEEPS[0])) == "glibc's defaults"
+    assert t.loc["lab-iscsi-2026-reads3", "allocator"].str.contains("MALLOC_TRIM_THRESHOLD_=67108864").all()
+    for one_way in (1.25, 4.5):
+        assert default.loc[(one_way, 4096), "read_target_ms"] > 3.0  # the jump, at both points
+        assert reused.loc[(one_way, 4096), "read_target_ms"] <= 2.6
+        assert reused.loc[(one_way, 2048), "read_target_ms"] <= 1.8
+        gain = default.loc[(one_way, 4096), "read_mean_ms"] - reused.loc[(one_way, 4096), "read_mean_ms"]
+        assert gain >= 2.0
+        # a write's buffer faults behind the wire: its time at the target does not jump
+        assert default.loc[(one_way, 4096), "write_target_ms"] < 2.5
