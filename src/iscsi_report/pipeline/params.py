@@ -52,6 +52,7 @@ NAME_PARAMETERS = frozenset(
         "other_sweeps",
         "blind_sweep",
         "second_blind_sweep",
+        "reads_sweeps",
         "device_sweep",
         "jitter_sweep",
         "second_jitter_sweep",
