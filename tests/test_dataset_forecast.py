@@ -190,6 +190,7 @@ def test_percentiles_come_with_the_forecast(capsys: pytest.CaptureFixture[str]) 
     doc = _doc(capsys, "--dataset", SWEEP, "--bs", "1m", "--one-way-ms", "2")
     assert doc["p50_ms"] < doc["p99_ms"] <= doc["p99_9_ms"]
     assert doc["percentiles_rule"] == "per-round", "no other network: today's ping, whole rounds"
+    assert doc["percentiles_interval"] == "none (no sweep tested this case)" and "p99_ci_ms" not in doc
     assert abs(doc["p50_ms"] - doc["op_ms"]) < 0.05 * doc["op_ms"]
     ping = RAW / SWEEP / "ping" / "d2ms-l1000.txt"
     manual = ["--bs", "1m", "--one-way-ms", "2", "--link-mbps", "1000", "--device-mib-s", "5000"]
@@ -307,6 +308,11 @@ def test_a_target_networks_ping_sets_its_delay_and_its_tail(capsys: pytest.Captu
         wifi["op_ms"] > steady["op_ms"]
         and wifi["p99_ms"] - wifi["p50_ms"] > steady["p99_ms"] - steady["p50_ms"]
     )
+    low, high = wifi["p99_ci_ms"]
+    assert (
+        low < wifi["p99_ms"] < high
+        and "lab-iscsi-2026-jitter5, pre-registered" in wifi["percentiles_interval"]
+    )
     status, out, _ = _project(capsys, *base, "--ping", str(jittered))
     assert (
         status == 0
@@ -315,6 +321,20 @@ def test_a_target_networks_ping_sets_its_delay_and_its_tail(capsys: pytest.Captu
     )
     stated = _doc(capsys, *base, "--one-way-ms", "2", "--ping", str(jittered))
     assert stated["target"]["one_way_ms"] == 2 and stated["network"]["one_way_from"] == "--one-way-ms"
+
+
+def test_the_tail_interval_inverts_the_lab_error_and_is_given_only_where_it_was_tested() -> None:
+    """An error of e per cent of the measured value: measured between forecast/(1+e) and forecast/(1-e)."""
+    err = {0.99: df.Value(10.0, df.Source("measured", "ten per cent at p99"))}
+    found = df._tail_intervals({0.5: 50.0, 0.99: 100.0}, "per-packet", err)
+    assert found["p99_ci_ms"] == pytest.approx([100 / 1.1, 100 / 0.9])
+    assert "p50_ci_ms" not in found and found["percentiles_interval"] == "ten per cent at p99"
+    assert "no sweep tested" in df._tail_intervals({0.99: 100.0}, "per-round", err)["percentiles_interval"]
+    assert "is not here" in df._tail_intervals({0.99: 100.0}, "per-packet", {})["percentiles_interval"]
+    wild = df._tail_intervals(
+        {0.99: 100.0}, "per-packet", {0.99: df.Value(150.0, df.Source("measured", "x"))}
+    )
+    assert wild["p99_ci_ms"] == pytest.approx([100 / (1 + df.MAX_TAIL_ERROR), 100 / (1 - df.MAX_TAIL_ERROR)])
 
 
 def test_a_ping_file_of_too_few_replies_is_refused_with_its_name(

@@ -394,6 +394,7 @@ class EngineInputs:
     target_ping: TargetPing | None = None  # the target network's ping (--ping), None: today's network
     mtu: Value = ETHERNET_MTU  # the path MTU each round's packets are cut at
     one_way_from: str = "today's"  # where the target's one-way delay came from
+    tail_error: Mapping[float, Value] | None = None  # the tail model's own error (tail_errors), None: unknown
 
 
 @dataclass(frozen=True)
@@ -425,6 +426,49 @@ def blind_errors(
         mine = m.pairs[m.pairs["method"] == forecast_matrix.ENGINE]
         frames.append(mine.assign(sweep=sweep)[ERROR_COLUMNS])
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ERROR_COLUMNS)
+
+
+MAX_TAIL_ERROR = 0.5  # an error of 50 % or more leaves no upper bound worth printing: capped there
+TAIL_SWEEP = "lab-iscsi-2026-jitter5"  # the jitter sweep the FIFO line was pre-registered for
+TAIL_LEVELS = (0.5, 0.99)  # the percentiles that sweep scored the tail model at
+TAIL_ERROR_KIND = "tail-errors"  # what the keep cache holds the tail model's scored errors under
+
+
+def tail_errors(raw_root: Path, level: float = forecast_matrix.CI_LEVEL) -> dict[float, Value]:
+    """The ``level`` quantile of the tail model's absolute error per percentile, where it was tested blind.
+
+    Scored on :data:`TAIL_SWEEP` (pre-registered for the simulated FIFO line), every file read and
+    checked against its sha256; the scoring is kept across processes by those files and the code.
+    Empty when the sweep is not in the project.
+    """
+    raw = raw_root / TAIL_SWEEP
+    if not (raw / datasets.MANIFEST).is_file():
+        return {}
+    from iscsi_report.analyses import lab_tails
+    from iscsi_report.core import keep
+    from iscsi_report.core.digest import code_digest, sha256_bytes
+
+    ds = lab_tails.load(raw)
+    for f in ds.files:
+        ds.text(f)  # read and checked against the manifest's sha256 before a kept scoring is trusted
+    inputs = sha256_bytes("\n".join(f"{f.rel} {f.sha256}" for f in ds.files).encode())
+    here = Path(__file__).resolve().parent
+    code = code_digest(here, here.parent / "core")[:16]
+    scored = keep.once(
+        keep.path_for(TAIL_ERROR_KIND, code, inputs),
+        lambda: lab_tails.score_fifo(ds, lab_tails.FIFO_DECLARED),
+        lambda kept: isinstance(kept, pd.DataFrame),
+    )
+    out = {}
+    for p in TAIL_LEVELS:
+        name = distribution.percentile_key(p).removesuffix("_ms")
+        column = f"{name}_error_pct"
+        what = (
+            f"{100 * level:.0f} % quantile of the tail model's absolute {name} error on the "
+            f"{len(scored)} configurations of {TAIL_SWEEP}, pre-registered for it"
+        )
+        out[p] = Value(float(np.quantile(scored[column].abs(), level)), Source("measured", what))
+    return out
 
 
 def own_error(errors: pd.DataFrame, target_key: str, level: float = forecast_matrix.CI_LEVEL) -> Value | None:
@@ -543,11 +587,14 @@ def percentiles(
     source: str,
     mtu: Value,
     draws: int = distribution.N_DRAWS,
+    tail_error: Mapping[float, Value] | None = None,
 ) -> dict[str, Any]:
     """p50, p90, p99 and p99.9 of a write's latency: the engine's mean through the one tail model.
 
     :func:`distribution.forecast_tail` on each round's packets (at the path MTU ``mtu``), the
-    target's ping (``source``) over today's. Forecast for writes at queue depth 1 only.
+    target's ping (``source``) over today's. Forecast for writes at queue depth 1 only. With
+    ``tail_error`` (:func:`tail_errors`), the percentiles the lab scored carry an interval, in the
+    case the lab tested (per packet) only.
     """
     if f.target.queue_depth != 1 or f.target.direction != "write":
         why = (
@@ -560,6 +607,7 @@ def percentiles(
     offsets = [distribution.packet_offsets_ms(p, f.target.link_bps) for p in packets]
     d, rule = distribution.forecast_tail(f.unloaded_ms, target_rtt_ms, today_rtt_ms, offsets, draws=draws)
     out: dict[str, Any] = {distribution.percentile_key(p): v for p, v in d.quantiles.items()}
+    out |= _tail_intervals(d.quantiles, rule, tail_error or {})
     out["percentiles_rule"] = rule
     out["percentiles_note"] = (
         f"{len(packets)} rounds per write of up to {max(len(p) for p in packets)} packets at a path MTU of "
@@ -569,13 +617,33 @@ def percentiles(
     return out
 
 
+def _tail_intervals(
+    quantiles: Mapping[float, float], rule: str, tail_error: Mapping[float, Value]
+) -> dict[str, Any]:
+    """``p50_ci_ms`` and the like: the measured values the lab's tail error allows, and what they hold.
+
+    An error e per cent of the measured value puts the measured value between forecast / (1 + e)
+    and forecast / (1 - e). Given only where the model was tested (per packet, a sweep present).
+    """
+    if rule != distribution.PER_PACKET:
+        return {"percentiles_interval": "none (no sweep tested this case)"}
+    if not tail_error:
+        return {"percentiles_interval": f"none ({TAIL_SWEEP}, where the tail model was tested, is not here)"}
+    out: dict[str, Any] = {}
+    for p, err in tail_error.items():
+        q, e = quantiles[p], min(err.value / 100, MAX_TAIL_ERROR)
+        out[distribution.percentile_key(p).replace("_ms", "_ci_ms")] = [q / (1 + e), q / (1 - e)]
+    out["percentiles_interval"] = "; ".join(v.source.what for v in tail_error.values())
+    return out
+
+
 def document(ds: Measurements, e: EngineInputs) -> dict[str, Any]:
     """One engine forecast as a JSON-ready document: the answer, its terms, bounds and every input."""
     f = forecast.forecast(e.today, e.target)
     c = e.target
     other = e.target_ping
     target_rtt, source = (e.today_rtt_ms, e.ping_file) if other is None else (other.rtt_ms, other.file)
-    spread = percentiles(f, e.today, target_rtt, e.today_rtt_ms, source, e.mtu)
+    spread = percentiles(f, e.today, target_rtt, e.today_rtt_ms, source, e.mtu, tail_error=e.tail_error)
     return spread | {
         "dataset": ds.name,
         "method": "forecast engine (iscsi_report.core.forecast)",

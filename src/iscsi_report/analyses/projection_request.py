@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -568,9 +568,14 @@ def engine_answer(request: ProjectionRequest, ds: Any) -> dict[str, Any]:
     selection = df.parse_today(request.today)
     seen: dict[str, Any] = {}  # each capture's pacing counts, read once for the whole sweep
     errors = df.blind_errors(request.raw_dir, request.preregistered_dir)  # the engine's own, once
+    tails = df.tail_errors(request.raw_dir) if target_ping is not None else {}  # the tail model's own
     docs = [
         df.document(
-            ds, df.prepare(ds, combo, request.rw, selection, request.r2t_pacing, seen, errors, target_ping)
+            ds,
+            replace(
+                df.prepare(ds, combo, request.rw, selection, request.r2t_pacing, seen, errors, target_ping),
+                tail_error=tails,
+            ),
         )
         for combo in combos
     ]
