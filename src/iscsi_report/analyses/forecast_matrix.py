@@ -126,7 +126,7 @@ def _network_points(data: lab.LabData) -> pd.DataFrame:
     return ping.merge(rates, on=lab.NETWORK_KEYS, how="inner", validate="one_to_one")
 
 
-def configuration_of(ds: Measurements, row: pd.Series) -> forecast.Configuration:
+def configuration_of(ds: Measurements, row: pd.Series | dict[str, Any]) -> forecast.Configuration:
     """A configuration as a user would state it: nominal delay and rate, negotiated keys, window, device.
 
     The device is named only when the lab measured it locally (:func:`lab.devices`); the RAM-backed
@@ -164,8 +164,8 @@ def today(
     ``leave_out`` is a target's key: its runs are not today's when it shares today's settings;
     ``engine_version`` picks one of :data:`iscsi_report.core.forecast.ENGINE_VERSIONS`.
     """
-    kept = rows[rows["key"] != leave_out]
-    first = kept.iloc[0]
+    kept = [r for r in rows.to_dict("records") if r["key"] != leave_out]  # plain rows: read many times
+    first = kept[0]
     measured = tuple(
         forecast.Measured(
             int(r["bs_bytes"]),
@@ -175,7 +175,7 @@ def today(
                 float(r["se_ms"]),
             ),
         )
-        for _, r in kept.iterrows()
+        for r in kept
     )
     return forecast.Today(
         configuration=configuration_of(ds, first),
@@ -271,7 +271,7 @@ def scale_factor(t: forecast.Today) -> float:
     return float(x @ y / (x @ x))
 
 
-def group_of(settings: pd.Series, sizes: set[int], b: pd.Series) -> str:
+def group_of(settings: pd.Series | dict[str, Any], sizes: set[int], b: pd.Series | dict[str, Any]) -> str:
     """Which of the rule's dimensions differ between today's settings (at ``sizes``) and target ``b``."""
     differ = [
         name for name, cols in DIMENSIONS.items() if any(settings[c] != b[c] for c in cols if c != "bs_bytes")
@@ -304,16 +304,18 @@ def run(
 ) -> Matrix:
     """Every (today, target) pair of one sweep, each method's forecast and its error (that engine)."""
     confs = configurations(data)
-    targets = [(r, configuration_of(data.dataset, r)) for _, r in confs.iterrows()]
+    # plain rows, as each is read once per today's settings
+    targets = [(r.to_dict(), configuration_of(data.dataset, r)) for _, r in confs.iterrows()]
     rows: list[dict[str, Any]] = []
     for group in _todays(confs, max_today):
-        settings = group.iloc[0]
+        settings = group.iloc[0].to_dict()
         name = settings_name(str(settings["key"]))
         full = today(data.dataset, group, model_error, engine_version=engine_version)
         full_scale = scale_factor(full)
         sizes = set(group["bs_bytes"].astype(int))
+        keys = set(group["key"])
         for b, c in targets:
-            inside = str(b["key"]) in set(group["key"])
+            inside = str(b["key"]) in keys
             t = today(data.dataset, group, model_error, str(b["key"]), engine_version) if inside else full
             if not t.measured:
                 continue
