@@ -2,11 +2,13 @@
 
 ``save`` computes, with the code as it stands, the forecast matrices the Forecasts chapter builds
 (``fm.run`` on the judged confirmation sweep, the second blind sweep and the device sweep, each at
-the current engine version and at version 1 where the chapter asks for it) and the reads
+the current engine version and at version 1 where the chapter asks for it; the verdict over the
+training and confirmation sweeps; the blind sweeps' frozen forecasts scored) and the reads
 diagnosis table, and pickles them outside the repository. ``check`` computes them again and
 compares every frame exactly (``check_exact=True``), so a speed-up that moves any float fails.
 
-Run from the project root, ``save`` before the change and ``check`` after it:
+Run from the project root, ``save`` before the change and ``check`` after it (or ``save`` with
+``PYTHONPATH`` at an unpacked copy of the code before the change):
     PYTHONPATH=src .venv/bin/python benchmarks/exactness_speed.py save|check [OUT_DIR]
 """
 
@@ -25,7 +27,12 @@ from iscsi_report.analyses import forecast_matrix as fm
 from iscsi_report.analyses import lab, read_time
 from iscsi_report.core.measurements import open_dataset
 
-RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
+ROOT = Path(__file__).resolve().parents[1]
+RAW = ROOT / "data" / "raw"
+PREREGISTERED = ROOT / "data" / "preregistered"
+TRAINING = "lab-iscsi-2026"  # the chapter's training sweep, then the sweeps it judges
+JUDGED = ("lab-iscsi-2026-confirm3", "lab-iscsi-2026-confirm2", "lab-iscsi-2026-confirm")
+FROZEN = ("lab-iscsi-2026-blind", "lab-iscsi-2026-blind2")  # sweeps whose frozen forecasts are scored
 DEFAULT_OUT = Path("/tmp/iscsi_report_exactness_speed")  # outside the repository: scratch only
 MATRIX_SWEEPS = ("lab-iscsi-2026-confirm3", "lab-iscsi-2026-blind2", "lab-iscsi-2026-device")
 DECLARED_V1 = ("lab-iscsi-2026-blind2", "lab-iscsi-2026-device")  # the chapter also runs these at version 1
@@ -41,6 +48,25 @@ def _matrix_frames(sweep: str, engine_version: int) -> dict[str, pd.DataFrame]:
     return {f"{tag}/configurations": m.configurations, f"{tag}/pairs": m.pairs}
 
 
+def _verdict_frames() -> dict[str, pd.DataFrame]:
+    """The verdict's matrices, summaries, declared error and coverage, as the chapter builds them."""
+    v = fm.verdict({s: lab.load(RAW / s) for s in (TRAINING, *JUDGED)}, TRAINING)
+    out = {f"verdict/{s}/pairs": m.pairs for s, m in v.matrices.items()}
+    out.update({f"verdict/{s}/summary": frame for s, frame in v.summaries.items()})
+    error = v.model_error
+    out["verdict/model_error"] = pd.DataFrame({"value": [error.value], "se": [error.se]})
+    out["verdict/coverage_pct"] = pd.DataFrame(
+        {"sweep": list(v.coverage_pct), "pct": list(v.coverage_pct.values())}
+    )
+    return out
+
+
+def _frozen_frames(sweep: str) -> dict[str, pd.DataFrame]:
+    """A blind sweep's frozen forecasts scored against what it measured."""
+    m = fm.score_frozen(fm.load_frozen(PREREGISTERED / sweep), lab.load(RAW / sweep), sweep)
+    return {f"frozen/{sweep}/pairs": m.pairs, f"frozen/{sweep}/summary": fm.summary(m)}
+
+
 def frames() -> dict[str, pd.DataFrame]:
     """Every frame the check compares, by name, each timed on stderr."""
     jobs: list[tuple[str, Callable[[], dict[str, pd.DataFrame]]]] = []
@@ -48,6 +74,9 @@ def frames() -> dict[str, pd.DataFrame]:
         jobs.append((sweep, lambda s=sweep: _matrix_frames(s, fm.ENGINE_VERSION)))  # type: ignore[misc]
     for sweep in DECLARED_V1:
         jobs.append((f"{sweep}@v1", lambda s=sweep: _matrix_frames(s, ENGINE_V1)))  # type: ignore[misc]
+    jobs.append(("verdict", _verdict_frames))
+    for sweep in FROZEN:
+        jobs.append((f"frozen {sweep}", lambda s=sweep: _frozen_frames(s)))  # type: ignore[misc]
     jobs.append(
         (
             "reads",
