@@ -101,7 +101,7 @@ def replay(x: WriteExchange, queue_depth: int, rest_ms: float, writes: int) -> l
     bursts, window, lockstep = len(bursts_ms), _window(x), x.pacing == "lockstep"
     first_asks = min(window, bursts)
     events: list[tuple[float, int, int, int]] = []
-    push, pop = heapq.heappush, heapq.heappop
+    push, pop, swap = heapq.heappush, heapq.heappop, heapq.heapreplace
     seq = 0
     link_free_ms = device_free_ms = 0.0
     started: list[float] = []
@@ -132,10 +132,13 @@ def replay(x: WriteExchange, queue_depth: int, rest_ms: float, writes: int) -> l
     for _ in range(queue_depth):
         issue(0.0)
     while events:
-        now_ms, _, kind, write = pop(events)
+        # The earliest event is read in place: when it schedules exactly one more, heapreplace pops
+        # and pushes in one step. Keys (time, sequence) are unique, so the order is the same.
+        now_ms, _, kind, write = events[0]
         if kind == BURST:
             done = arrived[write] = arrived[write] + 1
             if done == bursts:
+                pop(events)
                 all_data(now_ms, write)
                 continue
             if lockstep:
@@ -147,18 +150,30 @@ def replay(x: WriteExchange, queue_depth: int, rest_ms: float, writes: int) -> l
             answered[write] = burst + 1
             link_free_ms = (link_free_ms if link_free_ms > now_ms else now_ms) + bursts_ms[burst]
             seq += 1
-            push(events, (link_free_ms + one_way_ms, seq, BURST, write))
+            swap(events, (link_free_ms + one_way_ms, seq, BURST, write))
             continue
         elif kind == COMMAND:
+            pop(events)
             if bursts == 0:
                 all_data(now_ms, write)
-            asks = first_asks
+            for _ in range(first_asks):  # the first window of R2Ts, each after the target's processing
+                asked[write] += 1
+                seq += 1
+                push(events, (now_ms + per_round_ms + one_way_ms, seq, R2T, write))
+            continue
         else:  # STATUS
+            pop(events)
             latencies_ms.append(now_ms - started[write])
             if len(started) < writes:
                 issue(now_ms)
             continue
-        for _ in range(asks):  # the target sends R2Ts after its processing; each reaches the initiator
+        if asks <= 0:
+            pop(events)
+            continue
+        asked[write] += 1  # the target's next R2T, after its processing, reaches the initiator
+        seq += 1
+        swap(events, (now_ms + per_round_ms + one_way_ms, seq, R2T, write))
+        for _ in range(asks - 1):  # the rest of a lock-step group
             asked[write] += 1
             seq += 1
             push(events, (now_ms + per_round_ms + one_way_ms, seq, R2T, write))
