@@ -164,18 +164,22 @@ def today(
     ``leave_out`` is a target's key: its runs are not today's when it shares today's settings;
     ``engine_version`` picks one of :data:`iscsi_report.core.forecast.ENGINE_VERSIONS`.
     """
-    kept = [r for r in rows.to_dict("records") if r["key"] != leave_out]  # plain rows: read many times
-    first = kept[0]
+    keys = rows["key"].tolist()  # plain columns: a pandas row per run costs more than the forecast
+    kept = [i for i, key in enumerate(keys) if key != leave_out]
+    first = rows.iloc[kept[0]]
+    bs_bytes, measured_ms, se_ms, runs = (
+        rows[c].tolist() for c in ("bs_bytes", "measured_ms", "se_ms", "runs")
+    )
     measured = tuple(
         forecast.Measured(
-            int(r["bs_bytes"]),
+            int(bs_bytes[i]),
             Value(
-                float(r["measured_ms"]),
-                Source("measured", f"fio mean latency over {int(r['runs'])} runs", str(r["key"])),
-                float(r["se_ms"]),
+                float(measured_ms[i]),
+                Source("measured", f"fio mean latency over {int(runs[i])} runs", str(keys[i])),
+                float(se_ms[i]),
             ),
         )
-        for r in kept
+        for i in kept
     )
     return forecast.Today(
         configuration=configuration_of(ds, first),
