@@ -25,6 +25,7 @@ from __future__ import annotations
 import io
 import math
 import re
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -126,7 +127,7 @@ def _network_points(data: lab.LabData) -> pd.DataFrame:
     return ping.merge(rates, on=lab.NETWORK_KEYS, how="inner", validate="one_to_one")
 
 
-def configuration_of(ds: Measurements, row: pd.Series | dict[str, Any]) -> forecast.Configuration:
+def configuration_of(ds: Measurements, row: pd.Series) -> forecast.Configuration:
     """A configuration as a user would state it: nominal delay and rate, negotiated keys, window, device.
 
     The device is named only when the lab measured it locally (:func:`lab.devices`); the RAM-backed
@@ -275,7 +276,7 @@ def scale_factor(t: forecast.Today) -> float:
     return float(x @ y / (x @ x))
 
 
-def group_of(settings: pd.Series | dict[str, Any], sizes: set[int], b: pd.Series | dict[str, Any]) -> str:
+def group_of(settings: Mapping[Hashable, Any], sizes: set[int], b: Mapping[Hashable, Any]) -> str:
     """Which of the rule's dimensions differ between today's settings (at ``sizes``) and target ``b``."""
     differ = [
         name for name, cols in DIMENSIONS.items() if any(settings[c] != b[c] for c in cols if c != "bs_bytes")
