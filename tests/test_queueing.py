@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import replace
 
 import pytest
@@ -115,3 +116,150 @@ def test_an_engine_version_never_declared_is_refused_when_today_is_built(version
     """Every version above 1 takes the replay: an unknown one must not forecast as version 2."""
     with pytest.raises(model.ModelInputError, match=rf"engine_version: expected one of 1, 2 .*got {version}"):
         _today(version)
+
+
+class _ReferenceReplay:
+    """The replay as first written (one method per event, dispatch by name): the oracle for the fast loop."""
+
+    def __init__(self, x: queueing.WriteExchange, rest_ms: float, writes: int) -> None:
+        self.x, self.rest_ms, self.writes = x, rest_ms, writes
+        self.events: list[tuple[float, int, str, int]] = []
+        self.seq = 0
+        self.link_free_ms = 0.0
+        self.device_free_ms = 0.0
+        self.started: list[float] = []
+        self.arrived: list[int] = []
+        self.asked: list[int] = []
+        self.answered: list[int] = []
+        self.latencies_ms: list[float] = []
+
+    def push(self, at_ms: float, kind: str, write: int) -> None:
+        """Schedule an event (ties in the order they were scheduled)."""
+        self.seq += 1
+        heapq.heappush(self.events, (at_ms, self.seq, kind, write))
+
+    def send(self, now_ms: float, wire_bytes: int, kind: str, write: int) -> None:
+        """Queue bytes on the FIFO link; the event fires when the last byte reaches the target."""
+        start = max(now_ms, self.link_free_ms)
+        self.link_free_ms = start + wire_bytes * BITS_PER_BYTE / self.x.link_bps * MS_PER_S
+        self.push(self.link_free_ms + self.x.one_way_ms, kind, write)
+
+    def issue(self, now_ms: float) -> None:
+        """A new write's command joins the link's queue."""
+        write = len(self.started)
+        self.started.append(now_ms)
+        self.arrived.append(0)
+        self.asked.append(0)
+        self.answered.append(0)
+        self.send(now_ms, self.x.command_wire_bytes, "command", write)
+
+    def ask(self, now_ms: float, write: int) -> None:
+        """The target sends the write's next R2T."""
+        self.asked[write] += 1
+        self.push(now_ms + self.x.per_round_ms + self.x.one_way_ms, "r2t", write)
+
+    def on_command(self, now_ms: float, write: int) -> None:
+        """The first window of R2Ts, or the data is complete."""
+        bursts = len(self.x.burst_wire_bytes)
+        if bursts == 0:
+            self.on_all_data(now_ms, write)
+        for _ in range(min(self._window(), bursts)):
+            self.ask(now_ms, write)
+
+    def on_r2t(self, now_ms: float, write: int) -> None:
+        """The burst an R2T asks for joins the link's queue."""
+        burst = self.answered[write]
+        self.answered[write] += 1
+        self.send(now_ms, self.x.burst_wire_bytes[burst], "burst", write)
+
+    def on_burst(self, now_ms: float, write: int) -> None:
+        """A slot frees (sliding) or a group ends (lock-step)."""
+        self.arrived[write] += 1
+        bursts, done, w = len(self.x.burst_wire_bytes), self.arrived[write], self._window()
+        if done == bursts:
+            self.on_all_data(now_ms, write)
+            return
+        if self.x.pacing == "lockstep":
+            if done % w == 0:
+                for _ in range(min(w, bursts - self.asked[write])):
+                    self.ask(now_ms, write)
+        elif self.asked[write] < bursts:
+            self.ask(now_ms, write)
+
+    def on_all_data(self, now_ms: float, write: int) -> None:
+        """The device serves the write in turn, then the status goes back."""
+        start = max(now_ms, self.device_free_ms)
+        self.device_free_ms = start + self.x.device_ms
+        self.push(self.device_free_ms + self.rest_ms + self.x.one_way_ms, "status", write)
+
+    def on_status(self, now_ms: float, write: int) -> None:
+        """The write completes; the next is issued at once."""
+        self.latencies_ms.append(now_ms - self.started[write])
+        if len(self.started) < self.writes:
+            self.issue(now_ms)
+
+    def _window(self) -> int:
+        """R2Ts outstanding per write: 1 when serial."""
+        return 1 if self.x.pacing == "serial" else self.x.window
+
+    def run(self, queue_depth: int) -> list[float]:
+        """Replay until every write completed."""
+        for _ in range(queue_depth):
+            self.issue(0.0)
+        handlers = {
+            "command": self.on_command,
+            "r2t": self.on_r2t,
+            "burst": self.on_burst,
+            "status": self.on_status,
+        }
+        while self.events:
+            at_ms, _, kind, write = heapq.heappop(self.events)
+            handlers[kind](at_ms, write)
+        return self.latencies_ms
+
+
+def _exchanges() -> list[queueing.WriteExchange]:
+    """Exchanges of every pacing, window and shape, on paths with and without delay, device and ties."""
+    out = [
+        _by_hand(1.0, 10.0),
+        _by_hand(0.0, 10.0),  # round numbers: many events fall on the same instant
+        queueing.WriteExchange(1000, (), 1, "sliding", 0.5, 0.1, 1e9, 0.3),  # all immediate data
+        replace(_by_hand(0.0, 1.0), device_ms=5.0),
+    ]
+    for pacing in ("sliding", "serial", "lockstep"):
+        for bs_kib, window, one_way_ms, device_ms in (
+            (704, 4, 2.5, 0.0),
+            (2304, 3, 0.7, 0.4),
+            (1536, 1, 3.1, 1.7),
+        ):
+            net = model.Network(one_way_ms=one_way_ms, link_bps=700 * MBIT)
+            a = model.Assumptions(r2t_pacing=pacing, target_r2t_window=window, per_round_ms=0.2)  # type: ignore[arg-type]
+            out.append(queueing.exchange_of(bs_kib * BYTES_PER_KIB, PARAMS, net, a, device_ms))
+    return out
+
+
+@pytest.mark.parametrize("x", _exchanges())
+@pytest.mark.parametrize(("queue_depth", "rest_ms"), [(1, 0.0), (2, 0.0), (3, 1.25), (8, 0.0), (16, 7.0)])
+def test_the_fast_loop_replays_every_write_to_the_same_bit_as_the_reference(
+    x: queueing.WriteExchange, queue_depth: int, rest_ms: float
+) -> None:
+    """Forecasts are pre-registered: the fast event loop must give the reference's floats exactly."""
+    writes = queueing.WRITES_PER_SLOT * queue_depth
+    expected = _ReferenceReplay(x, rest_ms, writes).run(queue_depth)
+    assert len(expected) == writes
+    assert queueing.replay(x, queue_depth, rest_ms, writes) == expected  # exact, not approx
+
+
+def test_the_kept_lone_replay_is_the_plain_replay_to_the_bit() -> None:
+    """Queue depth 1 with no rest is replayed once per exchange; what is kept is exactly what it replays."""
+    queueing._alone_ms.cache_clear()
+    exchanges = _exchanges()
+    for x in exchanges:
+        plain = queueing.replay_mean_ms(x, 1, 0.0)
+        assert queueing._alone_ms(x) == plain
+        assert queueing._alone_ms(x) == plain  # kept
+        unloaded_ms = plain + 0.75
+        rest_ms = unloaded_ms - plain
+        assert queueing.queued_latency_ms(x, 4, unloaded_ms) == queueing.replay_mean_ms(x, 4, rest_ms)
+    info = queueing._alone_ms.cache_info()
+    assert (info.misses, info.hits) == (len(exchanges), 2 * len(exchanges))

@@ -74,3 +74,33 @@ def test_fresh_pages_were_the_large_reads_time_at_the_target() -> None:
         # a write's buffer faults behind the wire: its time at the target does not jump
         writes = [s.loc[(one_way, 4096), "write_target_ms"] for s in (default, fresh, reused)]
         assert max(writes) < 2.5 and max(writes) - min(writes) < 0.5
+
+
+def test_a_commands_pdus_are_those_of_its_tag_from_its_own_time_on_whatever_the_order() -> None:
+    """Interleaved tags, rows out of time order, a PDU of a tag before its command, a tag used twice,
+    a command with no data and one with no response: each row as the per-command reading gives it."""
+    pdus = _pdus(
+        [
+            (5.0040, "data_out", 3, 4_000),  # out of order: read first, sent last
+            (4.9990, "data_out", 3, 9_999),  # tag 3 before its command: not its data
+            (5.0000, "command", 3, 1_000),
+            (5.0010, "command", 4, 0),
+            (5.0020, "data_out", 3, 2_000),
+            (5.0030, "data_in", 4, 8_000),
+            (5.0035, "response", 4, 0),
+            (5.0050, "r2t", 3, 0),  # neither data nor response
+            (5.0060, "command", 5, 0),  # no data, no response
+            (5.0070, "command", 4, 0),  # tag 4 again: only its later PDUs
+            (5.0080, "data_in", 4, 500),
+        ]
+    )
+    ops = read_time.operations(pdus)
+    assert ops["t_cmd"].tolist() == [5.0, 5.001, 5.006, 5.007]
+    assert ops["t_first"].tolist()[:2] == [5.002, 5.003]
+    assert ops["t_last"].tolist()[:2] == [5.004, 5.008]  # the first tag 4 reaches its reuse's data
+    assert ops["t_end"].tolist()[:2] == [5.004, 5.0035]  # no response: the last data PDU
+    assert ops["first_bytes"].tolist()[:2] == [2_000.0, 8_000.0]
+    assert ops["data_bytes"].tolist() == [6_000.0, 8_500.0, 0.0, 500.0]
+    assert ops.iloc[2][["t_first", "t_last", "t_end", "first_bytes"]].isna().all()
+    assert ops.iloc[3][["t_first", "t_last", "t_end", "first_bytes"]].tolist() == [5.008, 5.008, 5.008, 500.0]
+    assert ops["t_next"].tolist()[:3] == [5.001, 5.006, 5.007] and pd.isna(ops["t_next"].iloc[3])

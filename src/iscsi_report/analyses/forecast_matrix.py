@@ -25,6 +25,7 @@ from __future__ import annotations
 import io
 import math
 import re
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -164,18 +165,22 @@ def today(
     ``leave_out`` is a target's key: its runs are not today's when it shares today's settings;
     ``engine_version`` picks one of :data:`iscsi_report.core.forecast.ENGINE_VERSIONS`.
     """
-    kept = rows[rows["key"] != leave_out]
-    first = kept.iloc[0]
+    keys = rows["key"].tolist()  # plain columns: a pandas row per run costs more than the forecast
+    kept = [i for i, key in enumerate(keys) if key != leave_out]
+    first = rows.iloc[kept[0]]
+    bs_bytes, measured_ms, se_ms, runs = (
+        rows[c].tolist() for c in ("bs_bytes", "measured_ms", "se_ms", "runs")
+    )
     measured = tuple(
         forecast.Measured(
-            int(r["bs_bytes"]),
+            int(bs_bytes[i]),
             Value(
-                float(r["measured_ms"]),
-                Source("measured", f"fio mean latency over {int(r['runs'])} runs", str(r["key"])),
-                float(r["se_ms"]),
+                float(measured_ms[i]),
+                Source("measured", f"fio mean latency over {int(runs[i])} runs", str(keys[i])),
+                float(se_ms[i]),
             ),
         )
-        for _, r in kept.iterrows()
+        for i in kept
     )
     return forecast.Today(
         configuration=configuration_of(ds, first),
@@ -271,7 +276,7 @@ def scale_factor(t: forecast.Today) -> float:
     return float(x @ y / (x @ x))
 
 
-def group_of(settings: pd.Series, sizes: set[int], b: pd.Series) -> str:
+def group_of(settings: Mapping[Hashable, Any], sizes: set[int], b: Mapping[Hashable, Any]) -> str:
     """Which of the rule's dimensions differ between today's settings (at ``sizes``) and target ``b``."""
     differ = [
         name for name, cols in DIMENSIONS.items() if any(settings[c] != b[c] for c in cols if c != "bs_bytes")
@@ -304,16 +309,18 @@ def run(
 ) -> Matrix:
     """Every (today, target) pair of one sweep, each method's forecast and its error (that engine)."""
     confs = configurations(data)
-    targets = [(r, configuration_of(data.dataset, r)) for _, r in confs.iterrows()]
+    # plain rows, as each is read once per today's settings
+    targets = [(r.to_dict(), configuration_of(data.dataset, r)) for _, r in confs.iterrows()]
     rows: list[dict[str, Any]] = []
     for group in _todays(confs, max_today):
-        settings = group.iloc[0]
+        settings = group.iloc[0].to_dict()
         name = settings_name(str(settings["key"]))
         full = today(data.dataset, group, model_error, engine_version=engine_version)
         full_scale = scale_factor(full)
         sizes = set(group["bs_bytes"].astype(int))
+        keys = set(group["key"])
         for b, c in targets:
-            inside = str(b["key"]) in set(group["key"])
+            inside = str(b["key"]) in keys
             t = today(data.dataset, group, model_error, str(b["key"]), engine_version) if inside else full
             if not t.measured:
                 continue

@@ -24,24 +24,60 @@ DATA_PDU = {"read": "data_in", "write": "data_out"}
 ENV_KEY = "tgtd_environment"  # the manifest's record of tgtd's environment (lab.reads_sweep)
 
 
+OPERATION_COLUMNS = ["t_cmd", "t_first", "t_last", "t_end", "first_bytes", "data_bytes"]
+_NO_PDUS = (np.empty(0), np.empty(0, dtype=np.int64))  # a command with no PDU of a kind
+
+
+def _by_itt(pdus: pd.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per task tag: the PDUs' times (s, ascending, ties in capture order) and data segment bytes."""
+    ordered = pdus.sort_values(["itt", "time_epoch_s"], kind="stable")
+    itt = ordered["itt"].to_numpy()
+    times, sizes = ordered["time_epoch_s"].to_numpy(), ordered["data_segment_bytes"].to_numpy()
+    starts = np.flatnonzero(np.r_[True, itt[1:] != itt[:-1]]) if len(itt) else np.empty(0, dtype=np.int64)
+    ends = np.r_[starts[1:], len(itt)]
+    return {int(itt[i]): (times[i:j], sizes[i:j]) for i, j in zip(starts, ends, strict=True)}
+
+
+def _from(kept: tuple[np.ndarray, np.ndarray], t_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """The PDUs of one task tag at or after ``t_s`` (its times are ascending)."""
+    times, sizes = kept
+    first = int(np.searchsorted(times, t_s, side="left"))
+    return times[first:], sizes[first:]
+
+
+def _operation(t_cmd: float, data: tuple[np.ndarray, np.ndarray], resp_s: np.ndarray) -> dict[str, float]:
+    """One command's row from its data PDUs and responses at or after it."""
+    times, sizes = data
+    t_last = float(times[-1]) if len(times) else np.nan
+    return {
+        "t_cmd": t_cmd,
+        "t_first": float(times[0]) if len(times) else np.nan,
+        "t_last": t_last,
+        "t_end": float(resp_s[0]) if len(resp_s) else t_last,
+        "first_bytes": float(sizes[0]) if len(sizes) else np.nan,
+        "data_bytes": float(sizes.sum()),
+    }
+
+
 def operations(pdus: pd.DataFrame) -> pd.DataFrame:
-    """One row per SCSI command of a capture: its PDU times (s), the data PDUs' bytes and count."""
-    rows = []
-    for _, cmd in pdus[pdus["pdu"] == "command"].sort_values("time_epoch_s").iterrows():
-        mine = pdus[(pdus["itt"] == cmd["itt"]) & (pdus["time_epoch_s"] >= cmd["time_epoch_s"])]
-        data = mine[mine["pdu"].isin(DATA_PDU.values())].sort_values("time_epoch_s")
-        resp = mine[mine["pdu"] == "response"]
-        rows.append(
-            {
-                "t_cmd": float(cmd["time_epoch_s"]),
-                "t_first": float(data["time_epoch_s"].min()),
-                "t_last": float(data["time_epoch_s"].max()),
-                "t_end": float(resp["time_epoch_s"].min() if len(resp) else data["time_epoch_s"].max()),
-                "first_bytes": float(data["data_segment_bytes"].iloc[0]) if len(data) else np.nan,
-                "data_bytes": float(data["data_segment_bytes"].sum()),
-            }
+    """One row per SCSI command of a capture: its PDU times (s), the data PDUs' bytes and count.
+
+    A command's PDUs are those of its task tag from its own time on; the PDUs are grouped by tag
+    once, so a capture is read in one pass rather than once per command.
+    """
+    pdus = pdus[pdus["time_epoch_s"].notna()]  # a PDU with no time is at or after no command
+    commands = pdus[pdus["pdu"] == "command"].sort_values("time_epoch_s")
+    data = _by_itt(pdus[pdus["pdu"].isin(DATA_PDU.values())])
+    resp = _by_itt(pdus[pdus["pdu"] == "response"])
+    rows = [
+        _operation(
+            float(t_cmd),
+            _from(data.get(itt, _NO_PDUS), t_cmd),
+            _from(resp.get(itt, _NO_PDUS), t_cmd)[0],
         )
-    out = pd.DataFrame(rows, columns=["t_cmd", "t_first", "t_last", "t_end", "first_bytes", "data_bytes"])
+        for itt, t_cmd in zip(commands["itt"].tolist(), commands["time_epoch_s"].tolist(), strict=True)
+    ]
+    out = pd.DataFrame(rows, columns=OPERATION_COLUMNS)
     out["t_next"] = out["t_cmd"].shift(-1)
     return out
 

@@ -18,6 +18,7 @@ it with no R2T to wait for, so reads are not replayed (the ceilings' pipeline bo
 
 from __future__ import annotations
 
+import functools
 import heapq
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ from iscsi_report.core.units import BITS_PER_BYTE, MS_PER_S
 
 WRITES_PER_SLOT = 40  # writes replayed per write in flight: a deterministic loop settles in a few
 WARM_UP_PER_SLOT = 8  # the first completions per write in flight, left out of the mean (start-up)
+ALONE_KEPT = 4096  # exchanges whose lone replay is kept per process: a chapter's distinct write exchanges
 
 
 @dataclass(frozen=True)
@@ -64,109 +66,118 @@ def exchange_of(
     )
 
 
-class _Replay:
-    """The event loop of one replay: a FIFO link, a one-at-a-time device, writes in a closed loop."""
+# Event kinds, as small integers so the loop dispatches by comparison (the hot path of a chapter).
+COMMAND, R2T, BURST, STATUS = range(4)
 
-    def __init__(self, x: WriteExchange, rest_ms: float, writes: int) -> None:
-        self.x, self.rest_ms, self.writes = x, rest_ms, writes
-        self.events: list[tuple[float, int, str, int]] = []
-        self.seq = 0
-        self.link_free_ms = 0.0
-        self.device_free_ms = 0.0
-        self.started: list[float] = []
-        self.arrived: list[int] = []  # bursts of each write arrived at the target
-        self.asked: list[int] = []  # R2Ts the target has sent for each write
-        self.answered: list[int] = []  # bursts the initiator has queued for each write
-        self.latencies_ms: list[float] = []
 
-    def push(self, at_ms: float, kind: str, write: int) -> None:
-        """Schedule an event (ties in the order they were scheduled)."""
-        self.seq += 1
-        heapq.heappush(self.events, (at_ms, self.seq, kind, write))
+def _wire_ms(wire_bytes: int, link_bps: float) -> float:
+    """Time for ``wire_bytes`` to leave at ``link_bps`` (ms), in the replay's own operation order."""
+    return wire_bytes * BITS_PER_BYTE / link_bps * MS_PER_S
 
-    def send(self, now_ms: float, wire_bytes: int, kind: str, write: int) -> None:
-        """Queue bytes on the FIFO link; the event fires when the last byte reaches the target."""
-        start = max(now_ms, self.link_free_ms)
-        self.link_free_ms = start + wire_bytes * BITS_PER_BYTE / self.x.link_bps * MS_PER_S
-        self.push(self.link_free_ms + self.x.one_way_ms, kind, write)
 
-    def issue(self, now_ms: float) -> None:
-        """The initiator submits a new write: its command joins the link's queue."""
-        write = len(self.started)
-        self.started.append(now_ms)
-        self.arrived.append(0)
-        self.asked.append(0)
-        self.answered.append(0)
-        self.send(now_ms, self.x.command_wire_bytes, "command", write)
-
-    def ask(self, now_ms: float, write: int) -> None:
-        """The target sends the write's next R2T (after its processing); it reaches the initiator."""
-        self.asked[write] += 1
-        self.push(now_ms + self.x.per_round_ms + self.x.one_way_ms, "r2t", write)
-
-    def on_command(self, now_ms: float, write: int) -> None:
-        """The target holds the command: the first window of R2Ts, or the data is complete."""
-        bursts = len(self.x.burst_wire_bytes)
-        if bursts == 0:
-            self.on_all_data(now_ms, write)
-        for _ in range(min(self._window(), bursts)):
-            self.ask(now_ms, write)
-
-    def on_r2t(self, now_ms: float, write: int) -> None:
-        """An R2T reached the initiator: the burst it asks for joins the link's queue (R2Ts in order)."""
-        burst = self.answered[write]
-        self.answered[write] += 1
-        self.send(now_ms, self.x.burst_wire_bytes[burst], "burst", write)
-
-    def on_burst(self, now_ms: float, write: int) -> None:
-        """A burst reached the target: a slot frees (sliding) or a group ends (lock-step)."""
-        self.arrived[write] += 1
-        bursts, done, w = len(self.x.burst_wire_bytes), self.arrived[write], self._window()
-        if done == bursts:
-            self.on_all_data(now_ms, write)
-            return
-        if self.x.pacing == "lockstep":
-            if done % w == 0:
-                for _ in range(min(w, bursts - self.asked[write])):
-                    self.ask(now_ms, write)
-        elif self.asked[write] < bursts:
-            self.ask(now_ms, write)
-
-    def on_all_data(self, now_ms: float, write: int) -> None:
-        """Every byte is at the target: the device serves it in turn, then the status goes back."""
-        start = max(now_ms, self.device_free_ms)
-        self.device_free_ms = start + self.x.device_ms
-        self.push(self.device_free_ms + self.rest_ms + self.x.one_way_ms, "status", write)
-
-    def on_status(self, now_ms: float, write: int) -> None:
-        """The write completes; a closed loop submits the next at once."""
-        self.latencies_ms.append(now_ms - self.started[write])
-        if len(self.started) < self.writes:
-            self.issue(now_ms)
-
-    def _window(self) -> int:
-        """R2Ts outstanding per write: 1 when serial."""
-        return 1 if self.x.pacing == "serial" else self.x.window
-
-    def run(self, queue_depth: int) -> list[float]:
-        """Replay until every write completed; the latencies in completion order."""
-        for _ in range(queue_depth):
-            self.issue(0.0)
-        handlers = {
-            "command": self.on_command,
-            "r2t": self.on_r2t,
-            "burst": self.on_burst,
-            "status": self.on_status,
-        }
-        while self.events:
-            at_ms, _, kind, write = heapq.heappop(self.events)
-            handlers[kind](at_ms, write)
-        return self.latencies_ms
+def _window(x: WriteExchange) -> int:
+    """R2Ts outstanding per write: 1 when serial."""
+    return 1 if x.pacing == "serial" else x.window
 
 
 def replay(x: WriteExchange, queue_depth: int, rest_ms: float, writes: int) -> list[float]:
-    """Each write's latency, in completion order, of ``writes`` writes with ``queue_depth`` in flight."""
-    return _Replay(x, rest_ms, writes).run(queue_depth)
+    """Each write's latency, in completion order, of ``writes`` writes with ``queue_depth`` in flight.
+
+    The event loop of a FIFO link, a one-at-a-time device and writes in a closed loop, written as
+    one flat loop with local names because a chapter runs millions of its events. Events pop in
+    time order, ties in the order they were scheduled (the sequence number), so the floats are
+    those of an event-by-event reading of the exchange:
+
+    - a write is issued: its command joins the link's FIFO queue (COMMAND when its last byte arrives);
+    - COMMAND at the target: the first window of R2Ts (or, with no burst, the data is complete);
+    - an R2T reaches the initiator (R2T): the burst it asks for joins the link's queue (BURST);
+    - BURST at the target: a slot frees (sliding) or a group ends (lock-step), and when the last
+      burst arrived the device serves the write in turn; its status comes back (STATUS);
+    - STATUS: the write completes and a closed loop issues the next at once.
+    """
+    one_way_ms, per_round_ms, device_ms = x.one_way_ms, x.per_round_ms, x.device_ms
+    command_ms = _wire_ms(x.command_wire_bytes, x.link_bps)
+    bursts_ms = [_wire_ms(b, x.link_bps) for b in x.burst_wire_bytes]
+    bursts, window, lockstep = len(bursts_ms), _window(x), x.pacing == "lockstep"
+    first_asks = min(window, bursts)
+    events: list[tuple[float, int, int, int]] = []
+    push, pop, swap = heapq.heappush, heapq.heappop, heapq.heapreplace
+    seq = 0
+    link_free_ms = device_free_ms = 0.0
+    started: list[float] = []
+    arrived: list[int] = []  # bursts of each write arrived at the target
+    asked: list[int] = []  # R2Ts the target has sent for each write
+    answered: list[int] = []  # bursts the initiator has queued for each write
+    latencies_ms: list[float] = []
+
+    def issue(now_ms: float) -> None:
+        """The initiator submits a new write: its command joins the link's queue."""
+        nonlocal seq, link_free_ms
+        write = len(started)
+        started.append(now_ms)
+        arrived.append(0)
+        asked.append(0)
+        answered.append(0)
+        link_free_ms = (link_free_ms if link_free_ms > now_ms else now_ms) + command_ms
+        seq += 1
+        push(events, (link_free_ms + one_way_ms, seq, COMMAND, write))
+
+    def all_data(now_ms: float, write: int) -> None:
+        """Every byte is at the target: the device serves it in turn, then the status goes back."""
+        nonlocal seq, device_free_ms
+        device_free_ms = (device_free_ms if device_free_ms > now_ms else now_ms) + device_ms
+        seq += 1
+        push(events, (device_free_ms + rest_ms + one_way_ms, seq, STATUS, write))
+
+    for _ in range(queue_depth):
+        issue(0.0)
+    while events:
+        # The earliest event is read in place: when it schedules exactly one more, heapreplace pops
+        # and pushes in one step. Keys (time, sequence) are unique, so the order is the same.
+        now_ms, _, kind, write = events[0]
+        if kind == BURST:
+            done = arrived[write] = arrived[write] + 1
+            if done == bursts:
+                pop(events)
+                all_data(now_ms, write)
+                continue
+            if lockstep:
+                asks = min(window, bursts - asked[write]) if done % window == 0 else 0
+            else:
+                asks = 1 if asked[write] < bursts else 0
+        elif kind == R2T:
+            burst = answered[write]
+            answered[write] = burst + 1
+            link_free_ms = (link_free_ms if link_free_ms > now_ms else now_ms) + bursts_ms[burst]
+            seq += 1
+            swap(events, (link_free_ms + one_way_ms, seq, BURST, write))
+            continue
+        elif kind == COMMAND:
+            pop(events)
+            if bursts == 0:
+                all_data(now_ms, write)
+            for _ in range(first_asks):  # the first window of R2Ts, each after the target's processing
+                asked[write] += 1
+                seq += 1
+                push(events, (now_ms + per_round_ms + one_way_ms, seq, R2T, write))
+            continue
+        else:  # STATUS
+            pop(events)
+            latencies_ms.append(now_ms - started[write])
+            if len(started) < writes:
+                issue(now_ms)
+            continue
+        if asks <= 0:
+            pop(events)
+            continue
+        asked[write] += 1  # the target's next R2T, after its processing, reaches the initiator
+        seq += 1
+        swap(events, (now_ms + per_round_ms + one_way_ms, seq, R2T, write))
+        for _ in range(asks - 1):  # the rest of a lock-step group
+            asked[write] += 1
+            seq += 1
+            push(events, (now_ms + per_round_ms + one_way_ms, seq, R2T, write))
+    return latencies_ms
 
 
 def replay_mean_ms(x: WriteExchange, queue_depth: int, rest_ms: float) -> float:
@@ -184,5 +195,14 @@ def queued_latency_ms(x: WriteExchange, queue_depth: int, unloaded_ms: float) ->
     """
     if queue_depth <= 1:
         return unloaded_ms
-    alone_ms = replay_mean_ms(x, 1, 0.0)
+    alone_ms = _alone_ms(x)
     return replay_mean_ms(x, queue_depth, unloaded_ms - alone_ms)
+
+
+@functools.lru_cache(maxsize=ALONE_KEPT)
+def _alone_ms(x: WriteExchange) -> float:
+    """:func:`replay_mean_ms` of one write alone with no rest, once per exchange (it depends on nothing else).
+
+    Deterministic, so a kept result is the result.
+    """
+    return replay_mean_ms(x, 1, 0.0)
