@@ -375,7 +375,12 @@ def _capture_key(ds: Measurements, f: RawFile) -> str:
     return forecast_matrix.configuration_of(ds, pd.Series(f.labels)).key()
 
 
-ETHERNET_MTU = Value(float(forecast.ETHERNET_MTU_BYTES), Source("default", "Ethernet's"))
+def ethernet_mtu(why: str) -> Value:
+    """Ethernet's MTU as a default path MTU, with ``why`` no measured one was taken."""
+    return Value(float(forecast.ETHERNET_MTU_BYTES), Source("default", f"Ethernet's ({why})"))
+
+
+ETHERNET_MTU = ethernet_mtu("no path MTU given")
 
 
 @dataclass(frozen=True)
@@ -560,9 +565,7 @@ def path_mtu(ds: Measurements, iperf3_rel: str) -> Value:
     f = next(p for p in ds.select("iperf3") if p.rel == iperf3_rel)
     if MTU_LABEL in f.labels:
         return Value(float(f.labels[MTU_LABEL]), Source("measured", f"{MTU_LABEL} of {iperf3_rel}"))
-    return Value(
-        float(forecast.ETHERNET_MTU_BYTES), Source("default", f"Ethernet's ({iperf3_rel} records none)")
-    )
+    return ethernet_mtu(f"{iperf3_rel} records none")
 
 
 TAIL_WORDS = {

@@ -317,9 +317,7 @@ def forecasts(
     return table
 
 
-PATH_MTU = Value(
-    float(forecast.ETHERNET_MTU_BYTES), Source("default", "Ethernet's: no run records the path MTU")
-)
+PATH_MTU = dataset_forecast.ethernet_mtu("no run records the path MTU")
 
 
 def _percentiles(
