@@ -11,9 +11,10 @@ import pytest
 
 from iscsi_report.cli import build_parser
 from iscsi_report.core.ingest import tshark as tshark_ingest
+from iscsi_report.core.labels import AT_TARGET_SUFFIX
 from iscsi_report.core.units import BYTES_PER_MIB
 from iscsi_report.lab import reads_sweep as rs
-from iscsi_report.lab import sweep, topology
+from iscsi_report.lab import slowdisk, sweep, topology
 
 STEP_LOW_BYTES = 2 * BYTES_PER_MIB  # the reads' host time steps up between these two sizes
 STEP_HIGH_BYTES = 3328 * 1024
@@ -45,12 +46,19 @@ def test_a_runs_own_role_leaves_every_other_sweeps_roles_as_they_were() -> None:
     )
 
 
-def test_local_fio_reads_the_luns_own_file_buffered_as_tgt_does() -> None:
-    cmd = rs.local_cmd(Path("/x/fio"), "read", 3328 * 1024, Path("/o.json"))
-    assert f"--filename={topology.LUN_FILE}" in cmd and "--direct=0" in cmd and "--ioengine=psync" in cmd
-    assert f"--size={sweep.FIO_REGION_BYTES}" in cmd and "--rw=read" in cmd
+def test_local_fio_reads_the_luns_own_file_buffered_as_tgt_does(tmp_path: Path) -> None:
+    lab = _FakeLab()
+    runner = sweep.Runner(lab, tmp_path, lambda _m: None)  # type: ignore[arg-type]
+    rs.local_fio(runner)
+    assert len(lab.commands) == 2 * len(rs.SIZES) and not runner.failures
+    for cmd in lab.commands:
+        assert f"--filename={topology.LUN_FILE}" in cmd and "--direct=0" in cmd and "--ioengine=psync" in cmd
+        assert f"--size={sweep.FIO_REGION_BYTES}" in cmd
+    assert {e["labels"]["rw"] for e in runner.entries} == {"read", "write"}
+    assert {e["side"] for e in runner.entries} == {"local"}
     labels = rs.local_labels("read", 3328 * 1024)
     assert labels["device"] == sweep.RAM_DEVICE and labels["direct"] is False and labels["rw"] == "read"
+    assert "--direct=1" in slowdisk.fio_cmd(Path("/x/fio"), Path("/d"), "read", 4096, 1, Path("/o.json"))
 
 
 def test_lab_run_takes_the_reads_diagnosis() -> None:
@@ -70,6 +78,7 @@ class _FakeLab:
 
     def __init__(self) -> None:
         self.commands: list[list[str]] = []
+        self.tools = SimpleNamespace(fio=Path("/x/fio"))
 
     def set_link(self, one_way_delay_ms: float, link_mbps: float) -> None:
         """Nothing to set without a lab."""
@@ -87,6 +96,9 @@ class _FakeLab:
         self.commands.append(cmd)
         if stdout_path is not None:
             stdout_path.write_text("{}")
+        for arg in cmd:  # fio writes its JSON where --output says
+            if arg.startswith("--output="):
+                Path(arg.removeprefix("--output=")).write_text("{}")
         return subprocess.CompletedProcess(cmd, 0, "", "")
 
 
@@ -111,7 +123,7 @@ def test_a_capture_at_the_target_is_split_per_run_and_named_for_its_side(tmp_pat
     runner = sweep.Runner(SimpleNamespace(), tmp_path, lambda _m: None)  # type: ignore[arg-type]
     run = rs.design()[0]
     header = "\t".join(tshark_ingest.EXPORT_FIELDS)
-    paths = runner._split_capture(header + "\n", [(run, 0.0, 1.0)], topology.NS_TGT, sweep.AT_TARGET)
-    assert [p.name for p in paths] == [f"{run.stem()}{sweep.AT_TARGET}.tsv"]
+    paths = runner._split_capture(header + "\n", [(run, 0.0, 1.0)], topology.NS_TGT, AT_TARGET_SUFFIX)
+    assert [p.name for p in paths] == [f"{run.stem()}{AT_TARGET_SUFFIX}.tsv"]
     entry = runner.entries[0]
     assert entry["labels"]["capture_point"] == f"{topology.NS_TGT}:lab0" and entry["tool"] == "tshark"

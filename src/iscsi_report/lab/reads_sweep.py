@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from iscsi_report.core.units import BYTES_PER_KIB
+from iscsi_report.lab import slowdisk
 from iscsi_report.lab import sweep as sw
 from iscsi_report.lab import topology as tp
 from iscsi_report.lab.topology import Lab, target_params
@@ -86,24 +87,6 @@ def prefill(runner: sw.Runner) -> None:
         runner.failures.append(f"prefill of {tp.LUN_FILE} exited {res.returncode}: {res.stderr[-300:]}")
 
 
-def local_cmd(fio: Path, rw: str, bs_bytes: int, out: Path) -> list[str]:
-    """fio on the LUN's file: psync, buffered (tgt's rdwr store opens it without O_DIRECT), depth 1."""
-    return [
-        str(fio),
-        f"--name=local-{rw}-{bs_bytes // BYTES_PER_KIB}k",
-        "--ioengine=psync",
-        f"--filename={tp.LUN_FILE}",
-        f"--rw={rw}",
-        f"--bs={bs_bytes}",
-        f"--size={sw.FIO_REGION_BYTES}",
-        f"--io_size={LOCAL_IOS * bs_bytes}",
-        "--iodepth=1",
-        "--direct=0",
-        "--output-format=json",
-        f"--output={out}",
-    ]
-
-
 def local_labels(rw: str, bs_bytes: int) -> dict[str, Any]:
     """Manifest labels of one local fio run on the RAM LUN's file."""
     return {
@@ -125,7 +108,9 @@ def local_fio(runner: sw.Runner) -> None:
         for bs in SIZES:
             path = runner.out / "fio" / f"local-{sw.RAM_DEVICE}-{rw}-bs{bs // BYTES_PER_KIB}k.json"
             path.parent.mkdir(parents=True, exist_ok=True)
-            cmd = local_cmd(runner.lab.tools.fio, rw, bs, path)
+            cmd = slowdisk.fio_cmd(
+                runner.lab.tools.fio, Path(tp.LUN_FILE), rw, bs, LOCAL_IOS, path, direct=False
+            )
             res = runner.lab.run(tp.NS_TGT, cmd, 60 + LOCAL_IOS, "fio")
             if res.returncode != 0 or not path.exists():
                 runner.failures.append(f"local fio {path.name} exited {res.returncode}: {res.stderr[-300:]}")

@@ -153,8 +153,14 @@ def mounted(
             shutil.rmtree(work, ignore_errors=True)
 
 
-def fio_cmd(fio: Path, disk: Path, rw: str, bs_bytes: int, n_ios: int, out: Path) -> list[str]:
-    """Local fio on the slow device: psync, O_DIRECT, queue depth 1, JSON output (as the lab's runs)."""
+def fio_cmd(
+    fio: Path, disk: Path, rw: str, bs_bytes: int, n_ios: int, out: Path, direct: bool = True
+) -> list[str]:
+    """Local fio on a device's file: psync, queue depth 1, JSON output (as the lab's runs).
+
+    ``direct`` (O_DIRECT) as a slow device is measured; False: through the page cache, as tgt's
+    rdwr store reads the RAM LUN's file (lab.reads_sweep).
+    """
     return [
         str(fio),
         f"--name={rw}-{bs_bytes // BYTES_PER_KIB}k",
@@ -165,7 +171,7 @@ def fio_cmd(fio: Path, disk: Path, rw: str, bs_bytes: int, n_ios: int, out: Path
         f"--size={FIO_SIZE_BYTES}",
         f"--io_size={n_ios * bs_bytes}",
         "--iodepth=1",
-        "--direct=1",
+        f"--direct={int(direct)}",
         "--output-format=json",
         f"--output={out}",
     ]

@@ -40,6 +40,7 @@ from iscsi_report.core.ingest.textio import sha256_file
 from iscsi_report.core.labels import AT_TARGET_SUFFIX
 from iscsi_report.core.units import BYTES_PER_KIB, BYTES_PER_MIB
 from iscsi_report.lab import state as st
+from iscsi_report.lab.slowdisk import FIO_SIZE_BYTES
 from iscsi_report.lab.topology import (
     ADDR_TGT,
     LAB_NICE,
@@ -63,8 +64,7 @@ WINDOWS = (1, 2, 4, 8)
 IMMEDIATE = ((65536, 262144), (8192, 8192))  # (immediate_data_bytes, max_recv_data_segment_bytes)
 REPLICATES = 3
 CAPTURE_IOS = 2
-FIO_REGION_BYTES = 256 * BYTES_PER_MIB  # the part of the LUN every fio run reads or writes
-AT_TARGET = AT_TARGET_SUFFIX  # the file-name suffix of a capture taken on the target's side
+FIO_REGION_BYTES = FIO_SIZE_BYTES  # the part of the LUN every fio run reads or writes (slowdisk's too)
 PING_INTERVAL_S = 0.002
 PING_COUNT = 1000
 # iputils sends the next probe only after a reply when the round trip exceeds the interval, so a
@@ -426,7 +426,7 @@ class Runner:
         its exports named ``<run>-at-target.tsv``: when the target sent each PDU, not only when it
         reached the initiator.
         """
-        points = [(NS_INI, "")] + ([(NS_TGT, AT_TARGET)] if at_target else [])
+        points = [(NS_INI, "")] + ([(NS_TGT, AT_TARGET_SUFFIX)] if at_target else [])
         pcaps = {ns: Path(f"{st.SHM_PREFIX}capture-{ns}.pcapng") for ns, _ in points}
         pids: list[int] = []
         windows: list[tuple[FioRun, float, float]] = []
