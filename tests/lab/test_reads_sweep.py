@@ -127,3 +127,26 @@ def test_a_capture_at_the_target_is_split_per_run_and_named_for_its_side(tmp_pat
     assert [p.name for p in paths] == [f"{run.stem()}{AT_TARGET_SUFFIX}.tsv"]
     entry = runner.entries[0]
     assert entry["labels"]["capture_point"] == f"{topology.NS_TGT}:lab0" and entry["tool"] == "tshark"
+
+
+def test_each_replicate_visits_the_points_in_its_own_order_and_skips_the_captured(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    runner = sweep.Runner(_FakeLab(), tmp_path, lambda _m: None)  # type: ignore[arg-type]
+    done: list[sweep.FioRun] = []
+    monkeypatch.setattr(runner, "fio", done.append)
+    runs = rs.design()
+    runner.replicated(runs, key=lambda r: (r.bs_bytes, r.rw))
+    plain = [r for r in runs if not r.captured]
+    assert sorted(done) == sorted(plain) and not any(r.captured for r in done)
+    points = sorted({(r.link_mbps, r.one_way_delay_ms) for r in plain})
+    expected = [
+        run
+        for rep in range(1, rs.REPLICATES + 1)
+        for point in sweep.visit_order(points, rep)
+        for run in sorted(
+            (r for r in plain if r.replicate == rep and (r.link_mbps, r.one_way_delay_ms) == point),
+            key=lambda r: (r.bs_bytes, r.rw),
+        )
+    ]
+    assert done == expected

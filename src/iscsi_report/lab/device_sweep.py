@@ -169,14 +169,9 @@ def local_fio(runner: sw.Runner, device: str, disk: Path) -> None:
 def _device_runs(runner: sw.Runner, runs: list[sw.FioRun]) -> None:
     """One device's runs: per window, each replicate visits the points in its own order; then the capture."""
     for win in sorted({r.r2t_window for r in runs}):
-        mine = [r for r in runs if r.r2t_window == win and not r.captured]
-        for rep in range(1, REPLICATES + 1):
-            for point in sw.visit_order(sorted({(r.link_mbps, r.one_way_delay_ms) for r in mine}), rep):
-                for run in sorted(
-                    (r for r in mine if r.replicate == rep and (r.link_mbps, r.one_way_delay_ms) == point),
-                    key=lambda r: (r.rw, r.iodepth, r.bs_bytes),
-                ):
-                    runner.fio(run)
+        runner.replicated(
+            [r for r in runs if r.r2t_window == win], key=lambda r: (r.rw, r.iodepth, r.bs_bytes)
+        )
     caps = [r for r in runs if r.captured]
     runner.configure(caps[0])
     runner.captured(caps)

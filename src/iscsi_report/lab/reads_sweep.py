@@ -148,15 +148,7 @@ def execute(lab: Lab, out: Path, say: Any = print, number: int = 1) -> dict[str,
     for point in POINTS:
         runner.network(*point, reverse=True)
     runs = design()
-    plain = [r for r in runs if not r.captured]
-    for rep in range(1, REPLICATES + 1):
-        for link, d in sw.visit_order(sorted({(r.link_mbps, r.one_way_delay_ms) for r in plain}), rep):
-            say(f"replicate {rep}, {d:g} ms at {link:g} Mbit/s ({time.monotonic() - t0:.0f} s)")
-            for run in sorted(
-                (r for r in plain if r.replicate == rep and (r.link_mbps, r.one_way_delay_ms) == (link, d)),
-                key=lambda r: (r.bs_bytes, r.rw),
-            ):
-                runner.fio(run)
+    runner.replicated(runs, key=lambda r: (r.bs_bytes, r.rw), announce=True)
     for d, link in POINTS:
         caps = [r for r in runs if r.captured and (r.one_way_delay_ms, r.link_mbps) == (d, link)]
         runner.configure(caps[0])

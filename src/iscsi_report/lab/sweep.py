@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -418,6 +419,25 @@ class Runner:
             return path
         self.entry(path, "fio", run.labels())
         return path
+
+    def replicated(self, runs: list[FioRun], key: Callable[[FioRun], Any], announce: bool = False) -> None:
+        """The uncaptured ``runs``: each replicate visits their (rate, delay) points in its own order.
+
+        :func:`visit_order` rotates the points per replicate, so a burst of load on the shared
+        machine spreads over the points instead of biasing one; at a point, runs go in ``key``
+        order. ``announce``: a progress line per replicate and point.
+        """
+        plain = [r for r in runs if not r.captured]
+        points = sorted({(r.link_mbps, r.one_way_delay_ms) for r in plain})
+        for rep in sorted({r.replicate for r in plain}):
+            for link, d in visit_order(points, rep):
+                if announce:
+                    self.say(f"replicate {rep}, {d:g} ms at {link:g} Mbit/s")
+                here = [
+                    r for r in plain if r.replicate == rep and (r.link_mbps, r.one_way_delay_ms) == (link, d)
+                ]
+                for run in sorted(here, key=key):
+                    self.fio(run)
 
     def captured(self, runs: list[FioRun], at_target: bool = False) -> list[Path]:
         """Run these (captured) fio runs under one dumpcap; one tshark export file per run.
