@@ -141,6 +141,22 @@ CONFIRM_DESIGNS = {
         ios=24,
         deep_iodepth=6,
     ),
+    # Design 5, the third blind sweep of issue 21, declared in data/preregistered/
+    # lab-iscsi-2026-blind3/README.md before it ran, for the engine's version 2 unchanged: a link
+    # faster than any sweep used, three delays, a queue depth none used, and more targets per group
+    # so that the immediate-data-and-segment comparison can be resolved. Reads stay below 3 MiB,
+    # where the reads diagnosis (lab/reads_sweep.py) found no step from tgtd's allocator.
+    5: ConfirmDesign(
+        (0.6, 1.8, 3.5),
+        (208 * BYTES_PER_KIB,),
+        (576 * BYTES_PER_KIB, 1472 * BYTES_PER_KIB, 2304 * BYTES_PER_KIB),
+        (1, 5),
+        link_mbps=(1600.0, 540.0),
+        read_bs=(576 * BYTES_PER_KIB, 1472 * BYTES_PER_KIB, 2304 * BYTES_PER_KIB),
+        deep_bs=(576 * BYTES_PER_KIB, 1472 * BYTES_PER_KIB),
+        ios=24,
+        deep_iodepth=3,
+    ),
 }
 RAM_DEVICE = "tgt-rdwr-dev-shm"  # the LUN of every sweep before the device sweep: a file in RAM
 NEGOTIATED_MAX_OUTSTANDING_R2T = 1  # libiscsi proposes 1; the window beyond it is forced at the target
