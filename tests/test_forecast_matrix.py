@@ -6,6 +6,7 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from iscsi_report.analyses import forecast_matrix as fm
@@ -138,3 +139,56 @@ def test_a_read_forecast_from_todays_writes_pays_no_r2t_and_its_own_pdus(data: l
     assert read_b.pdus_exchanged < write_b.pdus_exchanged, "no R2Ts and no separate status"
     per_byte, _ = forecast.host_residual(t).at(big)
     assert read.terms_ms["host_residual_ms"] < per_byte, "the writes' R2T rounds are not a read's"
+
+
+def test_a_blind_test_refuses_frozen_forecasts_its_pre_registration_does_not_state(
+    data: lab.LabData, tmp_path: Path
+) -> None:
+    """blind_test checks the frozen forecasts' sha256 before it scores anything."""
+    from iscsi_report.core.errors import IngestError
+
+    folder = tmp_path / SWEEP
+    folder.mkdir()
+    (folder / fm.FROZEN_FILE).write_bytes(b"target,forecast engine\nx,1.0\n")
+    (folder / fm.PREREGISTRATION).write_text(f"sha256 `{'0' * 64}`\n", encoding="utf-8")
+    with pytest.raises(IngestError, match="is not the"):
+        fm.blind_test(data, SWEEP, tmp_path)
+
+
+def test_a_sweeps_design_is_read_off_its_configurations_in_words() -> None:
+    """design_words lists the measured values in order, with units, and 'none' for no deep queue."""
+    from iscsi_report.presentation import forecast as tables
+
+    confs = pd.DataFrame(
+        {
+            "rw": ["write", "write", "write", "read"],
+            "link_mbps": [540.0, 1600.0, 540.0, 1600.0],
+            "one_way_delay_ms": [0.6, 3.5, 1.8, 0.6],
+            "bs_bytes": [212992, 2359296, 589824, 1507328],
+            "r2t_window": [1, 5, 1, 1],
+            "iodepth": [1, 1, 3, 1],
+        }
+    )
+    words = tables.design_words(fm.Matrix("s", confs, pd.DataFrame()))
+    assert words == {
+        "links": "1,600 and 540 Mbit/s",
+        "delays": "0.6, 1.8 and 3.5 ms",
+        "write_sizes": "208, 576 and 2,304 KiB",
+        "windows": "1 and 5",
+        "read_sizes": "1,472 KiB",
+        "queue_depths": "3",
+    }
+    shallow = tables.design_words(fm.Matrix("s", confs.assign(iodepth=1), pd.DataFrame()))
+    assert shallow["queue_depths"] == "none"
+
+
+def test_signed_by_reads_each_groups_misses_by_the_targets_settings(matrix: fm.Matrix) -> None:
+    """signed_by keeps the sign and splits one group by the target's settings, every method beside."""
+    group = "immediate data and segment"
+    split = fm.signed_by(matrix, group, ["max_recv_data_segment_bytes"])
+    assert list(split.columns) == ["max_recv_data_segment_bytes", *fm.METHODS]
+    pairs = matrix.pairs[(matrix.pairs["group"] == group) & (matrix.pairs["method"] == fm.ENGINE)]
+    keys = matrix.configurations.set_index("key")["max_recv_data_segment_bytes"]
+    for _, row in split.iterrows():
+        mine = pairs[pairs["target"].map(keys) == row["max_recv_data_segment_bytes"]]["error_pct"]
+        assert row[fm.ENGINE] == pytest.approx(float(mine.median()))

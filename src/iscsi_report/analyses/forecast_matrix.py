@@ -511,6 +511,37 @@ def load_frozen(folder: Path) -> pd.DataFrame:
     return pd.read_csv(io.BytesIO(raw))
 
 
+@dataclass(frozen=True)
+class BlindTest:
+    """A pre-registered blind sweep's two tests: the matrix inside it, and the frozen forecasts."""
+
+    within: Matrix
+    within_summary: pd.DataFrame
+    frozen: Matrix
+    frozen_summary: pd.DataFrame
+
+
+def blind_test(
+    data: lab.LabData, sweep: str, preregistered: Path, engine_version: int = ENGINE_VERSION
+) -> BlindTest:
+    """Score a blind sweep: the forecast matrix inside it and its frozen forecasts (sha256 checked)."""
+    forecasts = load_frozen(preregistered / sweep)  # refused first, before any work, if changed
+    within = run(data, sweep, engine_version=engine_version)
+    frozen = score_frozen(forecasts, data, sweep)
+    return BlindTest(within, summary(within), frozen, summary(frozen))
+
+
+def signed_by(m: Matrix, group: str, columns: list[str]) -> pd.DataFrame:
+    """Median signed error (per cent) of each method in one group, by the target's settings.
+
+    A post hoc reading of where a group's misses lie (which way, at which settings); not a test.
+    """
+    confs = m.configurations[["key", *columns]]
+    pairs = m.pairs[m.pairs["group"] == group].merge(confs, left_on="target", right_on="key", validate="many_to_one")
+    out = pairs.pivot_table(index=columns, columns="method", values="error_pct", aggfunc="median")
+    return out[list(METHODS)].reset_index()
+
+
 RULE_ERROR_PCT = 5.0  # issue 21's rule: at most 5 % median error overall and in every group
 
 

@@ -52,6 +52,7 @@ NAME_PARAMETERS = frozenset(
         "other_sweeps",
         "blind_sweep",
         "second_blind_sweep",
+        "third_blind_sweep",
         "reads_sweeps",
         "device_sweep",
         "jitter_sweep",

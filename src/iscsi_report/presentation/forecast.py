@@ -99,3 +99,37 @@ def coverage_table(v: fm.Verdict) -> pd.DataFrame:
             "Intervals holding the measurement (%)": list(v.coverage_pct.values()),
         }
     )
+
+
+def _listed(values: list[str], unit: str) -> str:
+    """'a, b and c unit': a sweep's values in words."""
+    head = ", ".join(values[:-1])
+    return (f"{head} and {values[-1]} {unit}" if head else f"{values[-1]} {unit}").rstrip()
+
+
+def design_words(m: fm.Matrix) -> dict[str, str]:
+    """What a sweep measured, in words read off its configurations (never typed into a page)."""
+    c = m.configurations
+    writes, reads = c[c["rw"] == "write"], c[c["rw"] == "read"]
+    deep = sorted(int(q) for q in writes["iodepth"].unique() if q > 1)
+    return {
+        "links": _listed([f"{v:,.0f}" for v in sorted(c["link_mbps"].unique(), reverse=True)], "Mbit/s"),
+        "delays": _listed([f"{v:g}" for v in sorted(c["one_way_delay_ms"].unique())], "ms"),
+        "write_sizes": _listed([f"{v // BYTES_PER_KIB:,}" for v in sorted(writes["bs_bytes"].unique())], "KiB"),
+        "windows": _listed([str(int(v)) for v in sorted(writes["r2t_window"].unique())], ""),
+        "read_sizes": _listed([f"{v // BYTES_PER_KIB:,}" for v in sorted(reads["bs_bytes"].unique())], "KiB"),
+        "queue_depths": _listed([str(q) for q in deep], "") if deep else "none",
+    }
+
+
+def segment_misses_table(signed: pd.DataFrame) -> pd.DataFrame:
+    """fm.signed_by over link rate and the target's segment size, with human headers."""
+    return pd.DataFrame(
+        {
+            "Link (Mbit/s)": signed["link_mbps"].map(lambda v: f"{v:,.0f}"),
+            "Target's segment size (KiB)": (signed["max_recv_data_segment_bytes"] // BYTES_PER_KIB).astype(int),
+            "Engine: median signed error (%)": signed[fm.ENGINE],
+            "Blog formula (%)": signed[fm.BLOG],
+            "Blog formula, rescaled on today (%)": signed[fm.BLOG_SCALED],
+        }
+    )
