@@ -72,6 +72,17 @@ def test_reads_and_queue_depth_are_forecast_too(capsys: pytest.CaptureFixture[st
     assert deep["queue_depth"] == 4 and deep["binding"] in ("link", "latency")
     assert deep["mib_per_s"] <= deep["ceilings_mib_per_s"]["link"] + 1e-9
     assert deep["engine_version"] == 2 and "one connection" in deep["engine"], "the answer names its engine"
+    assert read["scope"].startswith("inside") and write["scope"].startswith("inside")
+
+
+def test_a_read_as_large_as_the_allocator_step_is_said_to_be_outside_the_tested_scope(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A read of 3,328 KiB or more is still forecast, but the answer says no blind sweep tested it."""
+    big = _doc(capsys, "--dataset", SWEEP, "--bs", "3328k", "--one-way-ms", "2", "--rw", "read")
+    assert big["scope"].startswith("outside the tested scope") and "allocator" in big["scope"]
+    status, out, _ = _project(capsys, "--dataset", SWEEP, "--bs", "4m", "--one-way-ms", "2", "--rw", "read")
+    assert status == 0 and "scope: outside the tested scope" in out
 
 
 def _fresh() -> Measurements:
