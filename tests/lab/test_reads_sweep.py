@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from fake_lab import FakeLab
 
 from iscsi_report.cli import build_parser
 from iscsi_report.core.ingest import tshark as tshark_ingest
@@ -47,7 +47,7 @@ def test_a_runs_own_role_leaves_every_other_sweeps_roles_as_they_were() -> None:
 
 
 def test_local_fio_reads_the_luns_own_file_buffered_as_tgt_does(tmp_path: Path) -> None:
-    lab = _FakeLab()
+    lab = FakeLab()
     runner = sweep.Runner(lab, tmp_path, lambda _m: None)  # type: ignore[arg-type]
     rs.local_fio(runner)
     assert len(lab.commands) == 2 * len(rs.SIZES) and not runner.failures
@@ -73,38 +73,9 @@ def test_lab_run_takes_the_reads_diagnosis() -> None:
     assert "environment" not in rs.note(1)
 
 
-class _FakeLab:
-    """What Runner.network and Runner._split_capture use of a Lab, recording each command."""
-
-    def __init__(self) -> None:
-        self.commands: list[list[str]] = []
-        self.tools = SimpleNamespace(fio=Path("/x/fio"))
-
-    def set_link(self, one_way_delay_ms: float, link_mbps: float) -> None:
-        """Nothing to set without a lab."""
-
-    def spawn(self, ns: str, cmd: list[str], what: str) -> int:
-        self.commands.append(cmd)
-        return 1
-
-    def stop(self, pid: int, grace_s: float) -> None:
-        """Nothing to stop."""
-
-    def run(
-        self, ns: str, cmd: list[str], timeout_s: float, what: str, stdout_path: Path | None = None
-    ) -> Any:
-        self.commands.append(cmd)
-        if stdout_path is not None:
-            stdout_path.write_text("{}")
-        for arg in cmd:  # fio writes its JSON where --output says
-            if arg.startswith("--output="):
-                Path(arg.removeprefix("--output=")).write_text("{}")
-        return subprocess.CompletedProcess(cmd, 0, "", "")
-
-
 def test_iperf3_runs_both_ways_each_labelled_with_its_direction(tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.setattr(sweep.time, "sleep", lambda _s: None)
-    lab = _FakeLab()
+    lab = FakeLab()
     runner = sweep.Runner(lab, tmp_path, lambda _m: None)  # type: ignore[arg-type]
     runner.network(1.25, 850.0, ping_count=3, reverse=True)
     iperf = [e for e in runner.entries if e["tool"] == "iperf3"]
@@ -132,7 +103,7 @@ def test_a_capture_at_the_target_is_split_per_run_and_named_for_its_side(tmp_pat
 def test_each_replicate_visits_the_points_in_its_own_order_and_skips_the_captured(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
-    runner = sweep.Runner(_FakeLab(), tmp_path, lambda _m: None)  # type: ignore[arg-type]
+    runner = sweep.Runner(FakeLab(), tmp_path, lambda _m: None)  # type: ignore[arg-type]
     done: list[sweep.FioRun] = []
     monkeypatch.setattr(runner, "fio", done.append)
     runs = rs.design()

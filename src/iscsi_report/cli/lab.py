@@ -56,6 +56,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "ends of the line, iperf3 both ways and local fio of the LUN's file; designs 2 and 3 with tgtd's "
         "allocator settings changed (lab/reads_sweep.py)",
     )
+    run.add_argument(
+        "--segments",
+        action="store_true",
+        help="the segments diagnosis: iperf3 with small and large messages and iSCSI writes with both "
+        "segment sizes at 1,600 and 540 Mbit/s, each write labelled with the delay line's and tgtd's CPU "
+        "seconds (lab/segments_sweep.py)",
+    )
     smoke = subs.add_parser("smoke", help="a short check of the lab (under 90 s)")
     smoke.add_argument("--json", dest="json_out", help="also write the figures to this file")
     subs.add_parser("teardown", help="remove whatever a lab left behind (from its state file)")
@@ -150,6 +157,10 @@ def run(args: argparse.Namespace) -> int:
                 from iscsi_report.lab import reads_sweep
 
                 summary = reads_sweep.execute(lab, out, _say, number=args.reads)
+            elif args.segments:
+                from iscsi_report.lab import segments_sweep
+
+                summary = segments_sweep.execute(lab, out, _say)
             elif args.jitter:
                 from iscsi_report.lab import jitter_sweep
 

@@ -556,6 +556,10 @@ class Runner:
             time.sleep(0.3)
             path.parent.mkdir(parents=True, exist_ok=True)
             flags = ["-R"] if labels.get("reverse") else []
+            if labels.get("message_bytes"):  # small writes: lab.segments_sweep's diagnosis
+                flags += ["-l", str(labels["message_bytes"])]
+            if labels.get("nodelay"):
+                flags.append("-N")
             res = lab.run(
                 NS_INI,
                 ["iperf3", "-J", *flags, "-c", ADDR_TGT, "-t", str(IPERF3_SECONDS)],
