@@ -13,7 +13,7 @@ from lab_labels import REQUIRED_LABELS
 from iscsi_report.cli import build_parser
 from iscsi_report.core.units import BYTES_PER_KIB, BYTES_PER_MIB
 from iscsi_report.lab import build, delayline, device_sweep, state, sweep, topology
-from iscsi_report.lab.sweep import design, one_way_trips, r2t_per_write
+from iscsi_report.lab.sweep import CONFIRM_DESIGNS, design, one_way_trips, r2t_per_write
 
 # -- delay line ---------------------------------------------------------------------------
 
@@ -245,8 +245,10 @@ def test_the_second_blind_design_4_uses_values_no_sweep_used_and_a_queue_depth_o
 
 
 def test_an_unknown_confirmation_design_is_an_error_naming_the_choices() -> None:
-    with pytest.raises(ValueError, match=r"--confirm 5: expected one of \[1, 2, 3, 4\]"):
-        design(confirm=5)
+    unknown = max(CONFIRM_DESIGNS) + 1
+    choices = ", ".join(str(n) for n in sorted(CONFIRM_DESIGNS))
+    with pytest.raises(ValueError, match=rf"--confirm {unknown}: expected one of \[{choices}\]"):
+        design(confirm=unknown)
 
 
 def _fake_runner() -> SimpleNamespace:
