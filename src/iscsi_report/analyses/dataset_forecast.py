@@ -299,7 +299,7 @@ def _network(ds: Measurements, group: Group) -> dict[str, Any]:
         if _at_point(f, at):
             point |= forecast_matrix.ping_point(ds, f)
     for f in ds.select("iperf3"):
-        if _at_point(f, at) and not f.labels.get("reverse", False):  # the forward rate: a write's data
+        if _at_point(f, at) and lab.link_rate_run(f):  # the forward rate: a write's data
             point |= {"iperf3_bps": iperf3.summary(ds.iperf3(f))["received_bps"], "iperf3_file": f.rel}
     missing = [w for w, k in (("ping", "ping_file"), ("iperf3", "iperf3_file")) if k not in point]
     if missing:

@@ -537,7 +537,9 @@ def signed_by(m: Matrix, group: str, columns: list[str]) -> pd.DataFrame:
     A post hoc reading of where a group's misses lie (which way, at which settings); not a test.
     """
     confs = m.configurations[["key", *columns]]
-    pairs = m.pairs[m.pairs["group"] == group].merge(confs, left_on="target", right_on="key", validate="many_to_one")
+    pairs = m.pairs[m.pairs["group"] == group].merge(
+        confs, left_on="target", right_on="key", validate="many_to_one"
+    )
     out = pairs.pivot_table(index=columns, columns="method", values="error_pct", aggfunc="median")
     return out[list(METHODS)].reset_index()
 

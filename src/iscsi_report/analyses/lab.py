@@ -185,6 +185,11 @@ def devices(ds: Measurements) -> dict[str, forecast.TargetDevice]:
     }
 
 
+def link_rate_run(f: datasets.RawFile) -> bool:
+    """An iperf3 file that measures the link's rate: forward, default messages (not -R, not -l)."""
+    return not f.labels.get("reverse", False) and not f.labels.get("message_bytes")
+
+
 def networks(ds: Measurements) -> pd.DataFrame:
     """Per (delay, rate) point: ping RTT (median, mean), measured one-way delay, iperf3 rate."""
     rows: dict[tuple[float, float], dict[str, Any]] = {}
@@ -194,7 +199,7 @@ def networks(ds: Measurements) -> pd.DataFrame:
         rows.setdefault(key, {})["ping_rtt_p50_ms"] = float(np.median(rtt))
         rows[key]["ping_rtt_mean_ms"] = float(np.mean(rtt))
         rows[key]["ping_file"] = f.rel
-    for f in ds.select("iperf3"):
+    for f in filter(link_rate_run, ds.select("iperf3")):
         key = (float(f.labels["one_way_delay_ms"]), float(f.labels.get("link_mbps", 0.0)))
         bps = iperf3.summary(ds.iperf3(f))["received_bps"]
         rows.setdefault(key, {})["iperf3_bps"] = bps

@@ -53,6 +53,7 @@ NAME_PARAMETERS = frozenset(
         "blind_sweep",
         "second_blind_sweep",
         "third_blind_sweep",
+        "segments_sweep",
         "reads_sweeps",
         "device_sweep",
         "jitter_sweep",

@@ -115,7 +115,9 @@ def design_words(m: fm.Matrix) -> dict[str, str]:
     return {
         "links": _listed([f"{v:,.0f}" for v in sorted(c["link_mbps"].unique(), reverse=True)], "Mbit/s"),
         "delays": _listed([f"{v:g}" for v in sorted(c["one_way_delay_ms"].unique())], "ms"),
-        "write_sizes": _listed([f"{v // BYTES_PER_KIB:,}" for v in sorted(writes["bs_bytes"].unique())], "KiB"),
+        "write_sizes": _listed(
+            [f"{v // BYTES_PER_KIB:,}" for v in sorted(writes["bs_bytes"].unique())], "KiB"
+        ),
         "windows": _listed([str(int(v)) for v in sorted(writes["r2t_window"].unique())], ""),
         "read_sizes": _listed([f"{v // BYTES_PER_KIB:,}" for v in sorted(reads["bs_bytes"].unique())], "KiB"),
         "queue_depths": _listed([str(q) for q in deep], "") if deep else "none",
@@ -127,7 +129,9 @@ def segment_misses_table(signed: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "Link (Mbit/s)": signed["link_mbps"].map(lambda v: f"{v:,.0f}"),
-            "Target's segment size (KiB)": (signed["max_recv_data_segment_bytes"] // BYTES_PER_KIB).astype(int),
+            "Target's segment size (KiB)": (signed["max_recv_data_segment_bytes"] // BYTES_PER_KIB).astype(
+                int
+            ),
             "Engine: median signed error (%)": signed[fm.ENGINE],
             "Blog formula (%)": signed[fm.BLOG],
             "Blog formula, rescaled on today (%)": signed[fm.BLOG_SCALED],

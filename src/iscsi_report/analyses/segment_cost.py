@@ -1,0 +1,110 @@
+"""The segments diagnosis (lab run --segments) read as its pre-registration declared.
+
+Whether the delay line's packet rate or the hosts' work per PDU binds when 8 KiB segments cross a
+fast link: iperf3's rate with small and large messages, and how busy the delay line and tgtd were
+(CPU seconds per wall second) during iSCSI writes with each segment size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from iscsi_report.analyses import lab
+from iscsi_report.core.ingest import iperf3
+from iscsi_report.core.measurements import Measurements
+from iscsi_report.core.units import BITS_PER_MBIT, BYTES_PER_KIB
+
+# The readings' thresholds, as data/preregistered/lab-iscsi-2026-segments/README.md declares them.
+IPERF_SHORT_FRACTION = 0.90  # 1a: small messages receive less than this share of large ones...
+IPERF_SAME_FRACTION = 0.05  # ...while at the slow rate the two are within this share
+BUSY = 0.8  # CPU seconds per wall second that counts as busy
+REPLICATION_EXCESS = 0.05  # the small set's latency above the large set's at the largest size
+SET_KEYS = ["link_mbps", "max_recv_data_segment_bytes", "bs_bytes"]
+
+
+def rates(ds: Measurements) -> pd.DataFrame:
+    """iperf3's received Mbit/s per rate (rows) and message size (columns; 0: default), replicates' median."""
+    rows = [
+        {
+            "link_mbps": float(f.labels["link_mbps"]),
+            "message_bytes": int(f.labels.get("message_bytes") or 0),
+            "received_mbps": iperf3.summary(ds.iperf3(f))["received_bps"] / BITS_PER_MBIT,
+        }
+        for f in ds.select("iperf3")
+    ]
+    return pd.DataFrame(rows).groupby(["link_mbps", "message_bytes"])["received_mbps"].median().unstack()
+
+
+def writes(ds: Measurements) -> pd.DataFrame:
+    """Per configuration: mean latency, and the delay line's and tgtd's busy fraction (replicates' median)."""
+    runs = lab.fio_runs(ds)
+    runs["line_busy"] = runs["delayline_cpu_s"] / runs["run_wall_s"]
+    runs["tgtd_busy"] = runs["tgtd_cpu_s"] / runs["run_wall_s"]
+    return runs.groupby(SET_KEYS).agg(
+        lat_mean_ms=("lat_mean_ms", "mean"),
+        line_busy=("line_busy", "median"),
+        tgtd_busy=("tgtd_busy", "median"),
+        runs=("lat_mean_ms", "size"),
+    )
+
+
+@dataclass(frozen=True)
+class Readings:
+    """The declared readings: their figures and whether each held."""
+
+    iperf_ratio_fast: float  # small over large messages' rate, at the fast link
+    iperf_ratio_slow: float
+    line_busy_small: float  # the delay line during the small set's writes at the fast link
+    line_busy_large: float
+    tgtd_busy_small: float
+    excess_fast: float  # the small set's latency over the large set's - 1, at the largest size
+    excess_slow: float
+    line_binds: bool  # reading 1
+    hosts_bind: bool  # reading 2
+    replicated: bool
+
+
+def readings(r: pd.DataFrame, w: pd.DataFrame) -> Readings:
+    """Each declared reading from :func:`rates` and :func:`writes` (fast and slow: the two rates)."""
+    slow, fast = sorted(r.index)
+    small, large = sorted(m for m in r.columns if m)
+    ratio_fast, ratio_slow = r.loc[fast, small] / r.loc[fast, large], r.loc[slow, small] / r.loc[slow, large]
+    at_fast = {seg: w.xs((fast, seg), level=SET_KEYS[:2]) for seg in (small, large)}
+    line_small, line_large = (float(at_fast[s]["line_busy"].median()) for s in (small, large))
+    tgtd_small = float(at_fast[small]["tgtd_busy"].median())
+    big = max(w.index.get_level_values("bs_bytes"))
+    excess = {
+        link: w.loc[(link, small, big), "lat_mean_ms"] / w.loc[(link, large, big), "lat_mean_ms"] - 1
+        for link in (fast, slow)
+    }
+    iperf_short = ratio_fast < IPERF_SHORT_FRACTION and abs(ratio_slow - 1) <= IPERF_SAME_FRACTION
+    return Readings(
+        float(ratio_fast),
+        float(ratio_slow),
+        line_small,
+        line_large,
+        tgtd_small,
+        float(excess[fast]),
+        float(excess[slow]),
+        line_binds=bool(iperf_short and line_small >= BUSY and line_small > line_large),
+        hosts_bind=bool(tgtd_small >= BUSY and line_small < BUSY),
+        replicated=bool(excess[fast] > REPLICATION_EXCESS and excess[slow] < excess[fast]),
+    )
+
+
+def for_people(w: pd.DataFrame) -> pd.DataFrame:
+    """:func:`writes` with human headers."""
+    t = w.reset_index()
+    return pd.DataFrame(
+        {
+            "Link (Mbit/s)": t["link_mbps"].map(lambda v: f"{v:,.0f}"),
+            "Segment size (KiB)": (t["max_recv_data_segment_bytes"] // BYTES_PER_KIB).astype(int),
+            "Write size (KiB)": (t["bs_bytes"] // BYTES_PER_KIB).astype(int),
+            "Mean latency (ms)": t["lat_mean_ms"],
+            "Delay line busy (CPU s per s)": t["line_busy"],
+            "tgtd busy (CPU s per s)": t["tgtd_busy"],
+            "Runs": t["runs"].astype(int),
+        }
+    )

@@ -1,0 +1,77 @@
+"""The segments diagnosis read as declared: each reading from the figures, and the committed sweep."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from iscsi_report.analyses import lab
+from iscsi_report.analyses import segment_cost as sc
+from iscsi_report.core.dataset import RawFile
+from iscsi_report.core.measurements import open_dataset
+
+RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
+SWEEP = "lab-iscsi-2026-segments"
+SMALL, LARGE, BIG = 8192, 262144, 2359296
+
+
+def _frames(
+    small_rate: float, line_busy: float, tgtd_busy: float, slow_ms: float
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rates and writes as rates() and writes() shape them, at 540 and 1,600 Mbit/s."""
+    r = pd.DataFrame(
+        {0: [540.0, 1600.0], SMALL: [540.0, small_rate], LARGE: [540.0, 1600.0]}, index=[540.0, 1600.0]
+    )
+    rows = []
+    for link in (540.0, 1600.0):
+        for seg in (SMALL, LARGE):
+            fast_small = link == 1600.0 and seg == SMALL
+            rows.append(
+                {
+                    "link_mbps": link,
+                    "max_recv_data_segment_bytes": seg,
+                    "bs_bytes": BIG,
+                    "lat_mean_ms": slow_ms if fast_small else 10.0,
+                    "line_busy": line_busy if fast_small else 0.1,
+                    "tgtd_busy": tgtd_busy if fast_small else 0.1,
+                    "runs": 3,
+                }
+            )
+    return r, pd.DataFrame(rows).set_index(sc.SET_KEYS)
+
+
+def test_the_line_binds_only_when_small_messages_fall_short_and_it_is_busy() -> None:
+    got = sc.readings(*_frames(small_rate=1200.0, line_busy=0.95, tgtd_busy=0.2, slow_ms=11.0))
+    assert got.line_binds and not got.hosts_bind and got.replicated
+    assert got.iperf_ratio_fast == pytest.approx(0.75) and got.excess_fast == pytest.approx(0.1)
+    idle_line = sc.readings(*_frames(small_rate=1200.0, line_busy=0.5, tgtd_busy=0.2, slow_ms=11.0))
+    assert not idle_line.line_binds, "a line that is not busy does not bind, whatever iperf3 says"
+
+
+def test_the_hosts_bind_when_tgtd_is_busy_and_the_line_is_not() -> None:
+    got = sc.readings(*_frames(small_rate=1600.0, line_busy=0.3, tgtd_busy=0.9, slow_ms=10.2))
+    assert got.hosts_bind and not got.line_binds and not got.replicated
+
+
+def test_the_committed_diagnosis_reads_neither_and_its_iperf3_runs_leave_the_link_rate_alone() -> None:
+    if not (RAW / SWEEP).is_dir():
+        pytest.skip("the segments diagnosis is absent")
+    ds = open_dataset(RAW / SWEEP)
+    r, w = sc.rates(ds), sc.writes(ds)
+    got = sc.readings(r, w)
+    assert not got.line_binds and not got.hosts_bind and got.line_busy_small < sc.BUSY
+    assert set(r.columns) == {0, SMALL, LARGE} and set(w["runs"]) == {3}
+    nets = lab.networks(ds).set_index("link_mbps")
+    plain = [f for f in ds.select("iperf3") if lab.link_rate_run(f)]
+    assert len(plain) == len(nets) and not any(f.labels.get("message_bytes") for f in plain)
+    assert set(nets["iperf3_file"]) == {f.rel for f in plain}
+
+
+def test_a_reverse_or_small_message_iperf3_run_is_not_the_links_rate() -> None:
+    def raw(**labels: object) -> RawFile:
+        return RawFile(Path("/x"), "x", "iperf3", "initiator", "0" * 64, dict(labels))
+
+    assert lab.link_rate_run(raw())
+    assert not lab.link_rate_run(raw(reverse=True)) and not lab.link_rate_run(raw(message_bytes=8192))
