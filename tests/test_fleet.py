@@ -133,6 +133,17 @@ def test_lab_rows_equal_the_lab_latency_chapter() -> None:
     assert got["binding"].isin(["latency", "link"]).all()
 
 
+def test_a_diagnosis_without_a_captured_login_is_a_row_that_says_why_not_a_crash() -> None:
+    """The segments diagnosis has no fit run and no login keys: one note row, and a clear error below it."""
+    name = "lab-iscsi-2026-segments"
+    if not (RAW / name).is_dir():
+        pytest.skip(f"{name} is absent")
+    got = pd.DataFrame(fleet.dataset_rows(RAW / name), columns=fleet.COLUMNS)
+    assert len(got) == 1 and "no write run is labelled design_role=fit" in got["note"].iloc[0]
+    with pytest.raises(ReportError, match=r"has no FirstBurstLength.*captured no login"):
+        lab.features(lab.load(RAW / name))
+
+
 def test_cache_reuses_rows_until_a_file_of_the_dataset_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

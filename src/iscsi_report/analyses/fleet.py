@@ -331,8 +331,8 @@ def lab_rows(raw_dir: Path, prov: Provenance, bs_bytes: int = BYTES_PER_MIB) -> 
     from iscsi_report.analyses import lab  # statsmodels: only when a lab dataset is in the fleet
 
     data = lab.load(raw_dir)
-    rows = lab.write_fit_rows(lab.features(data))
-    if not (rows["design_role"] == "fit").any():
+    roles = data.runs["design_role"] if "design_role" in data.runs else pd.Series(dtype=object)
+    if not (roles == "fit").any():  # before the model terms: a diagnosis may have no login captured
         return [
             _row(
                 data.dataset,
@@ -342,6 +342,7 @@ def lab_rows(raw_dir: Path, prov: Provenance, bs_bytes: int = BYTES_PER_MIB) -> 
                 "validation chapter)",
             )
         ]
+    rows = lab.write_fit_rows(lab.features(data))
     coef = lab.coefficients(rows[rows["design_role"] == "fit"])
     bs = _lab_block(rows["bs_bytes"], bs_bytes)
     sel = rows[

@@ -272,12 +272,28 @@ def load(raw_dir: str | Path) -> LabData:
 # ---- the model for one configuration ------------------------------------------------------------
 
 
+NEGOTIATED_KEYS = (
+    "FirstBurstLength",
+    "MaxBurstLength",
+    "ImmediateData",
+    "InitialR2T",
+    "MaxRecvDataSegmentLength",
+)
+
+
 def iscsi_params(ds: Measurements, row: pd.Series | dict[str, Any]) -> model.IscsiParams:
     """Negotiated keys of a run, with the target's forced window as the window on the wire."""
     keys = ds.iscsi_parameters.get(str(row["iscsi_parameters"]))
     if keys is None:
         raise IngestError(
             ds.root / datasets.MANIFEST, f"iscsi_parameters has no set {row['iscsi_parameters']!r}"
+        )
+    missing = [k for k in NEGOTIATED_KEYS if k not in keys]
+    if missing:
+        raise IngestError(
+            ds.root / datasets.MANIFEST,
+            f"iscsi_parameters.{row['iscsi_parameters']} has no {', '.join(missing)}: expected the "
+            "keys the login negotiated (this sweep captured no login)",
         )
     params = model.IscsiParams(
         first_burst_bytes=int(keys["FirstBurstLength"]),
