@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fake_lab import FakeLab
 
 from iscsi_report.cli import build_parser
@@ -61,5 +62,16 @@ def test_cpu_seconds_grow_with_work_and_are_zero_for_no_process() -> None:
 
 
 def test_lab_run_takes_the_segments_diagnosis() -> None:
-    assert build_parser("lab").parse_args(["lab", "run", "--segments", "--out", "x"]).segments is True
-    assert build_parser("lab").parse_args(["lab", "run", "--out", "x"]).segments is False
+    assert build_parser("lab").parse_args(["lab", "run", "--segments", "--out", "x"]).segments == 1
+    assert build_parser("lab").parse_args(["lab", "run", "--segments", "2", "--out", "x"]).segments == 2
+    assert build_parser("lab").parse_args(["lab", "run", "--out", "x"]).segments == 0
+    with pytest.raises(ValueError, match=r"--segments 3: expected one of \[1, 2\]"):
+        ss.check_design(3)
+
+
+def test_design_two_adds_one_captured_run_per_size_set_and_point() -> None:
+    plain, both = ss.design(1), ss.design(2)
+    caps = [r for r in both if r.captured]
+    assert [r for r in both if not r.captured] == plain
+    assert len(caps) == len(ss.POINTS) * len(sweep.IMMEDIATE) * len(ss.SIZES)
+    assert {r.n_ios for r in caps} == {ss.CAPTURE_IOS} and len({r.stem() for r in both}) == len(both)

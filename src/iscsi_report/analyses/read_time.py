@@ -113,6 +113,7 @@ def captured(ds: Measurements, sizes_kib: tuple[int, ...] | None = None) -> pd.D
             "link_mbps": float(lab["link_mbps"]),
             "rw": str(lab["rw"]),
             "kib": int(lab["bs_bytes"]) // BYTES_PER_KIB,
+            "segment_kib": int(lab["max_recv_data_segment_bytes"]) // BYTES_PER_KIB,
             "end": "target" if at_target else "initiator",
             "ios": len(ops),
             "spread_excess_ms": float(spread_excess_ms(ops, float(lab["link_mbps"])).median()),
@@ -122,7 +123,9 @@ def captured(ds: Measurements, sizes_kib: tuple[int, ...] | None = None) -> pd.D
         else:
             row["latency_ms"] = float(((ops["t_end"] - ops["t_cmd"]) * MS_PER_S).median())
         rows.append(row)
-    return pd.DataFrame(rows).sort_values(["one_way_ms", "rw", "kib", "end"], ignore_index=True)
+    return pd.DataFrame(rows).sort_values(
+        ["one_way_ms", "rw", "kib", "segment_kib", "end"], ignore_index=True
+    )
 
 
 def fio_means(ds: Measurements, sizes_kib: tuple[int, ...] | None = None) -> pd.DataFrame:

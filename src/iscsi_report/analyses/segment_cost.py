@@ -8,6 +8,7 @@ fast link: iperf3's rate with small and large messages, and how busy the delay l
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -108,3 +109,66 @@ def for_people(w: pd.DataFrame) -> pd.DataFrame:
             "Runs": t["runs"].astype(int),
         }
     )
+
+
+# ---- design 2: each write captured at both ends of the line at once -----------------------------
+
+EXPLAINED_SHARE = 0.5  # a place explains the miss when it holds at least half the latency difference
+MIN_MISS_MS = 0.3  # sizes whose latency difference between the sets is smaller have no miss to explain
+SPLIT_COLUMNS = ["before_line_ms", "in_line_ms", "at_tgtd_ms"]
+
+
+def _between_sets(frame: pd.DataFrame, column: str, at: tuple[Any, ...], small: int, large: int) -> float:
+    """``column`` of the small set less the large set's, at the index prefix ``at`` (sets next)."""
+    return float(frame.loc[(*at[:2], small, *at[2:]), column] - frame.loc[(*at[:2], large, *at[2:]), column])
+
+
+def split(ds: Measurements) -> pd.DataFrame:
+    """Per rate and size: the small set's latency over the large set's, and where the difference lies (ms).
+
+    From the captures at both ends (medians per captured run, small set minus large set):
+    ``before_line_ms``, the Data-Out spread in excess of the wire time as it left the initiator
+    (libiscsi and its TCP); ``in_line_ms``, the extra spread the line added on the way to the
+    target; ``at_tgtd_ms``, the target's time from the last Data-Out to the response. The latency
+    difference is of fio's mean latencies over the replicated runs.
+    """
+    from iscsi_report.analyses import read_time
+
+    caps = read_time.captured(ds)
+    caps = caps[caps["rw"] == "write"].set_index(["link_mbps", "kib", "segment_kib", "end"])
+    means = writes(ds).reset_index()
+    means["kib"], means["segment_kib"] = (
+        means["bs_bytes"] // BYTES_PER_KIB,
+        means["max_recv_data_segment_bytes"],
+    )
+    means["segment_kib"] //= BYTES_PER_KIB
+    means = means.set_index(["link_mbps", "kib", "segment_kib"])
+    small, large = sorted(set(caps.index.get_level_values("segment_kib")))
+    rows = []
+    for link, kib in sorted({(i[0], i[1]) for i in caps.index}):
+        before = _between_sets(caps, "spread_excess_ms", (link, kib, "initiator"), small, large)
+        rows.append(
+            {
+                "link_mbps": link,
+                "kib": kib,
+                "latency_diff_ms": _between_sets(means, "lat_mean_ms", (link, kib), small, large),
+                "before_line_ms": before,
+                "in_line_ms": _between_sets(caps, "spread_excess_ms", (link, kib, "target"), small, large)
+                - before,
+                "at_tgtd_ms": _between_sets(caps, "target_ms", (link, kib, "target"), small, large),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def places(s: pd.DataFrame) -> pd.Series:
+    """Per row of :func:`split`: the places holding at least half the difference ('none'; 'no miss')."""
+
+    def one(r: pd.Series) -> str:
+        miss = r["latency_diff_ms"]
+        if miss <= MIN_MISS_MS:
+            return "no miss to explain"
+        held = [c.removesuffix("_ms") for c in SPLIT_COLUMNS if r[c] >= EXPLAINED_SHARE * miss]
+        return ", ".join(held) or "none"
+
+    return s.apply(one, axis=1)

@@ -58,10 +58,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     run.add_argument(
         "--segments",
-        action="store_true",
-        help="the segments diagnosis: iperf3 with small and large messages and iSCSI writes with both "
-        "segment sizes at 1,600 and 540 Mbit/s, each write labelled with the delay line's and tgtd's CPU "
-        "seconds (lab/segments_sweep.py)",
+        nargs="?",
+        type=int,
+        const=1,
+        default=0,
+        metavar="N",
+        help="the segments diagnosis (design N, default 1): iperf3 with small and large messages and iSCSI "
+        "writes with both segment sizes at 1,600 and 540 Mbit/s, each write labelled with the delay line's "
+        "and tgtd's CPU seconds; design 2 also captures every write at both ends (lab/segments_sweep.py)",
     )
     smoke = subs.add_parser("smoke", help="a short check of the lab (under 90 s)")
     smoke.add_argument("--json", dest="json_out", help="also write the figures to this file")
@@ -146,6 +150,10 @@ def run(args: argparse.Namespace) -> int:
             from iscsi_report.lab import reads_sweep
 
             reads_sweep.check_design(args.reads)
+        if args.segments:
+            from iscsi_report.lab import segments_sweep
+
+            segments_sweep.check_design(args.segments)
         out = Path(args.out).resolve()
         clean_out(out)
         with Lab(tools, _say) as lab:
@@ -160,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
             elif args.segments:
                 from iscsi_report.lab import segments_sweep
 
-                summary = segments_sweep.execute(lab, out, _say)
+                summary = segments_sweep.execute(lab, out, _say, number=args.segments)
             elif args.jitter:
                 from iscsi_report.lab import jitter_sweep
 

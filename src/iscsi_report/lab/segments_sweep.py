@@ -34,6 +34,8 @@ POINTS: tuple[tuple[float, float], ...] = ((0.6, 1600.0), (0.6, 540.0))  # (one-
 SIZES = (576 * BYTES_PER_KIB, 2304 * BYTES_PER_KIB)  # blind3's sizes with the largest and a small miss
 MESSAGES = (8 * BYTES_PER_KIB, 256 * BYTES_PER_KIB)  # iperf3 -l: the two parameter sets' segment sizes
 REPLICATES = 3
+CAPTURE_IOS = 8  # design 2: captured writes per size and set, at both ends of the line at once
+DESIGNS = (1, 2)  # 1: CPU seconds per run; 2: the same, then every write captured at both ends
 IOS = 24  # I/Os per fio run, as the blind sweeps
 WINDOW = 5  # one R2T round for both sets at 576 KiB (window 1 would give the 8 KiB set one more)
 ROLE = "diagnosis"  # every run's design_role: a look for a cause, not a test of a forecast
@@ -52,8 +54,8 @@ def cpu_seconds(pid: int | None) -> float:
     return (utime + stime) / os.sysconf("SC_CLK_TCK")
 
 
-def design() -> list[sw.FioRun]:
-    """Every fio run: writes of each size with both parameter sets at each point, replicated."""
+def design(number: int = 1) -> list[sw.FioRun]:
+    """Every fio run: writes of each size with both sets at each point, replicated (2: and captured)."""
     runs = []
     for d, link in POINTS:
         for imm, seg in sw.IMMEDIATE:
@@ -62,7 +64,17 @@ def design() -> list[sw.FioRun]:
                     runs.append(
                         sw.FioRun(WINDOW, link, d, imm, seg, False, rep, "write", 1, bs, IOS, role=ROLE)
                     )
+                if number == 2:
+                    runs.append(
+                        sw.FioRun(WINDOW, link, d, imm, seg, True, 0, "write", 1, bs, CAPTURE_IOS, role=ROLE)
+                    )
     return sorted(runs)
+
+
+def check_design(number: int) -> None:
+    """Refuse a design number that does not exist (before the lab comes up)."""
+    if number not in DESIGNS:
+        raise ValueError(f"--segments {number}: expected one of {list(DESIGNS)}")
 
 
 class CpuRunner(sw.Runner):
@@ -102,8 +114,9 @@ def iperf3_messages(runner: sw.Runner, one_way_delay_ms: float, link_mbps: float
             runner.iperf3(path, labels)
 
 
-def execute(lab: Lab, out: Path, say: Any = print) -> dict[str, Any]:
-    """Run the segments diagnosis into ``out`` and write its manifest."""
+def execute(lab: Lab, out: Path, say: Any = print, number: int = 1) -> dict[str, Any]:
+    """Run the segments diagnosis (design ``number``) into ``out`` and write its manifest."""
+    check_design(number)
     out.mkdir(parents=True, exist_ok=True)
     runner = CpuRunner(lab, out, say)
     loads = {"at_start": sw.load_average()}
@@ -112,17 +125,36 @@ def execute(lab: Lab, out: Path, say: Any = print) -> dict[str, Any]:
     for point in POINTS:
         runner.network(*point)
         iperf3_messages(runner, *point)
-    runs = design()
+    runs = design(number)
     runner.replicated(runs, key=lambda r: (r.max_recv_data_segment_bytes, r.bs_bytes), announce=True)
+    for d, link in POINTS:  # design 2: one dumpcap per end of the line, per point
+        caps = [r for r in runs if r.captured and (r.one_way_delay_ms, r.link_mbps) == (d, link)]
+        if caps:
+            runner.captured(caps, at_target=True)
     loads["at_end"] = sw.load_average()
     sweep_s = time.monotonic() - t0
     note = (
         "A diagnosis of small segments on a fast link (lab run --segments): iperf3 with 8 and 256 KiB "
         "messages and TCP_NODELAY beside the default, and iSCSI writes with both parameter sets, each "
         "labelled with the CPU seconds the delay line and tgtd spent during it."
+        + (
+            " Every write size and set also captured at both ends of the line at once (files ending "
+            "-at-target.tsv were captured on the target's TUN device)."
+            if number == 2
+            else ""
+        )
     )
-    extra = {"ios_per_run": IOS}
+    extra = {"ios_per_run": IOS, "captured_ios": CAPTURE_IOS if number == 2 else 0}
     manifest = sw.write_manifest(
-        out, runner, False, sweep_s, {}, 0, loads, flags=FLAGS, extra_lab=extra, description_note=note
+        out,
+        runner,
+        False,
+        sweep_s,
+        {},
+        0,
+        loads,
+        flags=FLAGS if number == 1 else f"{FLAGS} {number}",
+        extra_lab=extra,
+        description_note=note,
     )
     return sw.outcome(runs, runner, sweep_s, manifest)
