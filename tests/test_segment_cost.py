@@ -75,3 +75,30 @@ def test_a_reverse_or_small_message_iperf3_run_is_not_the_links_rate() -> None:
 
     assert lab.link_rate_run(raw())
     assert not lab.link_rate_run(raw(reverse=True)) and not lab.link_rate_run(raw(message_bytes=8192))
+
+
+def test_the_second_diagnosis_splits_the_miss_by_where_it_shows_and_leaves_captured_runs_out() -> None:
+    """Design 2: the means are of the replicated runs only, and each miss is placed as declared."""
+    name = "lab-iscsi-2026-segments2"
+    if not (RAW / name).is_dir():
+        pytest.skip(f"{name} is absent")
+    ds = open_dataset(RAW / name)
+    assert set(sc.writes(ds)["runs"]) == {3}, "the captured runs are not among the means"
+    s = sc.split(ds)
+    assert len(s) == 4 and set(s.columns) >= {"latency_diff_ms", *sc.SPLIT_COLUMNS}
+    placed = sc.places(s)
+    assert (placed == "no miss to explain").tolist() == (s["latency_diff_ms"] <= sc.MIN_MISS_MS).tolist()
+    missed = placed[s["latency_diff_ms"] > sc.MIN_MISS_MS]
+    assert len(missed) and all("in_line" in p and "at_tgtd" not in p for p in missed)
+
+
+def test_places_names_every_place_holding_half_the_miss() -> None:
+    s = pd.DataFrame(
+        {
+            "latency_diff_ms": [1.0, 1.0, 0.2],
+            "before_line_ms": [0.6, 0.1, 5.0],
+            "in_line_ms": [0.5, 0.1, 5.0],
+            "at_tgtd_ms": [0.0, 0.4, 5.0],
+        }
+    )
+    assert sc.places(s).tolist() == ["before_line, in_line", "none", "no miss to explain"]

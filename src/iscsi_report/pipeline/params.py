@@ -54,6 +54,7 @@ NAME_PARAMETERS = frozenset(
         "second_blind_sweep",
         "third_blind_sweep",
         "segments_sweep",
+        "second_segments_sweep",
         "reads_sweeps",
         "device_sweep",
         "jitter_sweep",
