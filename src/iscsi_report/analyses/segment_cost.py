@@ -1,8 +1,10 @@
-"""The segments diagnosis (lab run --segments) read as its pre-registration declared.
+"""The segments diagnoses (lab run --segments 1 and 2) read as their pre-registrations declared.
 
-Whether the delay line's packet rate or the hosts' work per PDU binds when 8 KiB segments cross a
-fast link: iperf3's rate with small and large messages, and how busy the delay line and tgtd were
-(CPU seconds per wall second) during iSCSI writes with each segment size.
+Why writes with 8 KiB segments are slower than the engine says on a fast link. Design 1: iperf3's
+rate with small and large messages, and how busy the delay line and tgtd were (CPU seconds per
+wall second) during iSCSI writes with each segment size. Design 2: each write also captured at
+both ends of the line, and the difference between the sets split by where it shows (before the
+line, in it, at tgtd).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from iscsi_report.analyses import lab
+from iscsi_report.analyses import lab, read_time
 from iscsi_report.core.ingest import iperf3
 from iscsi_report.core.measurements import Measurements
 from iscsi_report.core.units import BITS_PER_MBIT, BYTES_PER_KIB
@@ -114,6 +116,7 @@ def for_people(w: pd.DataFrame) -> pd.DataFrame:
 
 
 # ---- design 2: each write captured at both ends of the line at once -----------------------------
+# Thresholds as data/preregistered/lab-iscsi-2026-segments2/README.md declares them.
 
 EXPLAINED_SHARE = 0.5  # a place explains the miss when it holds at least half the latency difference
 MIN_MISS_MS = 0.3  # sizes whose latency difference between the sets is smaller have no miss to explain
@@ -134,8 +137,6 @@ def split(ds: Measurements) -> pd.DataFrame:
     target; ``at_tgtd_ms``, the target's time from the last Data-Out to the response. The latency
     difference is of fio's mean latencies over the replicated runs.
     """
-    from iscsi_report.analyses import read_time
-
     caps = read_time.captured(ds)
     caps = caps[caps["rw"] == "write"].set_index(["link_mbps", "kib", "segment_kib", "end"])
     means = writes(ds).reset_index()
