@@ -342,8 +342,12 @@ def forecast_bursts(
     r = _rounds_start(mean_op_ms, rtt_ms, floor_rtt_ms, len(offsets_per_round_ms), draws, seed)
     extra, rng, floor, sample = r.extra, r.rng, r.floor, r.sample
     back_cdf = extra.cdf()
+    out_cdfs: dict[bytes, np.ndarray] = {}  # rounds of one shape share a burst's CDF (issue 28)
     for offsets in offsets_per_round_ms:
-        out_cdf = burst_extra_cdf(extra, offsets, correlation)
+        shape = np.asarray(offsets, float).tobytes()
+        if shape not in out_cdfs:
+            out_cdfs[shape] = burst_extra_cdf(extra, offsets, correlation)
+        out_cdf = out_cdfs[shape]
         sample += rng.choice(floor, draws)
         sample += _draw_from_cdf(extra.grid_ms, out_cdf, draws, rng)
         sample += _draw_from_cdf(extra.grid_ms, back_cdf, draws, rng)
