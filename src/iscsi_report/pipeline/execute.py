@@ -30,7 +30,7 @@ from iscsi_report.core.digest import code_digest, sha256_bytes
 from iscsi_report.core.ingest.textio import READS_LOG_ENV
 from iscsi_report.core.keep import PARSE_CACHE_ENV
 from iscsi_report.core.paths import Project
-from iscsi_report.pipeline import cache, diagnose, executors, sanitize, warm
+from iscsi_report.pipeline import cache, diagnose, executors, sanitize, warm, zygote
 from iscsi_report.pipeline.params import NotebookJob, read_notebook
 
 KERNEL_NAME = "iscsi-report"
@@ -94,7 +94,7 @@ def kernel_env(jupyter_dir: Path, warm_kernel: bool = False) -> dict[str, str]:
         "language": "python",
     }
     (kdir / "kernel.json").write_text(json.dumps(spec, indent=1), encoding="utf-8")
-    return {**os.environ, "JUPYTER_PATH": str(jupyter_dir), "PYTHONHASHSEED": "0"}
+    return {**zygote.kernel_environ(os.environ), "JUPYTER_PATH": str(jupyter_dir)}
 
 
 def _start(args: list[str], env: dict[str, str], log: IO[bytes], cwd: Path, warm_kernel: bool) -> Process:

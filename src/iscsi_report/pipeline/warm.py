@@ -111,7 +111,7 @@ class Zygote:
         """Start a zygote and wait for its ready line; OSError if it does not come up."""
         self._dir = Path(tempfile.mkdtemp(prefix="iscsi-zygote-"))  # short: a socket path is <108 bytes
         path = self._dir / SOCKET_NAME
-        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        env = zygote.kernel_environ(os.environ)
         self._pythonpath = env.get("PYTHONPATH", "")
         with open(self._dir / LOG_NAME, "wb") as log:
             self._proc = subprocess.Popen(

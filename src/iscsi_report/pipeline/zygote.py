@@ -34,10 +34,15 @@ import signal
 import socket
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 SOCKET_ENV = "ISCSI_REPORT_ZYGOTE"  # the zygote's socket, for the kernel launcher
+# One BLAS thread per kernel (issue 28): the batch runs chapters side by side (``--jobs``) on few cores,
+# where each kernel's BLAS thread pool oversubscribes them and its spinning threads cost more than
+# they save (lab_tails' L-BFGS-B fits: 5x the CPU). Results are bit-identical
+# (benchmarks/chapter_exactness.py); a count the environment sets itself is kept.
+ONE_BLAS_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 # ``python -c BOOT <this file> <mode> ...``: run this file by path, without the '' (cwd) entry that
 # ``-c`` puts first on sys.path (the cold kernel drops it too).
 BOOT = (
@@ -105,6 +110,11 @@ class _KernelLike:
     """
 
     kernel = None
+
+
+def kernel_environ(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` for a kernel or the zygote: hash seed fixed, one BLAS thread unless it says otherwise."""
+    return {**ONE_BLAS_THREAD, **environ, "PYTHONHASHSEED": "0"}
 
 
 @contextlib.contextmanager
