@@ -89,19 +89,37 @@ SLOW_FIRST = [
     "tests/e2e/test_warm.py",  # its same-bytes test reads the study test_chapters.py executes
     "tests/e2e/test_provenance.py",
     "tests/e2e/test_run_selection.py",
-    "tests/e2e/test_own_capture.py",
     "tests/e2e/test_release.py",
     "tests/browser/test_site.py",
     "tests/browser/test_front_page.py",
 ]
 
+# Files without the e2e mark that still take tens of seconds (--durations of a whole run, 2026-11-26): they
+# start after the e2e files and before the many quick files, so that neither worker picks one of
+# them up last while the other has nothing left to do.
+HEAVY_OTHERS = [
+    "tests/test_fit.py",
+    "tests/test_dataset_forecast.py",
+    "tests/test_reconstruct.py",
+    "tests/test_capture.py",
+    "tests/test_lab_tails_fifo.py",
+    "tests/test_lab_analysis.py",
+    "tests/lab/test_dataset.py",
+    "tests/test_lab_tails.py",
+    "tests/e2e/test_fleet_staleness.py",
+]
+
 
 def _start_rank(item: pytest.Item) -> int:
-    """Where the item's file starts: its place in SLOW_FIRST, then other e2e files, then the rest."""
+    """Where the item's file starts: SLOW_FIRST in order, other e2e files, HEAVY_OTHERS, then the rest."""
     rel = item.path.relative_to(PROJECT_ROOT).as_posix() if item.path.is_relative_to(PROJECT_ROOT) else ""
     if rel in SLOW_FIRST:
         return SLOW_FIRST.index(rel)
-    return len(SLOW_FIRST) + (0 if item.get_closest_marker("e2e") else 1)
+    if item.get_closest_marker("e2e"):
+        return len(SLOW_FIRST)
+    if rel in HEAVY_OTHERS:
+        return len(SLOW_FIRST) + 1 + HEAVY_OTHERS.index(rel)
+    return len(SLOW_FIRST) + 1 + len(HEAVY_OTHERS)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -238,10 +238,22 @@ def test_runs_from_the_reconstructed_blog_dataset():
     }
 
 
-def test_nested_selection_never_sees_the_held_out_configuration():
+@pytest.fixture(scope="module")
+def nested_2mib() -> tuple[pd.DataFrame, list[fit.FoldLog]]:
+    """The nested leave-one-out of the synthetic runs, 2 MiB writes held out: once, read by two tests.
+
+    The slowest computation of this file (tens of seconds); both tests asked for it with identical
+    inputs. Read it, never change it.
+    """
     runs = synthetic_runs()
     runs["validation"] = (runs["bs_bytes"] == 2048 * KIB).to_numpy()
-    _nested, logs = fit.nested_leave_one_out(runs)
+    return fit.nested_leave_one_out(runs)
+
+
+def test_nested_selection_never_sees_the_held_out_configuration(nested_2mib):
+    runs = synthetic_runs()
+    runs["validation"] = (runs["bs_bytes"] == 2048 * KIB).to_numpy()
+    _nested, logs = nested_2mib
     assert len(logs) == int(runs["validation"].sum()) == 8
     for log in logs:
         assert log.held_out  # the whole configuration, not only the scored run
@@ -255,10 +267,8 @@ def test_nested_selection_never_sees_the_held_out_configuration():
     assert max(inner) < min(outer)
 
 
-def test_baselines_are_scored_on_identical_folds():
-    runs = synthetic_runs()
-    runs["validation"] = (runs["bs_bytes"] == 2048 * KIB).to_numpy()
-    nested, _ = fit.nested_leave_one_out(runs)
+def test_baselines_are_scored_on_identical_folds(nested_2mib):
+    nested, _ = nested_2mib
     runs_per_method = nested.groupby("method")["run"].apply(frozenset)
     assert set(runs_per_method.index) == {
         fit.PRIMARY_VARIANT,
