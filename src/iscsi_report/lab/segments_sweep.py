@@ -102,11 +102,7 @@ def iperf3_messages(runner: sw.Runner, one_way_delay_ms: float, link_mbps: float
     for rep in range(1, REPLICATES + 1):
         for msg in MESSAGES:
             path = runner.out / "iperf3" / f"d{d}ms-l{link_mbps:g}-msg{msg // BYTES_PER_KIB}k-r{rep}.json"
-            labels = {
-                "one_way_delay_ms": one_way_delay_ms,
-                "link_mbps": link_mbps,
-                "network": sw.network_name(one_way_delay_ms, link_mbps),
-                "path_mtu_bytes": sw.PATH_MTU_BYTES,
+            labels = sw.point_labels(one_way_delay_ms, link_mbps) | {
                 "message_bytes": msg,
                 "nodelay": True,
                 "replicate": rep,

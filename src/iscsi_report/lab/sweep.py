@@ -397,6 +397,18 @@ def fio_cmd(fio: Path, run: FioRun, out: Path, verify: bool = False) -> list[str
     return cmd
 
 
+def point_labels(one_way_delay_ms: float, link_mbps: float) -> dict[str, Any]:
+    """The labels of a ping or iperf3 file measured at one network point of the delay line."""
+    labels: dict[str, Any] = {
+        "one_way_delay_ms": one_way_delay_ms,
+        "network": network_name(one_way_delay_ms, link_mbps),
+        "path_mtu_bytes": PATH_MTU_BYTES,
+    }
+    if link_mbps > 0:  # 0 = no rate limit in the delay line (its own ceiling)
+        labels["link_mbps"] = link_mbps
+    return labels
+
+
 class Runner:
     """Executes runs on a lab, writing raw files under ``out`` and collecting manifest entries."""
 
@@ -526,13 +538,7 @@ class Runner:
         lab = self.lab
         lab.set_link(one_way_delay_ms, link_mbps)
         d = f"{one_way_delay_ms:g}".replace(".", "p") + (f"-j{jitter}" if jitter else "")
-        labels: dict[str, Any] = {
-            "one_way_delay_ms": one_way_delay_ms,
-            "network": network_name(one_way_delay_ms, link_mbps),
-            "path_mtu_bytes": PATH_MTU_BYTES,
-        } | ({"jitter": jitter} if jitter else {})
-        if link_mbps > 0:  # 0 = no rate limit in the delay line (its own ceiling)
-            labels["link_mbps"] = link_mbps
+        labels = point_labels(one_way_delay_ms, link_mbps) | ({"jitter": jitter} if jitter else {})
         ping = self.out / "ping" / f"d{d}ms-l{link_mbps:g}.txt"
         ping.parent.mkdir(parents=True, exist_ok=True)
         lab.run(
