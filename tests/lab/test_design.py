@@ -251,11 +251,15 @@ def test_an_unknown_confirmation_design_is_an_error_naming_the_choices() -> None
         design(confirm=unknown)
 
 
-def _fake_runner() -> SimpleNamespace:
+def _fake_runner(delay_line: str = "compiled") -> SimpleNamespace:
     """What write_manifest reads of a Runner, without a lab: tool versions and no files."""
     tools = SimpleNamespace(fio_source_version="fio-0", tgt_source_version="tgt-0", patch_sha256="0" * 64)
     return SimpleNamespace(
-        lab=SimpleNamespace(tools=tools), entries=[], login_keys={}, login_by_set={}, failures=[]
+        lab=SimpleNamespace(tools=tools, delay_line=delay_line),
+        entries=[],
+        login_keys={},
+        login_by_set={},
+        failures=[],
     )
 
 
@@ -272,6 +276,29 @@ def test_manifest_generator_names_the_command_that_wrote_it(
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     assert doc["generator"] == f"iscsi-report lab run --out lab-x{flags}"
     assert doc["title"].endswith("(confirmation sweep)") == bool(confirm)
+    assert doc["lab"]["delay_line"] == "compiled" and "native/delayline.c" in doc["description"]
+
+
+@pytest.mark.parametrize(
+    ("line", "flags", "tail"),
+    [
+        ("python", None, " --delay-line python"),
+        ("compiled", None, ""),
+        ("python", " --jitter 2", " --jitter 2"),
+        ("compiled", " --jitter 2", " --jitter 2 --delay-line compiled"),
+    ],
+)
+def test_manifest_generator_names_a_delay_line_other_than_the_default(
+    tmp_path: Path, line: str, flags: str | None, tail: str
+) -> None:
+    out = tmp_path / "lab-x"
+    out.mkdir()
+    path = sweep.write_manifest(out, _fake_runner(line), False, 1.0, {}, flags=flags)  # type: ignore[arg-type]
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert doc["generator"] == f"iscsi-report lab run --out lab-x{tail}"
+    assert doc["lab"]["delay_line"] == line
+    program = "lab/delayline.py" if line == "python" else "native/delayline.c"
+    assert program in doc["description"]
 
 
 @pytest.mark.parametrize(

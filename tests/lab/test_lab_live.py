@@ -73,16 +73,17 @@ def _assert_nothing_left(recorded_pids: list[tuple[int, int | None]]) -> None:
         assert not state.pid_alive(pid, ticks), f"pid {pid} still alive"
 
 
-def test_lab_smoke(lab_lock: None, tmp_path: Path) -> None:
-    """On the wire: 8 R2Ts per 2 MiB write at window 1, >= 4 outstanding at window 8; D adds trips × ΔD."""
+@pytest.mark.parametrize("line", ["compiled", "python"])
+def test_lab_smoke(lab_lock: None, tmp_path: Path, line: str) -> None:
+    """Either delay line: 8 R2Ts per 2 MiB write at window 1, >= 4 outstanding at 8; D adds trips × ΔD."""
     blackhole_before = state.blackhole_present()
     t0 = time.monotonic()
     out = tmp_path / "smoke.json"
-    res = _cli("smoke", "--json", str(out), timeout_s=180)
+    res = _cli("smoke", "--json", str(out), "--delay-line", line, timeout_s=180)
     took = time.monotonic() - t0
     assert res.returncode == 0, res.stderr[-2000:]
     doc = json.loads(out.read_text())
-    assert doc["failed"] == []
+    assert doc["failed"] == [] and doc["delay_line"] == line
     assert doc["window_1"]["r2t_per_write"] == [8] and doc["window_1"]["max_outstanding_r2t"] == 1
     assert doc["window_8"]["max_outstanding_r2t"] >= 4
     assert abs(doc["added_latency"]["relative_error"]) <= 0.20

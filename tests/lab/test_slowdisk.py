@@ -86,13 +86,19 @@ def test_build_key_follows_the_source_and_the_flags(tmp_path: Path) -> None:
     assert build.slowdisk_key(src) != key
 
 
-def test_older_tools_json_without_slowdisk_asks_for_a_rebuild(
+def _stub(path: Path) -> Path:
+    """An executable stand-in for a built tool."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_older_tools_json_without_a_native_tool_asks_for_a_rebuild(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ISCSI_REPORT_LAB_CACHE", str(tmp_path))
-    exe = tmp_path / "tool"
-    exe.write_text("#!/bin/sh\n")
-    exe.chmod(0o755)
+    exe = _stub(tmp_path / "tool")
     old = {
         "fio": str(exe),
         "tgtd": str(exe),
@@ -103,18 +109,19 @@ def test_older_tools_json_without_slowdisk_asks_for_a_rebuild(
     }
     (tmp_path / "tools.json").write_text(json.dumps(old))
     assert build.load_tools(tmp_path) is None
-    current = tmp_path / f"slowdisk-{build.slowdisk_key()}" / "slowdisk"
-    current.parent.mkdir()
-    current.write_text("#!/bin/sh\n")
-    current.chmod(0o755)
+    current = _stub(tmp_path / f"slowdisk-{build.slowdisk_key()}" / "slowdisk")
     (tmp_path / "tools.json").write_text(json.dumps({**old, "slowdisk": str(current)}))
+    assert build.load_tools(tmp_path) is None  # a tools.json from before the compiled delay line
+    line = _stub(tmp_path / f"delayline-{build.delayline_key()}" / "delayline")
+    both = {**old, "slowdisk": str(current), "delayline": str(line)}
+    (tmp_path / "tools.json").write_text(json.dumps(both))
     tools = build.load_tools(tmp_path)
-    assert tools is not None and tools.slowdisk == current
-    stale = tmp_path / "slowdisk-0000000000000000" / "slowdisk"
-    stale.parent.mkdir()
-    stale.write_text("#!/bin/sh\n")
-    stale.chmod(0o755)
-    (tmp_path / "tools.json").write_text(json.dumps({**old, "slowdisk": str(stale)}))
+    assert tools is not None and tools.slowdisk == current and tools.delayline == line
+    stale = _stub(tmp_path / "slowdisk-0000000000000000" / "slowdisk")
+    (tmp_path / "tools.json").write_text(json.dumps({**both, "slowdisk": str(stale)}))
+    assert build.load_tools(tmp_path) is None
+    stale_line = _stub(tmp_path / "delayline-0000000000000000" / "delayline")
+    (tmp_path / "tools.json").write_text(json.dumps({**both, "delayline": str(stale_line)}))
     assert build.load_tools(tmp_path) is None
     (tmp_path / "tools.json").write_text("{not json")
     assert build.load_tools(tmp_path) is None

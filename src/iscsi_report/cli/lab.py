@@ -10,6 +10,7 @@ from pathlib import Path
 
 from iscsi_report.lab import state as st
 from iscsi_report.lab.build import Tools
+from iscsi_report.lab.topology import DELAY_LINES
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -67,8 +68,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "writes with both segment sizes at 1,600 and 540 Mbit/s, each write labelled with the delay line's "
         "and tgtd's CPU seconds; design 2 also captures every write at both ends (lab/segments_sweep.py)",
     )
+    run.add_argument(
+        "--delay-line",
+        choices=DELAY_LINES,
+        default=None,
+        help="which delay line forwards the packets: the compiled one (the default; fixed delay, fast "
+        "enough for small packets above 1 Gbit/s) or the Python one (the default with --jitter, which "
+        "needs it; a dataset whose manifest names no delay line was measured with the Python one)",
+    )
     smoke = subs.add_parser("smoke", help="a short check of the lab (under 90 s)")
     smoke.add_argument("--json", dest="json_out", help="also write the figures to this file")
+    smoke.add_argument(
+        "--delay-line", choices=DELAY_LINES, default="compiled", help="which delay line to check"
+    )
     subs.add_parser("teardown", help="remove whatever a lab left behind (from its state file)")
     acc = subs.add_parser("accuracy", help="the delay line's accuracy and rate, from a dataset's ping/iperf3")
     acc.add_argument("dataset", help="a folder written by `lab run` (or to write, with --measure)")
@@ -131,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     if cmd == "smoke":
         from iscsi_report.lab.smoke import smoke
 
-        result = smoke(tools, _say)
+        result = smoke(tools, _say, delay_line=args.delay_line)
         text = json.dumps(result, indent=1, default=str)
         print(text)
         if args.json_out:
@@ -139,44 +151,52 @@ def run(args: argparse.Namespace) -> int:
         _say("smoke " + ("PASSED" if not result["failed"] else "FAILED: " + "; ".join(result["failed"])))
         return 0 if not result["failed"] else 1
     if cmd == "run":
-        from iscsi_report.lab.sweep import clean_out, execute
-        from iscsi_report.lab.topology import Lab
+        return run_sweep(args, tools, root)
+    raise SystemExit(f"unknown lab command {cmd}")
 
-        if args.jitter:
-            from iscsi_report.lab.jitter_sweep import check_design
 
-            check_design(args.jitter)  # before the lab comes up or the folder is cleaned
-        if args.reads:
+def run_sweep(args: argparse.Namespace, tools: Tools, root: str) -> int:
+    """``lab run``: check the design and the delay line, bring the lab up, run the sweep, write it."""
+    from iscsi_report.lab.sweep import clean_out, execute
+    from iscsi_report.lab.topology import Lab, default_delay_line
+
+    if args.jitter:
+        from iscsi_report.lab.jitter_sweep import check_design
+
+        check_design(args.jitter)  # before the lab comes up or the folder is cleaned
+    if args.reads:
+        from iscsi_report.lab import reads_sweep
+
+        reads_sweep.check_design(args.reads)
+    if args.segments:
+        from iscsi_report.lab import segments_sweep
+
+        segments_sweep.check_design(args.segments)
+    line = args.delay_line or default_delay_line(bool(args.jitter))
+    if args.jitter and line != "python":
+        raise SystemExit("lab run --jitter draws per-packet delays, which only the Python delay line does")
+    out = Path(args.out).resolve()
+    clean_out(out)
+    with Lab(tools, _say, delay_line=line) as lab:
+        if args.device:
+            from iscsi_report.lab import device_sweep
+
+            summary = device_sweep.execute(lab, out, _say)
+        elif args.reads:
             from iscsi_report.lab import reads_sweep
 
-            reads_sweep.check_design(args.reads)
-        if args.segments:
+            summary = reads_sweep.execute(lab, out, _say, number=args.reads)
+        elif args.segments:
             from iscsi_report.lab import segments_sweep
 
-            segments_sweep.check_design(args.segments)
-        out = Path(args.out).resolve()
-        clean_out(out)
-        with Lab(tools, _say) as lab:
-            if args.device:
-                from iscsi_report.lab import device_sweep
+            summary = segments_sweep.execute(lab, out, _say, number=args.segments)
+        elif args.jitter:
+            from iscsi_report.lab import jitter_sweep
 
-                summary = device_sweep.execute(lab, out, _say)
-            elif args.reads:
-                from iscsi_report.lab import reads_sweep
-
-                summary = reads_sweep.execute(lab, out, _say, number=args.reads)
-            elif args.segments:
-                from iscsi_report.lab import segments_sweep
-
-                summary = segments_sweep.execute(lab, out, _say, number=args.segments)
-            elif args.jitter:
-                from iscsi_report.lab import jitter_sweep
-
-                summary = jitter_sweep.execute(
-                    lab, out, _say, number=args.jitter, raw_root=Path(root) / "data" / "raw"
-                )
-            else:
-                summary = execute(lab, out, args.quick, _say, confirm=args.confirm)
-        print(json.dumps(summary, indent=1, default=str))
-        return 0 if not summary["failures"] and summary.get("verify", {"passed": True})["passed"] else 1
-    raise SystemExit(f"unknown lab command {cmd}")
+            summary = jitter_sweep.execute(
+                lab, out, _say, number=args.jitter, raw_root=Path(root) / "data" / "raw"
+            )
+        else:
+            summary = execute(lab, out, args.quick, _say, confirm=args.confirm)
+    print(json.dumps(summary, indent=1, default=str))
+    return 0 if not summary["failures"] and summary.get("verify", {"passed": True})["passed"] else 1

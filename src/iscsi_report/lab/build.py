@@ -1,9 +1,10 @@
-"""``lab setup``: Debian packages, a libiscsi-enabled fio, a patched tgt and the slow device, cached.
+"""``lab setup``: Debian packages, libiscsi fio, a patched tgt, the slow device and the line, cached.
 
 fio is built from Debian's fio source package (``apt-get source``, Debian's patches applied)
 configured with ``--enable-libiscsi``; tgt from Debian's tgt source package with the project's
 patch ``patches/tgt-r2t-window.patch``; slowdisk (a FUSE file with a per-request time and a rate
-cap, :mod:`.slowdisk`) from the project's own C source ``native/slowdisk.c``. Each build lives in
+cap, :mod:`.slowdisk`) and the compiled delay line from the project's own C sources
+``native/slowdisk.c`` and ``native/delayline.c``. Each build lives in
 ``.cache/lab/<tool>-<key>/`` where the key hashes the source package version (or the C source's
 sha256), the patch's sha256 and the build recipe; a build whose ``build.json`` matches is reused,
 so a warm ``lab setup`` only checks packages and stamps.
@@ -24,6 +25,7 @@ from urllib.parse import unquote
 
 PATCH = Path(__file__).with_name("patches") / "tgt-r2t-window.patch"
 SLOWDISK_SOURCE = Path(__file__).with_name("native") / "slowdisk.c"
+DELAYLINE_SOURCE = Path(__file__).with_name("native") / "delayline.c"
 DEB_SRC_FILE = Path("/etc/apt/sources.list.d/iscsi-report-lab-src.sources")
 # Runtime tools and the few build dependencies these two builds need (not the packages' full
 # Build-Depends: no GUI, RDMA, Ceph or Gluster back ends are built).
@@ -43,6 +45,7 @@ PACKAGES = (
 FIO_CONFIGURE = ("--enable-libiscsi", "--disable-optimizations", "--extra-cflags=-O2")
 TGT_MAKE = ("ISCSI=1",)
 SLOWDISK_CFLAGS = ("-O2", "-Wall", "-Wextra")
+DELAYLINE_CFLAGS = ("-O2", "-Wall", "-Wextra")
 APT_ENV = {"DEBIAN_FRONTEND": "noninteractive"}
 APT_LOCK = ("-o", "DPkg::Lock::Timeout=600")
 
@@ -62,6 +65,7 @@ class Tools:
     tgt_source_version: str
     patch_sha256: str
     slowdisk: Path
+    delayline: Path
 
     def as_dict(self) -> dict[str, str]:
         """JSON-friendly view."""
@@ -266,31 +270,42 @@ def build_tgt(cache: Path, version: str, log: Path, say) -> tuple[Path, Path]:
     return out / "tgtd", out / "tgtadm"
 
 
+def native_key(name: str, source: Path, cflags: tuple[str, ...]) -> str:
+    """A native build's cache key: its name, the C source's sha256 and the compile flags."""
+    return _key(name, hashlib.sha256(source.read_bytes()).hexdigest(), *cflags)
+
+
 def slowdisk_key(source: Path = SLOWDISK_SOURCE, cflags: tuple[str, ...] = SLOWDISK_CFLAGS) -> str:
     """The slowdisk build's cache key: the C source's sha256 and the compile flags."""
-    return _key("slowdisk", hashlib.sha256(source.read_bytes()).hexdigest(), *cflags)
+    return native_key("slowdisk", source, cflags)
 
 
-def build_slowdisk(cache: Path, log: Path, say) -> Path:
-    """The slowdisk FUSE daemon compiled from ``native/slowdisk.c`` against libfuse3 (cached)."""
-    key = slowdisk_key()
-    out = cache / f"slowdisk-{key}"
-    if _stamp_ok(out, key, ["slowdisk"]):
-        return out / "slowdisk"
-    say("building slowdisk (FUSE slow device)")
+def delayline_key(source: Path = DELAYLINE_SOURCE, cflags: tuple[str, ...] = DELAYLINE_CFLAGS) -> str:
+    """The compiled delay line's cache key: the C source's sha256 and the compile flags."""
+    return native_key("delayline", source, cflags)
+
+
+def build_native(
+    cache: Path, log: Path, say, name: str, source: Path, cflags: tuple[str, ...], link_flags: list[str]
+) -> Path:
+    """Compile one of the project's own C programs (``native/``) into the cache, once per key."""
+    key = native_key(name, source, cflags)
+    out = cache / f"{name}-{key}"
+    if _stamp_ok(out, key, [name]):
+        return out / name
+    say(f"building {name} from {source.name}")
     t0 = time.monotonic()
-    fuse_flags = _run(["pkg-config", "--cflags", "--libs", "fuse3"], log).split()
     out.mkdir(parents=True, exist_ok=True)
-    binary = out / "slowdisk"
-    _run(["gcc", *SLOWDISK_CFLAGS, "-o", str(binary), str(SLOWDISK_SOURCE), *fuse_flags], log)
+    binary = out / name
+    _run(["gcc", *cflags, "-o", str(binary), str(source), *link_flags], log)
     (out / "build.json").write_text(
         json.dumps(
             {
                 "key": key,
-                "source": SLOWDISK_SOURCE.name,
-                "source_sha256": hashlib.sha256(SLOWDISK_SOURCE.read_bytes()).hexdigest(),
-                "cflags": SLOWDISK_CFLAGS,
-                "fuse_flags": fuse_flags,
+                "source": source.name,
+                "source_sha256": hashlib.sha256(source.read_bytes()).hexdigest(),
+                "cflags": cflags,
+                "link_flags": link_flags,
                 "build_s": round(time.monotonic() - t0, 1),
             },
             indent=1,
@@ -300,8 +315,19 @@ def build_slowdisk(cache: Path, log: Path, say) -> Path:
     return binary
 
 
+def build_slowdisk(cache: Path, log: Path, say) -> Path:
+    """The slowdisk FUSE daemon compiled from ``native/slowdisk.c`` against libfuse3 (cached)."""
+    fuse_flags = _run(["pkg-config", "--cflags", "--libs", "fuse3"], log).split()
+    return build_native(cache, log, say, "slowdisk", SLOWDISK_SOURCE, SLOWDISK_CFLAGS, fuse_flags)
+
+
+def build_delayline(cache: Path, log: Path, say) -> Path:
+    """The compiled delay line from ``native/delayline.c`` (cached; no library beyond libc)."""
+    return build_native(cache, log, say, "delayline", DELAYLINE_SOURCE, DELAYLINE_CFLAGS, [])
+
+
 def setup(project_root: str | Path, say=print) -> Tools:
-    """Install packages and build (or reuse) fio, tgt and slowdisk; write ``.cache/lab/tools.json``."""
+    """Install packages; build (or reuse) fio, tgt, slowdisk and the compiled line; write tools.json."""
     if os.geteuid() != 0:
         raise SetupError("lab setup needs root (apt-get, network namespaces)")
     cache = cache_root(project_root)
@@ -312,7 +338,8 @@ def setup(project_root: str | Path, say=print) -> Tools:
     fio = build_fio(cache, fio_version, log, say)
     tgtd, tgtadm = build_tgt(cache, tgt_version, log, say)
     slowdisk = build_slowdisk(cache, log, say)
-    tools = Tools(fio, tgtd, tgtadm, fio_version, tgt_version, patch_sha256(), slowdisk)
+    delayline = build_delayline(cache, log, say)
+    tools = Tools(fio, tgtd, tgtadm, fio_version, tgt_version, patch_sha256(), slowdisk, delayline)
     (cache / "tools.json").write_text(json.dumps(tools.as_dict(), indent=1), encoding="utf-8")
     return tools
 
@@ -320,8 +347,9 @@ def setup(project_root: str | Path, say=print) -> Tools:
 def load_tools(project_root: str | Path) -> Tools | None:
     """The tools recorded by the last ``lab setup``, if they are all still there and current.
 
-    A tools.json from before a tool was added (no ``slowdisk``), one that is not JSON, or one whose
-    slowdisk was built from another source gives None: the caller runs ``lab setup`` again.
+    A tools.json from before a tool was added (no ``slowdisk`` or ``delayline``), one that is not
+    JSON, or one whose native programs were built from another source gives None: the caller runs
+    ``lab setup`` again.
     """
     path = cache_root(project_root) / "tools.json"
     if not path.exists():
@@ -336,13 +364,18 @@ def load_tools(project_root: str | Path) -> Tools | None:
             doc["tgt_source_version"],
             doc["patch_sha256"],
             Path(doc["slowdisk"]),
+            Path(doc["delayline"]),
         )
     except (json.JSONDecodeError, KeyError, TypeError):
         return None
-    if not all(os.access(p, os.X_OK) for p in (tools.fio, tools.tgtd, tools.tgtadm, tools.slowdisk)):
+    if not all(
+        os.access(p, os.X_OK) for p in (tools.fio, tools.tgtd, tools.tgtadm, tools.slowdisk, tools.delayline)
+    ):
         return None
     if tools.patch_sha256 != patch_sha256():
         return None
     if tools.slowdisk.parent.name != f"slowdisk-{slowdisk_key()}":
+        return None
+    if tools.delayline.parent.name != f"delayline-{delayline_key()}":
         return None
     return tools

@@ -51,12 +51,15 @@ def _fio_median_latency_s(path: Path) -> float:
     return job["write"]["clat_ns"]["percentile"]["50.000000"] / 1e9
 
 
-def smoke(tools: Tools, say=print) -> dict[str, Any]:
-    """Run the checks; returns the figures and a list of failed checks (empty = pass)."""
+def smoke(tools: Tools, say=print, delay_line: str = "compiled") -> dict[str, Any]:
+    """Run the checks on ``delay_line``; returns the figures and a list of failed checks (empty = pass)."""
     t0 = time.monotonic()
     failed: list[str] = []
-    out: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="iscsilab-smoke-") as tmp, Lab(tools, say) as lab:
+    out: dict[str, Any] = {"delay_line": delay_line}
+    with (
+        tempfile.TemporaryDirectory(prefix="iscsilab-smoke-") as tmp,
+        Lab(tools, say, delay_line=delay_line) as lab,
+    ):
         runner = Runner(lab, Path(tmp), say)
         lab.start_target(target_params(1, IMMEDIATE_DATA_BYTES, SEGMENT_BYTES))
         # 1: R2Ts per write at window 1 (captured), latency at D = 0

@@ -44,6 +44,7 @@ from iscsi_report.lab import state as st
 from iscsi_report.lab.slowdisk import FIO_SIZE_BYTES
 from iscsi_report.lab.topology import (
     ADDR_TGT,
+    DELAY_LINE_WORDS,
     LAB_NICE,
     NS_INI,
     NS_TGT,
@@ -51,6 +52,7 @@ from iscsi_report.lab.topology import (
     TCP_INIT_WINDOW_SEGMENTS,
     TCP_SYSCTLS,
     Lab,
+    default_delay_line,
     fio_filename,
     target_params,
 )
@@ -705,6 +707,8 @@ def write_manifest(
                 "labels": e["labels"],
             }
         )
+    line = runner.lab.delay_line
+    jitter = (flags or "").lstrip().startswith("--jitter")
     doc = {
         "dataset": out.name,
         "title": "Real iSCSI on this machine: tgt and libiscsi across a userspace delay line"
@@ -712,16 +716,17 @@ def write_manifest(
         "reconstructed": False,
         "generator": f"iscsi-report lab run --out {out.name}"
         + (" --quick" if quick else "")
-        + (flags if flags is not None else {0: "", 1: " --confirm"}.get(confirm, f" --confirm {confirm}")),
+        + (flags if flags is not None else {0: "", 1: " --confirm"}.get(confirm, f" --confirm {confirm}"))
+        + (f" --delay-line {line}" if line != default_delay_line(jitter) else ""),
         "description": (
             "Real iSCSI traffic captured on the project's 2-core build machine: fio "
             f"(Debian source {tools.fio_source_version}, ioengine=libiscsi) writes and reads a "
             f"RAM-backed LUN (sparse file on /dev/shm) served by tgt (Debian source "
             f"{tools.tgt_source_version} with the project's patch tgt-r2t-window.patch, sha256 "
             f"{tools.patch_sha256[:12]}), across two network namespaces joined by a userspace "
-            "delay line (TUN devices, fixed one-way delay, serialisation at the link rate, MTU "
-            "65000). The delay and the link are emulated; the protocol, its PDUs and the "
-            f"software stacks are real. Sweep time {sweep_s:.0f} s."
+            f"delay line ({DELAY_LINE_WORDS[line]}; TUN devices, fixed one-way delay, serialisation "
+            "at the link rate, MTU 65000). The delay and the link are emulated; the protocol, its "
+            f"PDUs and the software stacks are real. Sweep time {sweep_s:.0f} s."
             + (f" {description_note}" if description_note else "")
         ),
         "iscsi_parameters": iscsi_parameter_sets(runner),
@@ -742,6 +747,7 @@ def write_manifest(
             "fio_source_version": tools.fio_source_version,
             "tgt_source_version": tools.tgt_source_version,
             "tgt_patch_sha256": tools.patch_sha256,
+            "delay_line": line,
             "path_mtu_bytes": PATH_MTU_BYTES,
             "tcp_in_both_namespaces": {
                 **TCP_SYSCTLS,

@@ -34,6 +34,20 @@ ADDR_INI = "198.18.0.1"
 ADDR_TGT = "198.18.0.2"
 TUN_DEV = "lab0"
 PATH_MTU_BYTES = 65000
+# The two implementations of the delay line, same rule: "compiled" (native/delayline.c, fixed delay
+# only, fast enough for small packets above 1 Gbit/s) and "python" (lab/delayline.py, with jitter).
+DELAY_LINES = ("compiled", "python")
+DELAY_LINE_WORDS = {
+    "compiled": "the project's C program native/delayline.c",
+    "python": "the project's Python program lab/delayline.py",
+}
+
+
+def default_delay_line(jitter: bool) -> str:
+    """The delay line a sweep runs on unless told: the Python one for jitter, else the compiled one."""
+    return "python" if jitter else "compiled"
+
+
 ISCSI_PORT = 3260
 TGT_CONTROL_PORT = 7326  # tgtd -C: its own management socket, apart from any system tgtd
 TARGET_IQN = "iqn.2026-11.org.example.iscsilab:lun"
@@ -131,9 +145,14 @@ def _wait_for(pred: Callable[[], bool], timeout_s: float, what: str) -> None:
 class Lab:
     """A running lab; use as a context manager (teardown on exit, error and signals)."""
 
-    def __init__(self, tools: Tools, say: Callable[[str], None] = print) -> None:
+    def __init__(
+        self, tools: Tools, say: Callable[[str], None] = print, delay_line: str = "compiled"
+    ) -> None:
+        if delay_line not in DELAY_LINES:
+            raise ValueError(f"delay line {delay_line!r}: expected one of {DELAY_LINES}")
         self.tools = tools
         self.say = say
+        self.delay_line = delay_line  # which implementation forwards the packets (DELAY_LINES)
         self.state: st.LabState | None = None
         self.delayline_pid: int | None = None
         self.tgtd_pid: int | None = None
@@ -198,22 +217,7 @@ class Lab:
         self._write_params(one_way_delay_ms, link_mbps)
         log = st.STATE_DIR / "delayline.log"
         self.state.add_file(log)
-        self.delayline_pid = self.spawn(
-            NS_INI,
-            [
-                sys.executable,
-                "-m",
-                "iscsi_report.lab.delayline",
-                "--ns-b",
-                NS_TGT,
-                "--dev",
-                TUN_DEV,
-                "--params",
-                str(self.params_file),
-            ],
-            "delayline",
-            log,
-        )
+        self.delayline_pid = self.spawn(NS_INI, self.delay_line_cmd(), "delayline", log)
         _wait_for(lambda: "ready" in log.read_text(errors="replace"), 10, "the delay line")
         for ns, mine, peer in ((NS_INI, ADDR_INI, ADDR_TGT), (NS_TGT, ADDR_TGT, ADDR_INI)):
             self._ip(["-n", ns, "link", "set", TUN_DEV, "mtu", str(PATH_MTU_BYTES), "up"])
@@ -329,6 +333,15 @@ class Lab:
             raise RuntimeError(f"ip {' '.join(args)}: {res.stderr.strip()}")
 
     # -- delay line ------------------------------------------------------------------------
+    def delay_line_cmd(self) -> list[str]:
+        """The command of this lab's delay line: the compiled program or the Python module."""
+        program = (
+            [str(self.tools.delayline)]
+            if self.delay_line == "compiled"
+            else [sys.executable, "-m", "iscsi_report.lab.delayline"]
+        )
+        return [*program, "--ns-b", NS_TGT, "--dev", TUN_DEV, "--params", str(self.params_file)]
+
     def _write_params(self, one_way_delay_ms: float, link_mbps: float) -> None:
         params: dict[str, Any] = {"one_way_delay_ms": one_way_delay_ms, "link_mbps": link_mbps}
         if self.jitter:
@@ -338,6 +351,11 @@ class Lab:
 
     def set_jitter(self, jitter: dict[str, Any] | None) -> None:
         """Per-packet jitter of the delay line (see lab.jitter), kept across later set_link calls."""
+        if jitter and jitter.get("shape", "fixed") != "fixed" and self.delay_line != "python":
+            raise ValueError(
+                f"jitter shape {jitter.get('shape')!r} needs the Python delay line; "
+                f"this lab runs the {self.delay_line} one (fixed delay only)"
+            )
         self.jitter = jitter
         self.set_link(self.one_way_delay_ms, self.link_mbps)
 
