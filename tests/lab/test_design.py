@@ -244,6 +244,33 @@ def test_the_second_blind_design_4_uses_values_no_sweep_used_and_a_queue_depth_o
     assert len(stems) == len(set(stems)), "every run writes its own file"
 
 
+def _every_earlier_run() -> list[sweep.FioRun]:
+    """Every fio run of every design before the fourth blind sweep: sweeps, diagnoses, jitter and device."""
+    from iscsi_report.lab import jitter_sweep, reads_sweep, segments_sweep
+
+    runs = design()[0] + [r for n in range(1, 6) for r in design(confirm=n)[0]] + device_sweep.design()
+    runs += reads_sweep.design() + [r for n in segments_sweep.DESIGNS for r in segments_sweep.design(n)]
+    return runs + [r for n in jitter_sweep.DESIGNS for r in jitter_sweep.design(n)]
+
+
+def test_the_fourth_blind_design_6_uses_values_no_sweep_used_and_five_read_sizes() -> None:
+    runs, points = design(confirm=6)
+    earlier = _every_earlier_run()
+    new, old = _values(runs), _values(earlier)
+    assert not new["delays"] & old["delays"] and not new["sizes"] & old["sizes"]
+    assert not {r.link_mbps for r in runs} & {r.link_mbps for r in earlier}
+    assert points == [(d, link) for link in (2000.0, 800.0) for d in (0.4, 1.4, 2.8)]
+    plain = [r for r in runs if not r.captured]
+    assert {(r.rw, r.iodepth) for r in plain} == {("write", 1), ("read", 1), ("write", 2)}
+    assert 2 not in {r.iodepth for r in earlier}
+    configurations = {r.stem().rsplit("-r", 1)[0] for r in plain}
+    assert len(configurations) == 138 and len(plain) == 138 * sweep.REPLICATES
+    reads = {r.bs_bytes for r in plain if r.rw == "read"}
+    assert len(reads) == 5 and max(reads) < 3 * 1024 * 1024  # below the allocator step
+    stems = [r.stem() for r in runs]
+    assert len(stems) == len(set(stems)), "every run writes its own file"
+
+
 def test_an_unknown_confirmation_design_is_an_error_naming_the_choices() -> None:
     unknown = max(CONFIRM_DESIGNS) + 1
     choices = ", ".join(str(n) for n in sorted(CONFIRM_DESIGNS))

@@ -159,6 +159,27 @@ CONFIRM_DESIGNS = {
         ios=24,
         deep_iodepth=3,
     ),
+    # Design 6, the fourth blind sweep of issue 21, declared in data/preregistered/
+    # lab-iscsi-2026-blind4/README.md before it ran, for the engine's version 2 unchanged and run on
+    # the compiled delay line: a link of 2 Gbit/s and delays, sizes and a queue depth no sweep used,
+    # and five read sizes (all below 3 MiB) so that reads forecast from writes have more targets.
+    6: ConfirmDesign(
+        (0.4, 1.4, 2.8),
+        (240 * BYTES_PER_KIB,),
+        (960 * BYTES_PER_KIB, 1856 * BYTES_PER_KIB, 2688 * BYTES_PER_KIB),
+        (1, 3),
+        link_mbps=(2000.0, 800.0),
+        read_bs=(
+            336 * BYTES_PER_KIB,
+            960 * BYTES_PER_KIB,
+            1344 * BYTES_PER_KIB,
+            1856 * BYTES_PER_KIB,
+            2688 * BYTES_PER_KIB,
+        ),
+        deep_bs=(960 * BYTES_PER_KIB, 1856 * BYTES_PER_KIB),
+        ios=24,
+        deep_iodepth=2,
+    ),
 }
 RAM_DEVICE = "tgt-rdwr-dev-shm"  # the LUN of every sweep before the device sweep: a file in RAM
 NEGOTIATED_MAX_OUTSTANDING_R2T = 1  # libiscsi proposes 1; the window beyond it is forced at the target
