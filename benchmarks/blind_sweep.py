@@ -3,9 +3,9 @@
 PYTHONPATH=src .venv/bin/python benchmarks/blind_sweep.py freeze [--design 3]
     Every target configuration of the lab's design N (``lab run --confirm N``; 3: the sweep
     lab-iscsi-2026-blind, 4: lab-iscsi-2026-blind2, 5: lab-iscsi-2026-blind3, 6: lab-iscsi-2026-blind4)
-    forecast from the committed sweep lab-iscsi-2026 alone (today chosen by the rule ``project --dataset`` uses), with both
-    baselines; written to data/preregistered/<sweep>/forecasts.csv. Run and committed before the
-    sweep exists.
+    forecast from the committed sweep lab-iscsi-2026 alone (today chosen by the rule
+    ``project --dataset`` uses), with both baselines; written to
+    data/preregistered/<sweep>/forecasts.csv. Run and committed before the sweep exists.
 
 PYTHONPATH=src .venv/bin/python benchmarks/blind_sweep.py score [--design 3] [--engine-version V]
     (1) the frozen forecasts against the sweep's measured means; (2) the forecast matrix inside
