@@ -1,6 +1,7 @@
 """The segments diagnosis (data/preregistered/lab-iscsi-2026-segments/README.md), read as declared.
 
 PYTHONPATH=src .venv/bin/python benchmarks/segments_diagnosis.py [--sweep lab-iscsi-2026-segments]
+    [--compare-to lab-iscsi-2026-segments2]
 
 Prints iperf3's received rate per point and message size (medians of the replicates), per write
 configuration the mean latency and how busy the delay line and tgtd were (CPU seconds per wall
@@ -24,7 +25,11 @@ def main(argv: list[str]) -> None:
     """Print the tables and the readings."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--sweep", default="lab-iscsi-2026-segments")
-    ds = open_dataset(ROOT / "data" / "raw" / ap.parse_args(argv).sweep)
+    ap.add_argument(
+        "--compare-to", help="a design-2 sweep on the Python line (segments3's readings against segments2)"
+    )
+    args = ap.parse_args(argv)
+    ds = open_dataset(ROOT / "data" / "raw" / args.sweep)
     r, w = sc.rates(ds), sc.writes(ds)
     print("iperf3 received Mbit/s (message bytes; 0 = default):")
     print(r.round(1).to_string())
@@ -40,6 +45,14 @@ def main(argv: list[str]) -> None:
         f"replication at the largest size: {got.excess_fast:+.1%} fast, {got.excess_slow:+.1%} slow -> "
         f"{got.replicated}"
     )
+    if "captured" in sc.lab.fio_runs(ds):  # design 2: the split by where the miss shows
+        here = sc.split(ds)
+        print("split (ms):")
+        print(sc.split_for_people(here).round(3).to_string(index=False))
+        if args.compare_to:
+            before = sc.split(open_dataset(ROOT / "data" / "raw" / args.compare_to))
+            print(f"against {args.compare_to}:")
+            print(sc.line_compared_for_people(sc.line_compared(before, here)).round(3).to_string(index=False))
 
 
 if __name__ == "__main__":

@@ -102,3 +102,31 @@ def test_places_names_every_place_holding_half_the_miss() -> None:
         }
     )
     assert sc.places(s).tolist() == ["before_line, in_line", "none", "no miss to explain"]
+
+
+def _split(rows: list[tuple[float, int, float, float]]) -> pd.DataFrame:
+    """A split() frame from (link, KiB, latency difference, in the line) rows."""
+    return pd.DataFrame(rows, columns=["link_mbps", "kib", "latency_diff_ms", "in_line_ms"])
+
+
+def test_the_compiled_line_is_read_only_where_the_python_line_missed() -> None:
+    python_line = _split(
+        [(1600.0, 576, 1.0, 0.8), (1600.0, 2304, 2.0, 1.2), (540.0, 576, 0.2, 0.5), (540.0, 2304, 0.9, 0.6)]
+    )
+    compiled_line = _split(
+        [(1600.0, 576, 0.3, 0.1), (1600.0, 2304, 1.9, 0.7), (540.0, 576, 0.0, 0.0), (540.0, 2304, 0.6, 0.29)]
+    )
+    c = sc.line_compared(python_line, compiled_line)
+    assert [(r.link_mbps, r.kib) for r in c.itertuples()] == [(1600.0, 576), (1600.0, 2304), (540.0, 2304)]
+    # 0.1 < 0.4: gone; 0.7 >= 0.6: not; 0.29 < 0.3: gone (strictly under half)
+    assert c["line_part_gone"].tolist() == [True, False, True]
+    # shrank by 0.7 >= 0.4; by 0.1 < 0.6; by 0.3 >= 0.3 (at least half)
+    assert c["miss_shrank"].tolist() == [True, False, True]
+    people = sc.line_compared_for_people(c)
+    assert people["Line's part gone"].tolist() == ["yes", "no", "yes"]
+    assert people["Link (Mbit/s)"].tolist() == ["1,600", "1,600", "540"]
+
+
+def test_a_size_the_compiled_line_did_not_measure_is_no_reading() -> None:
+    c = sc.line_compared(_split([(1600.0, 576, 1.0, 0.8)]), _split([(540.0, 576, 0.0, 0.0)]))
+    assert c["diff_compiled_ms"].isna().all() and not c["line_part_gone"].any() and not c["miss_shrank"].any()

@@ -190,3 +190,50 @@ def split_for_people(s: pd.DataFrame) -> pd.DataFrame:
             "Where at least half of it shows": places(s),
         }
     )
+
+
+# ---- the same design on the compiled delay line -------------------------------------------------
+# Thresholds as data/preregistered/lab-iscsi-2026-segments3/README.md declares them.
+
+LINE_GONE_SHARE = 0.5  # the line's part is gone below half of what the Python line held
+
+
+def line_compared(python_line: pd.DataFrame, compiled_line: pd.DataFrame) -> pd.DataFrame:
+    """Where the Python line's sweep had a miss: the two declared readings of the compiled line's sweep.
+
+    Both arguments are :func:`split` frames. ``line_part_gone``: the compiled line's "in the line"
+    is under half the Python line's; ``miss_shrank``: the latency difference fell by at least half
+    the Python line's "in the line".
+    """
+    before = python_line.set_index(["link_mbps", "kib"])
+    after = compiled_line.set_index(["link_mbps", "kib"])
+    missed = before[before["latency_diff_ms"] > MIN_MISS_MS]
+    out = pd.DataFrame(
+        {
+            "diff_python_ms": missed["latency_diff_ms"],
+            "diff_compiled_ms": after["latency_diff_ms"].reindex(missed.index),
+            "in_line_python_ms": missed["in_line_ms"],
+            "in_line_compiled_ms": after["in_line_ms"].reindex(missed.index),
+        }
+    )
+    out["line_part_gone"] = out["in_line_compiled_ms"] < LINE_GONE_SHARE * out["in_line_python_ms"]
+    shrink = out["diff_python_ms"] - out["diff_compiled_ms"]
+    out["miss_shrank"] = shrink >= LINE_GONE_SHARE * out["in_line_python_ms"]
+    return out.reset_index()
+
+
+def line_compared_for_people(c: pd.DataFrame) -> pd.DataFrame:
+    """:func:`line_compared` with human headers."""
+    held = {True: "yes", False: "no"}
+    return pd.DataFrame(
+        {
+            "Link (Mbit/s)": c["link_mbps"].map(lambda v: f"{v:,.0f}"),
+            "Write size (KiB)": c["kib"].astype(int),
+            "8 KiB set slower by, Python line (ms)": c["diff_python_ms"],
+            "8 KiB set slower by, compiled line (ms)": c["diff_compiled_ms"],
+            "In the line, Python (ms)": c["in_line_python_ms"],
+            "In the line, compiled (ms)": c["in_line_compiled_ms"],
+            "Line's part gone": c["line_part_gone"].map(held),
+            "Miss shrank with it": c["miss_shrank"].map(held),
+        }
+    )
