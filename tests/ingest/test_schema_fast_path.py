@@ -106,3 +106,18 @@ def test_parse_error_still_names_the_file_and_pandera_s_reason(tmp_path: Path) -
         fio.parse(path)
     message = str(info.value)
     assert "neg.json" in message and "fio values fail validation" in message and "iops" in message
+
+
+def test_a_file_without_bins_gets_the_empty_frame_the_schema_makes(fixtures_dir: Path) -> None:
+    # the empty bins frame is validated once and copied: it must equal a fresh validation, dtypes
+    # included, and a caller changing one result must not reach the next file's
+    fresh = schemas.validate(
+        HISTOGRAM_SCHEMA,
+        schemas.astype(HISTOGRAM_SCHEMA, pd.DataFrame([], columns=list(HISTOGRAM_SCHEMA.columns))),
+    )
+    path = fixtures_dir / "fio" / "fio-3.33_seqwrite_64k_psync.json"
+    first = fio.parse(path).histogram
+    pd.testing.assert_frame_equal(first, fresh, check_dtype=True, check_index_type=True)
+    assert first.empty and first is not fio.parse(path).histogram
+    first.loc[0] = ["w", "write", 1, 1]
+    pd.testing.assert_frame_equal(fio.parse(path).histogram, fresh, check_dtype=True)
