@@ -69,7 +69,12 @@ PER_64K_BYTES = 64 * BYTES_PER_KIB  # the size --per-64k-ms times
 # The engine's own error where it forecast blind: the lab's sweeps whose forecasts were frozen and
 # committed before they ran, scored against what they then measured (split conformal). The
 # quantile of those errors widens every interval, beside today's measurement error.
-BLIND_SWEEPS = ("lab-iscsi-2026-blind", "lab-iscsi-2026-blind2", "lab-iscsi-2026-blind3")
+BLIND_SWEEPS = (
+    "lab-iscsi-2026-blind",
+    "lab-iscsi-2026-blind2",
+    "lab-iscsi-2026-blind3",
+    "lab-iscsi-2026-blind4",
+)
 ERROR_COLUMNS = ["sweep", "target", "abs_error_pct"]
 CLOSEST = "the measured settings closest to the target (fewest differing settings, then delay, rate, window)"
 
