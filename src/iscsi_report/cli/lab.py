@@ -72,8 +72,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--delay-line",
         choices=DELAY_LINES,
         default=None,
-        help="which delay line forwards the packets: the compiled one (the default; fixed delay, fast "
-        "enough for small packets above 1 Gbit/s) or the Python one (the default with --jitter, which "
+        help="which delay line forwards the packets: the compiled one (the default; fixed delay, less "
+        "CPU per packet) or the Python one (the default with --jitter, which "
         "needs it; a dataset whose manifest names no delay line was measured with the Python one)",
     )
     smoke = subs.add_parser("smoke", help="a short check of the lab (under 90 s)")

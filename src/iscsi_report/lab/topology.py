@@ -35,7 +35,7 @@ ADDR_TGT = "198.18.0.2"
 TUN_DEV = "lab0"
 PATH_MTU_BYTES = 65000
 # The two implementations of the delay line, same rule: "compiled" (native/delayline.c, fixed delay
-# only, fast enough for small packets above 1 Gbit/s) and "python" (lab/delayline.py, with jitter).
+# only, less CPU per packet) and "python" (lab/delayline.py, with jitter).
 DELAY_LINES = ("compiled", "python")
 DELAY_LINE_WORDS = {
     "compiled": "the project's C program native/delayline.c",

@@ -4,9 +4,10 @@
  * each packet is serialised at link_mbps, first in first out per direction, and handed to the
  * other device one_way_delay_ms after its last bit left the serialiser. No qdisc is involved.
  *
- * Why a second implementation: the Python line spends tens of microseconds of CPU on a packet, so
- * above about 1 Gbit/s a stream of small packets (8 KiB iSCSI segments) queues inside the line
- * itself and arrives late. Here a packet costs one read, one copy and one write.
+ * Why a second implementation: to test whether the Python line's own work on each packet delayed
+ * streams of small packets (8 KiB iSCSI segments) above 1 Gbit/s. It did not (BENCHMARKS.md, the
+ * segments diagnosis on the compiled line); this line spends about a quarter less CPU per packet
+ * and hands an idle packet over about 0.02 ms sooner. A packet costs one read, one copy, one write.
  *
  * Only a fixed delay is supported: a params file whose "jitter" object has any shape but "fixed"
  * is refused (exit status 2) rather than forwarded without it; jittered runs use the Python line.
