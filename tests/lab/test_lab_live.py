@@ -73,23 +73,55 @@ def _assert_nothing_left(recorded_pids: list[tuple[int, int | None]]) -> None:
         assert not state.pid_alive(pid, ticks), f"pid {pid} still alive"
 
 
-@pytest.mark.parametrize("line", ["compiled", "python"])
-def test_lab_smoke(lab_lock: None, tmp_path: Path, line: str) -> None:
-    """Either delay line: 8 R2Ts per 2 MiB write at window 1, >= 4 outstanding at 8; D adds trips × ΔD."""
+def test_lab_smoke(lab_lock: None, tmp_path: Path) -> None:
+    """On the wire: 8 R2Ts per 2 MiB write at window 1, >= 4 outstanding at window 8; D adds trips × ΔD."""
     blackhole_before = state.blackhole_present()
     t0 = time.monotonic()
     out = tmp_path / "smoke.json"
-    res = _cli("smoke", "--json", str(out), "--delay-line", line, timeout_s=180)
+    res = _cli("smoke", "--json", str(out), timeout_s=180)
     took = time.monotonic() - t0
     assert res.returncode == 0, res.stderr[-2000:]
     doc = json.loads(out.read_text())
-    assert doc["failed"] == [] and doc["delay_line"] == line
+    assert doc["failed"] == [] and doc["delay_line"] == "compiled"
     assert doc["window_1"]["r2t_per_write"] == [8] and doc["window_1"]["max_outstanding_r2t"] == 1
     assert doc["window_8"]["max_outstanding_r2t"] >= 4
     assert abs(doc["added_latency"]["relative_error"]) <= 0.20
     assert took < 90
     _assert_nothing_left([])
     assert state.blackhole_present() == blackhole_before
+
+
+def _ping_script(line: str, one_way_delay_ms: float) -> str:
+    """Bring the lab up on ``line``, set the delay, print the RTTs (ms) of 20 pings across it."""
+    return (
+        "import json, re\n"
+        "from iscsi_report.lab.build import load_tools\n"
+        "from iscsi_report.lab.topology import ADDR_TGT, NS_INI, Lab\n"
+        f"tools = load_tools({str(PROJECT_ROOT)!r})\n"
+        f"with Lab(tools, say=lambda m: None, delay_line={line!r}) as lab:\n"
+        f"    lab.set_link({one_way_delay_ms}, 1000.0)\n"
+        "    res = lab.run(NS_INI, ['ping', '-n', '-i', '0.01', '-c', '20', ADDR_TGT], 30, 'ping')\n"
+        "    print(json.dumps([float(x) for x in re.findall(r'time=([0-9.]+) ms', res.stdout)]))\n"
+    )
+
+
+@pytest.mark.parametrize("line", ["compiled", "python"])
+def test_either_delay_line_holds_every_packet_for_the_set_delay(lab_lock: None, line: str) -> None:
+    """Both lines forward, and no packet crosses sooner than the delay each way (late: load; early: a bug)."""
+    one_way_delay_ms = 1.5
+    res = subprocess.run(
+        [sys.executable, "-c", _ping_script(line, one_way_delay_ms)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=PROJECT_ROOT,
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    rtts_ms = json.loads(res.stdout.strip().splitlines()[-1])
+    assert len(rtts_ms) == 20, "every ping answered"
+    assert min(rtts_ms) >= 2 * one_way_delay_ms
+    _assert_nothing_left([])
 
 
 def _lab_holder_script() -> str:
