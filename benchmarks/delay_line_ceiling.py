@@ -21,9 +21,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from iscsi_report.core.ingest import iperf3, ping
+from iscsi_report.core.units import BITS_PER_MBIT
 from iscsi_report.lab.build import load_tools
 from iscsi_report.lab.segments_sweep import cpu_seconds
-from iscsi_report.lab.topology import ADDR_TGT, DELAY_LINES, NS_INI, NS_TGT, Lab
+from iscsi_report.lab.sweep import Runner
+from iscsi_report.lab.topology import ADDR_TGT, DELAY_LINES, NS_INI, Lab
 
 ROOT = Path(__file__).resolve().parents[1]
 ONE_WAY_MS = 0.6
@@ -32,29 +35,21 @@ MESSAGES = ((0, False), (8192, True))  # (iperf3 -l bytes, 0 = default; TCP_NODE
 PING_COUNT = 200
 
 
-def iperf3_mbps(lab: Lab, message_bytes: int, nodelay: bool, seconds: int, out: Path) -> tuple[float, float]:
-    """Received Mbit/s of one iperf3 run and the delay line's CPU seconds per wall second during it."""
-    server = lab.spawn(NS_TGT, ["iperf3", "-s", "-1", "-B", ADDR_TGT], "iperf3-server")
-    try:
-        time.sleep(0.3)
-        flags = (["-l", str(message_bytes)] if message_bytes else []) + (["-N"] if nodelay else [])
-        cpu0, t0 = cpu_seconds(lab.delayline_pid), time.monotonic()
-        lab.run(
-            NS_INI, ["iperf3", "-J", *flags, "-c", ADDR_TGT, "-t", str(seconds)], seconds + 30, "iperf3", out
-        )
-        busy = (cpu_seconds(lab.delayline_pid) - cpu0) / (time.monotonic() - t0)
-    finally:
-        lab.stop(server, grace_s=1.0)
-    doc = json.loads(out.read_text())
-    return doc["end"]["sum_received"]["bits_per_second"] / 1e6, busy
+def iperf3_mbps(runner: Runner, labels: dict, seconds: int, out: Path) -> tuple[float, float]:
+    """Received Mbit/s of one iperf3 run (the sweeps' own) and the delay line's CPU seconds per second."""
+    pid = runner.lab.delayline_pid
+    cpu0, t0 = cpu_seconds(pid), time.monotonic()
+    runner.iperf3(out, labels, seconds)
+    busy = (cpu_seconds(pid) - cpu0) / (time.monotonic() - t0)
+    if runner.failures:
+        raise SystemExit(runner.failures[-1])
+    return iperf3.summary(iperf3.parse(out))["received_bps"] / BITS_PER_MBIT, busy
 
 
 def ping_late_ms(lab: Lab) -> float:
     """Mean ping RTT / 2 minus the set one-way delay: the line's lateness on an idle path."""
-    res = lab.run(NS_INI, ["ping", "-n", "-q", "-i", "0.002", "-c", str(PING_COUNT), ADDR_TGT], 60, "ping")
-    line = next(x for x in res.stdout.splitlines() if "min/avg/max" in x)
-    avg_ms = float(line.split("=")[1].split("/")[1])
-    return avg_ms / 2 - ONE_WAY_MS
+    res = lab.run(NS_INI, ["ping", "-n", "-i", "0.002", "-c", str(PING_COUNT), ADDR_TGT], 60, "ping")
+    return float(ping.parse_text(res.stdout).rtt_ms.mean()) / 2 - ONE_WAY_MS
 
 
 def main(argv: list[str]) -> None:
@@ -71,12 +66,14 @@ def main(argv: list[str]) -> None:
         for rnd in range(args.rounds):
             for line in DELAY_LINES if rnd % 2 == 0 else DELAY_LINES[::-1]:
                 with Lab(tools, lambda _: None, delay_line=line) as lab:
+                    runner = Runner(lab, Path(tmp), lambda _: None)
                     for link in LINKS_MBPS:
                         lab.set_link(ONE_WAY_MS, link)
                         late = ping_late_ms(lab)
                         for message, nodelay in MESSAGES:
                             out = Path(tmp) / f"{line}-{rnd}-{link:g}-{message}.json"
-                            mbps, busy = iperf3_mbps(lab, message, nodelay, args.seconds, out)
+                            labels = {"message_bytes": message, "nodelay": nodelay}
+                            mbps, busy = iperf3_mbps(runner, labels, args.seconds, out)
                             row = {"line": line, "round": rnd, "link_mbps": link, "message_bytes": message}
                             rows.append(row | {"mbps": mbps, "line_busy": busy, "idle_late_ms": late})
                             print(json.dumps(rows[-1]), flush=True)

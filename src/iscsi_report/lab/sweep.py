@@ -577,8 +577,8 @@ class Runner:
             more = {"reverse": backwards} if reverse else {}
             self.iperf3(self.out / "iperf3" / f"d{d}ms-l{link_mbps:g}{tail}.json", labels | more)
 
-    def iperf3(self, path: Path, labels: dict[str, Any]) -> None:
-        """One iperf3 -J run (-R when ``labels`` say ``reverse``) against a one-shot server on the target."""
+    def iperf3(self, path: Path, labels: dict[str, Any], seconds: int = IPERF3_SECONDS) -> None:
+        """One iperf3 -J run of ``seconds`` (-R when ``labels`` say ``reverse``) against a one-shot server."""
         lab = self.lab
         server = lab.spawn(NS_TGT, ["iperf3", "-s", "-1", "-B", ADDR_TGT], "iperf3-server")
         try:
@@ -591,13 +591,13 @@ class Runner:
                 flags.append("-N")
             res = lab.run(
                 NS_INI,
-                ["iperf3", "-J", *flags, "-c", ADDR_TGT, "-t", str(IPERF3_SECONDS)],
-                IPERF3_SECONDS + 30,
+                ["iperf3", "-J", *flags, "-c", ADDR_TGT, "-t", str(seconds)],
+                seconds + 30,
                 "iperf3",
                 stdout_path=path,
             )
             if res.returncode == 0:
-                self.entry(path, "iperf3", {**labels, "duration_s": IPERF3_SECONDS, "protocol": "tcp"})
+                self.entry(path, "iperf3", {**labels, "duration_s": seconds, "protocol": "tcp"})
             else:
                 self.failures.append(f"iperf3 at {labels}: exit {res.returncode}")
         finally:
