@@ -121,3 +121,40 @@ def test_a_file_without_bins_gets_the_empty_frame_the_schema_makes(fixtures_dir:
     assert first.empty and first is not fio.parse(path).histogram
     first.loc[0] = ["w", "write", 1, 1]
     pd.testing.assert_frame_equal(fio.parse(path).histogram, fresh, check_dtype=True)
+
+
+def _row(**overrides: object) -> dict[str, object]:
+    """One jobs row as the parser hands it over (plain Python values, None for a missing figure)."""
+    row = _job().astype(object).where(_job().notna(), None).iloc[0].to_dict()
+    row.update(overrides)
+    return row
+
+
+def test_a_frame_built_at_its_dtypes_equals_the_cast_and_checked_one() -> None:
+    rows = [_row(), _row(job="v", rw=None, iodepth=None, clat_p99_ms=None)]
+    built = schemas.checked_frame(JOBS_SCHEMA, rows)
+    cast = schemas.validate(
+        JOBS_SCHEMA, schemas.astype(JOBS_SCHEMA, pd.DataFrame(rows, columns=list(JOBS_SCHEMA.columns)))
+    )
+    assert built is not None
+    pd.testing.assert_frame_equal(built, cast, check_dtype=True, check_index_type=True, check_exact=True)
+
+
+REFUSED_TO_BUILD = {
+    **BAD,
+    "a bool where a number goes": {"iops": True},
+    "a number given as text": {"iops": "10"},
+    "an integer beyond int64": {"io_bytes": 2**64},
+    "a float where an integer goes": {"error": 0.0},
+}
+
+
+@pytest.mark.parametrize("overrides", REFUSED_TO_BUILD.values(), ids=list(REFUSED_TO_BUILD))
+def test_a_value_that_might_not_pass_is_left_to_the_casting_path(overrides: dict[str, object]) -> None:
+    assert schemas.checked_frame(JOBS_SCHEMA, [_row(), _row(**overrides)]) is None
+
+
+def test_no_rows_or_a_schema_it_cannot_judge_builds_nothing() -> None:
+    assert schemas.checked_frame(JOBS_SCHEMA, []) is None
+    custom = pa.DataFrameSchema({"x": pa.Column(float, pa.Check(lambda s: s < 10))})
+    assert schemas.checked_frame(custom, [{"x": 1.0}]) is None

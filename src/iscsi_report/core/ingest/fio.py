@@ -207,7 +207,7 @@ def parse_text(text: str, path: str | Path = "<text>", allow_interrupted: bool =
         path=str(path),
         format=FORMAT_JSON_PLUS if bins or _has_bins(doc) else FORMAT_JSON,
         fio_version=str(version) if version is not None else None,
-        jobs=_validate(path, jobs_schema(), pd.DataFrame(rows, columns=list(jobs_schema().columns))),
+        jobs=_jobs_frame(path, rows),
         histogram=_histogram(path, bins),
         unparsed=outside,
         warnings=warnings,
@@ -682,6 +682,19 @@ def _empty_histogram() -> pd.DataFrame:
     """The bins frame of a file without bins, typed and checked by the schema (callers get copies)."""
     return _validate(
         "<no bins>", histogram_schema(), pd.DataFrame([], columns=list(histogram_schema().columns))
+    )
+
+
+def _jobs_frame(path: str | Path, rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The typed, checked jobs frame: built at its dtypes when every value surely passes, else cast."""
+    from iscsi_report.core.ingest import schemas
+
+    schema = jobs_schema()
+    built = schemas.checked_frame(schema, rows)
+    return (
+        built
+        if built is not None
+        else _validate(path, schema, pd.DataFrame(rows, columns=list(schema.columns)))
     )
 
 
