@@ -50,9 +50,12 @@ KERNEL_BOOT = (
     "from ipykernel import kernelapp\n"
     "kernelapp.launch_new_instance()"
 )
+# The cold papermill process also loads the project's engine (pipeline/nbengine.py, its path the first
+# argument) by path and makes it the default, as a papermill process forked from the zygote does.
 PAPERMILL_BOOT = (
-    "import sys\n"
+    "import runpy, sys\n"
     "sys.modules['pyarrow'] = None\n"
+    "runpy.run_path(sys.argv.pop(1))['register']()\n"
     "from papermill.cli import papermill\n"
     "papermill(prog_name='papermill')"
 )
@@ -104,7 +107,7 @@ def _start(args: list[str], env: dict[str, str], log: IO[bytes], cwd: Path, warm
             return warm.spawn_papermill(args, env, log, cwd)
         except OSError as exc:
             print(f"warm    kernel pool unavailable, running cold: {exc}", flush=True)
-    cmd = [sys.executable, "-c", PAPERMILL_BOOT, *args]
+    cmd = [sys.executable, "-c", PAPERMILL_BOOT, str(zygote.ENGINE_FILE), *args]
     return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=cwd)
 
 

@@ -28,6 +28,7 @@ import ctypes
 import importlib
 import json
 import os
+import runpy
 import selectors
 import shutil
 import signal
@@ -35,8 +36,11 @@ import socket
 import sys
 import traceback
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
+# papermill's engine every papermill child makes its default (loaded by path, see :func:`_run`)
+ENGINE_FILE = Path(__file__).resolve().with_name("nbengine.py")
 SOCKET_ENV = "ISCSI_REPORT_ZYGOTE"  # the zygote's socket, for the kernel launcher
 # One BLAS thread per kernel (issue 28): the batch runs chapters side by side (``--jobs``) on few cores,
 # where each kernel's BLAS thread pool oversubscribes them and its spinning threads cost more than
@@ -198,6 +202,7 @@ def _run(kind: str, argv: list[str]) -> int:
     """Run the child's work in this process: papermill's command line, or an ipykernel."""
     sys.argv = argv
     if kind == "papermill":
+        runpy.run_path(str(ENGINE_FILE))["register"]()  # by path: the zygote itself stays free of the project
         from papermill.cli import papermill  # type: ignore[import-untyped]
 
         papermill.main(args=argv[1:], prog_name="papermill")  # exits through SystemExit
