@@ -708,11 +708,14 @@ def write_manifest(
     flags: str | None = None,
     extra_lab: dict[str, Any] | None = None,
     description_note: str = "",
+    jittered: bool = False,
 ) -> Path:
     """manifest.yaml with every raw file's tool, side, labels, sha256 and size.
 
     ``flags`` replaces the generator's flags (a sweep other than the designs above); ``extra_lab``
-    adds to the manifest's record of how the lab ran; ``description_note`` ends the description.
+    adds to the manifest's record of how the lab ran; ``description_note`` ends the description;
+    ``jittered``: a jitter sweep, whose default delay line differs (the generator names a line only
+    where it is not the default for the sweep's kind).
     """
     tools = runner.lab.tools
     files = []
@@ -729,7 +732,6 @@ def write_manifest(
             }
         )
     line = runner.lab.delay_line
-    jitter = (flags or "").lstrip().startswith("--jitter")
     doc = {
         "dataset": out.name,
         "title": "Real iSCSI on this machine: tgt and libiscsi across a userspace delay line"
@@ -738,7 +740,7 @@ def write_manifest(
         "generator": f"iscsi-report lab run --out {out.name}"
         + (" --quick" if quick else "")
         + (flags if flags is not None else {0: "", 1: " --confirm"}.get(confirm, f" --confirm {confirm}"))
-        + (f" --delay-line {line}" if line != default_delay_line(jitter) else ""),
+        + (f" --delay-line {line}" if line != default_delay_line(jittered) else ""),
         "description": (
             "Real iSCSI traffic captured on the project's 2-core build machine: fio "
             f"(Debian source {tools.fio_source_version}, ioengine=libiscsi) writes and reads a "
