@@ -215,6 +215,25 @@ def build_env(project: Project) -> dict[str, str]:
     return env
 
 
+def jupyter_book_args(project: Project, toc_path: Path, site_root: Path) -> list[str]:
+    """The strict ``jupyter-book build`` arguments, HTML into ``site_root`` (a profile runs the same)."""
+    return [
+        "build",
+        str(project.book_dir),
+        "--config",
+        str(project.root / "_config.yml"),
+        "--toc",
+        str(toc_path),
+        "--path-output",
+        str(site_root),
+        "--builder",
+        "html",
+        "-W",
+        "-n",
+        "--keep-going",
+    ]
+
+
 def build_book(
     project: Project, force: bool = False, stream: TextIO = sys.stdout, runs: list[RunSpec] | None = None
 ) -> int:
@@ -238,19 +257,7 @@ def build_book(
         sys.executable,
         "-c",
         "from jupyter_book.cli.main import main; main()",
-        "build",
-        str(project.book_dir),
-        "--config",
-        str(project.root / "_config.yml"),
-        "--toc",
-        str(toc_path),
-        "--path-output",
-        str(site_root),
-        "--builder",
-        "html",
-        "-W",
-        "-n",
-        "--keep-going",
+        *jupyter_book_args(project, toc_path, site_root),
     ]
     started = time.monotonic()
     try:
