@@ -107,7 +107,7 @@ def test_bad_parameter_cells_are_refused(tmp_path: Path, source: str, tag: str, 
 
 
 def test_parameter_cell_is_read_again_when_its_bytes_change(tmp_path: Path) -> None:
-    """The per-process memory of parameter cells is keyed by content: an edit is seen, a copy is handed out."""
+    """Parameter cells are remembered by content: an edit is read again, each caller gets a copy."""
     path = tmp_path / "n.md"
     _notebook(path)
     first = parameters_cell(path)
