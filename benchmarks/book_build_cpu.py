@@ -9,7 +9,10 @@ part, the provenance page), executed and built once with ``book --jobs 2``.
 arguments and environment, the toc and provenance pages as the last build left them), in this process
 under cProfile, into ``OUT``; the profile goes to ``PROF``.
 
-The parent's share: ``PYTHONPATH=src python -m cProfile -o out.prof -m iscsi_report.cli --root DEST
+``parent ROOT``: the CPU seconds of the build's own steps before jupyter-book (toc, checks, input key,
+provenance pages) in this process, imports excluded, the same calls as ``build_book`` makes.
+
+The parent's share, profiled: ``PYTHONPATH=src python -m cProfile -o out.prof -m iscsi_report.cli --root DEST
 build --force`` (or ``book --jobs 1`` on an executed copy).
 """
 
@@ -81,13 +84,42 @@ def sphinx(root: Path, out: Path, prof: Path) -> None:
         profiler.dump_stats(prof)
 
 
+def parent(root: Path) -> None:
+    """Print the CPU seconds of ``build_book``'s steps before its jupyter-book subprocess."""
+    import functools
+    import inspect
+    import time
+
+    from iscsi_report.core.paths import Project
+    from iscsi_report.pipeline import build, provenance
+    from iscsi_report.pipeline.params import parse_cache
+
+    project = Project.at(root)
+    started = time.process_time()
+    if "used" in inspect.signature(build.prepare_toc).parameters:  # the datasets found once per build
+        used = functools.cache(lambda: provenance.dataset_dirs(project))
+        toc_path = build.prepare_toc(project, None, used)
+        write = functools.partial(provenance.write_page, project, dirs=used())
+    else:  # the code before that change
+        toc_path = build.prepare_toc(project, None)
+        write = functools.partial(provenance.write_page, project)
+    build.check_toc(project, toc_path, None)
+    build.input_key(project, toc_path)
+    with parse_cache(project):
+        write()
+    print(f"parent steps: {time.process_time() - started:.2f} s of CPU")
+
+
 def main(argv: list[str]) -> int:
-    """``setup DEST``, ``compare A B`` or ``sphinx ROOT OUT PROF``."""
+    """``setup DEST``, ``compare A B``, ``sphinx ROOT OUT PROF`` or ``parent ROOT``."""
     if argv[:1] == ["setup"] and len(argv) == 2:
         setup(Path(argv[1]))
         return 0
     if argv[:1] == ["sphinx"] and len(argv) == 4:
         sphinx(Path(argv[1]), Path(argv[2]), Path(argv[3]))
+        return 0
+    if argv[:1] == ["parent"] and len(argv) == 2:
+        parent(Path(argv[1]))
         return 0
     if argv[:1] == ["compare"] and len(argv) == 3:
         return compare(Path(argv[1]), Path(argv[2]))
