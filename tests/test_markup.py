@@ -125,3 +125,13 @@ def test_no_chapter_interpolates_values_into_markdown_or_html_itself() -> None:
     assert offenders == [], "use report.markdown(template, *values) instead"
     assert UNESCAPED.search('display(Markdown(\n  f"x {v}"))')
     assert UNESCAPED.search("HTML('<b>{}</b>'.format(v))")
+
+
+def test_flat_fast_path_shows_what_the_character_rule_shows() -> None:
+    """Every character of the first planes, alone and amid text, flattens as the per-character rule says."""
+    for code_point in [*range(0x3000), 0xFEFF, 0x1D400]:
+        ch = chr(code_point)
+        for value in (ch, f"a{ch}b", f"plain text {ch}"):
+            assert markup.flat(value) == "".join(markup._visible(c) for c in value), repr(value)
+    assert markup.flat("tab\there\x7fdel") == "tab here\\u007fdel"  # DEL is not printable: escaped
+    assert markup.flat(12.5) == "12.5"

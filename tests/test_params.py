@@ -104,3 +104,18 @@ def test_bad_parameter_cells_are_refused(tmp_path: Path, source: str, tag: str, 
     _notebook(path, source, tag)
     with pytest.raises(ParamsError, match=message):
         parameters_cell(path)
+
+
+def test_parameter_cell_is_read_again_when_its_bytes_change(tmp_path: Path) -> None:
+    """Parameter cells are remembered by content: an edit is read again, each caller gets a copy."""
+    path = tmp_path / "n.md"
+    _notebook(path)
+    first = parameters_cell(path)
+    assert first["bins"] == 20
+    first["bins"] = 99  # a caller's change stays its own
+    assert parameters_cell(path)["bins"] == 20
+    _notebook(path, PARAMS_CELL.replace("bins = 20", "bins = 21"))
+    assert parameters_cell(path)["bins"] == 21
+    _notebook(path, PARAMS_CELL, tag="other")
+    with pytest.raises(ParamsError, match="found 0"):
+        parameters_cell(path)

@@ -33,7 +33,10 @@ def _visible(ch: str) -> str:
 
 def flat(value: object) -> str:
     """``str(value)`` on one line: line breaks and tabs as spaces, other control characters as ``\\uXXXX``."""
-    return "".join(_visible(ch) for ch in str(value))
+    text = str(value)
+    if text.isascii() and text.isprintable():  # space to tilde: each character shown as it is (fast path)
+        return text
+    return "".join(_visible(ch) for ch in text)
 
 
 def text(value: object) -> str:
@@ -75,7 +78,7 @@ def link(label: object, target: str) -> str:
     MyST cannot carry unchanged (a ``%`` or a control character in a file name) is refused with
     the name, rather than linked wrongly.
     """
-    bad = sorted({ch for ch in target if ch in _UNLINKABLE or flat(ch) != ch})
+    bad = sorted({ch for ch in set(target) if ch in _UNLINKABLE or flat(ch) != ch})  # each character once
     if bad:
         shown = ", ".join(repr(ch) for ch in bad)
         raise ReportError(

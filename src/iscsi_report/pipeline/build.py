@@ -12,6 +12,7 @@ reads carries a time or a path of the building machine (the runner strips them f
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -19,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
@@ -60,24 +62,28 @@ def toc_files(project: Project, toc_path: Path | None = None) -> set[str]:
     return found
 
 
-def prepare_toc(project: Project, runs: list[RunSpec] | None = None) -> Path:
+def prepare_toc(
+    project: Project, runs: list[RunSpec] | None = None, used: Callable[[], list[Path]] | None = None
+) -> Path:
     """The toc to build with: generated from ``book/_toc.base.yml`` and the runs when the base exists.
 
     Over all runs (``runs`` None: every enabled params file) it is written to ``book/_toc.yml``;
     for chosen runs to ``_build/toc/_toc.yml``, so ``book/_toc.yml`` keeps describing the whole book.
     Either way the provenance summary gets its dataset pages as sections. Without a base file the
     hand-written ``book/_toc.yml`` is used as it is, or, when it lists the provenance summary, a
-    copy with those sections (``_build/toc/_toc.yml``).
+    copy with those sections (``_build/toc/_toc.yml``). ``used``: the datasets the runs use
+    (:func:`provenance.dataset_dirs`), asked for only when the toc needs them.
     """
+    used = used or (lambda: provenance.dataset_dirs(project))
     if not toc.base_path(project).is_file():
-        return _hand_written_toc(project)
-    sections = {provenance.PAGE: provenance.dataset_docs(project)}
+        return _hand_written_toc(project, used)
+    sections = {provenance.PAGE: provenance.dataset_docs(project, used())}
     if runs is None:
         return toc.write(project, discover(project), project.book_dir / toc.TOC_NAME, sections)
     return toc.write(project, runs, project.build_dir / "toc" / toc.TOC_NAME, sections)
 
 
-def _hand_written_toc(project: Project) -> Path:
+def _hand_written_toc(project: Project, used: Callable[[], list[Path]]) -> Path:
     """``book/_toc.yml``, or its copy with the provenance dataset pages as the summary's sections."""
     path = project.book_dir / toc.TOC_NAME
     doc = yamlio.load_file(path).data
@@ -87,7 +93,7 @@ def _hand_written_toc(project: Project) -> Path:
         raise ReportError(
             f"{path}: the provenance page cannot be the root (its dataset pages are its sections)"
         )
-    derived = toc.with_sections(doc, provenance.PAGE, provenance.dataset_docs(project))
+    derived = toc.with_sections(doc, provenance.PAGE, provenance.dataset_docs(project, used()))
     return toc.write_doc(derived, project.build_dir / "toc" / toc.TOC_NAME, HAND_WRITTEN_TOC_HEADER)
 
 
@@ -215,29 +221,9 @@ def build_env(project: Project) -> dict[str, str]:
     return env
 
 
-def build_book(
-    project: Project, force: bool = False, stream: TextIO = sys.stdout, runs: list[RunSpec] | None = None
-) -> int:
-    """Build strictly into a new folder and swap it in; 0 on success or when up to date.
-
-    ``runs``: build only these runs' chapters (the toc then holds only their parts).
-    """
-    toc_path = prepare_toc(project, runs)
-    check_toc(project, toc_path, None if runs is None else {r.name for r in runs})
-    key = input_key(project, toc_path)
-    link = live_site(project)
-    stamp_file = link / STAMP_FILE
-    if not force and stamp_file.is_file() and stamp_file.read_text() == key:
-        print("book: site is up to date (no input changed)", file=stream, flush=True)
-        return 0
-    with parse_cache(project):  # the provenance pages read every manifest: parses kept, as the kernels do
-        provenance.write_page(project)
-    site_root = project.build_dir / "sites" / time.strftime("%Y%m%dT%H%M%S")
-    site_root = site_root.with_name(f"{site_root.name}-{os.getpid()}")
-    cmd = [
-        sys.executable,
-        "-c",
-        "from jupyter_book.cli.main import main; main()",
+def jupyter_book_args(project: Project, toc_path: Path, site_root: Path) -> list[str]:
+    """The strict ``jupyter-book build`` arguments, HTML into ``site_root`` (a profile runs the same)."""
+    return [
         "build",
         str(project.book_dir),
         "--config",
@@ -251,6 +237,36 @@ def build_book(
         "-W",
         "-n",
         "--keep-going",
+    ]
+
+
+def build_book(
+    project: Project, force: bool = False, stream: TextIO = sys.stdout, runs: list[RunSpec] | None = None
+) -> int:
+    """Build strictly into a new folder and swap it in; 0 on success or when up to date.
+
+    ``runs``: build only these runs' chapters (the toc then holds only their parts).
+    """
+    # the datasets the runs use, found once for the toc's sections and the provenance pages (it
+    # validates every run's jobs and reads their run records)
+    used = functools.cache(lambda: provenance.dataset_dirs(project))
+    toc_path = prepare_toc(project, runs, used)
+    check_toc(project, toc_path, None if runs is None else {r.name for r in runs})
+    key = input_key(project, toc_path)
+    link = live_site(project)
+    stamp_file = link / STAMP_FILE
+    if not force and stamp_file.is_file() and stamp_file.read_text() == key:
+        print("book: site is up to date (no input changed)", file=stream, flush=True)
+        return 0
+    with parse_cache(project):  # the provenance pages read every manifest: parses kept, as the kernels do
+        provenance.write_page(project, dirs=used())
+    site_root = project.build_dir / "sites" / time.strftime("%Y%m%dT%H%M%S")
+    site_root = site_root.with_name(f"{site_root.name}-{os.getpid()}")
+    cmd = [
+        sys.executable,
+        "-c",
+        "from jupyter_book.cli.main import main; main()",
+        *jupyter_book_args(project, toc_path, site_root),
     ]
     started = time.monotonic()
     try:

@@ -8,6 +8,8 @@ type of its default: papermill only warns about unknown parameters; we refuse th
 from __future__ import annotations
 
 import ast
+import copy
+import hashlib
 import math
 import os
 import re
@@ -130,8 +132,28 @@ def read_notebook(path: Path) -> nbformat.NotebookNode:
         raise ParamsError(f"{path}: cannot read notebook: {exc}") from exc
 
 
+# Parameter cells already read in this process, by notebook path and the sha256 of its bytes: a
+# `book` validates every run's jobs six times (batch, toc, provenance pages), and reading a MyST
+# notebook through jupytext is most of that (issue 28). Keyed by content, never stale.
+_PARAMETER_CELLS: dict[tuple[str, str], dict[str, Any]] = {}
+
+
 def parameters_cell(path: Path) -> dict[str, Any]:
-    """Defaults declared in the notebook's one cell tagged ``parameters`` (name -> literal value)."""
+    """Defaults declared in the notebook's one cell tagged ``parameters`` (name -> literal value).
+
+    Read once per process for the same bytes (a fresh copy each call: callers may change it).
+    """
+    try:
+        key = (str(path), hashlib.sha256(path.read_bytes()).hexdigest())
+    except OSError:
+        return _read_parameters_cell(path)  # unreadable: the read below names the file
+    if key not in _PARAMETER_CELLS:
+        _PARAMETER_CELLS[key] = _read_parameters_cell(path)
+    return copy.deepcopy(_PARAMETER_CELLS[key])
+
+
+def _read_parameters_cell(path: Path) -> dict[str, Any]:
+    """:func:`parameters_cell` from the notebook itself: read, find the one cell, evaluate its literals."""
     nb = read_notebook(path)
     tagged = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
     if len(tagged) != 1:

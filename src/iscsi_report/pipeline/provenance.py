@@ -115,9 +115,12 @@ def dataset_doc(name: str) -> str:
     return f"{DATASET_FOLDER}/{HASHED_NAME_PREFIX}{digest}"
 
 
-def dataset_docs(project: Project) -> list[str]:
-    """The document names of the dataset pages a build writes (the summary's sections in the toc)."""
-    return [dataset_doc(raw_dir.name) for raw_dir in dataset_dirs(project)]
+def dataset_docs(project: Project, dirs: list[Path] | None = None) -> list[str]:
+    """The document names of the dataset pages a build writes (the summary's sections in the toc).
+
+    ``dirs``: :func:`dataset_dirs`, when the caller already has them (a build needs them twice).
+    """
+    return [dataset_doc(raw_dir.name) for raw_dir in (dataset_dirs(project) if dirs is None else dirs)]
 
 
 def is_generated(project: Project, path: Path) -> bool:
@@ -658,10 +661,11 @@ def _tables_section(project: Project) -> list[str]:
     ]
 
 
-def read_datasets(project: Project) -> list[DatasetFiles]:
-    """Every dataset a run uses, read once (the tool cache saved)."""
+def read_datasets(project: Project, dirs: list[Path] | None = None) -> list[DatasetFiles]:
+    """Every dataset a run uses (``dirs``, default :func:`dataset_dirs`), read once (the tool cache saved)."""
     tools = _ToolCache(project)
-    sets = [read_dataset(project, raw_dir, tools) for raw_dir in dataset_dirs(project)]
+    used = dataset_dirs(project) if dirs is None else dirs
+    sets = [read_dataset(project, raw_dir, tools) for raw_dir in used]
     tools.save()
     return sets
 
@@ -719,12 +723,13 @@ def doc_path(project: Project, doc: str) -> Path:
     return project.book_dir / f"{doc}.md"
 
 
-def write_page(project: Project, built_at: str | None = None) -> Path:
+def write_page(project: Project, built_at: str | None = None, dirs: list[Path] | None = None) -> Path:
     """Generate the summary, the dataset pages and their downloads atomically, drop stale ones.
 
+    ``dirs``: the datasets the runs use (:func:`dataset_dirs`), when the caller already has them.
     Returns the summary's path.
     """
-    sets = read_datasets(project)
+    sets = read_datasets(project, dirs)
     written = pages(project, built_at or build_time(project.root), sets)
     for doc, text in written.items():
         write_atomic(doc_path(project, doc), text)

@@ -45,6 +45,7 @@ Enabled by ``sphinx: extra_extensions: [iscsi_report.pipeline.sphinx_site]`` in 
 
 from __future__ import annotations
 
+import functools
 import html
 import posixpath
 import re
@@ -223,10 +224,26 @@ def _downloads(app: Any, pagename: str) -> str:
     return f'<p class="{DOWNLOADS_CLASS}">Download this chapter: {" · ".join(links)}</p>\n'
 
 
+STEM_MEMO = "_iscsi_stem_memo"  # marks a search language whose stemmer already remembers its words
+
+
+def remember_stems(indexer: Any) -> None:
+    """Stem each word once per build: Sphinx remembers stems per page only, and stemming the same
+    words again on every page was the search index's largest cost (issue 28). Same stems, same index."""
+    lang = getattr(indexer, "lang", None)
+    if lang is None or getattr(lang.stem, STEM_MEMO, False):
+        return
+    memo = functools.cache(lang.stem)
+    setattr(memo, STEM_MEMO, True)
+    lang.stem = memo
+
+
 def _on_page(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
     """Per page: drop repeated scripts (in place: the builder restores its list per page); defer the
     scripts and style sheets the first paint does not need; add the icon; name the theme's table
-    boxes; keep dropdowns open without JavaScript; escape the print-only title."""
+    boxes; keep dropdowns open without JavaScript; escape the print-only title. From the first page
+    on, the search index stems each word once (:func:`remember_stems`)."""
+    remember_stems(getattr(app.builder, "indexer", None))
     scripts = context.get("script_files")
     if isinstance(scripts, list):
         search = pagename == SEARCH_PAGE.removesuffix(".html") or _search_as_you_type(app)
