@@ -1,4 +1,4 @@
-"""Shared fixtures: project paths, the third-party corpus (skipped when ../shared is absent)."""
+"""Shared fixtures: project paths, the third-party corpus (skipped if ../shared is absent), a fork server."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from iscsi_report.core.keep import PARSE_CACHE_ENV
+from iscsi_report.pipeline import warm
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = PROJECT_ROOT / "tests" / "fixtures"
@@ -21,6 +22,33 @@ SERVER_START_S = 10  # how long iperf3 -s may take to listen
 # Parses kept across the test processes (both xdist workers, and the chapters they execute), inside
 # the project's own git-ignored cache folder; keyed by bytes and parser code, so never stale.
 os.environ.setdefault(PARSE_CACHE_ENV, str(PROJECT_ROOT / ".cache" / "parsed"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_zygote(request: pytest.FixtureRequest) -> Iterator[warm.Served | None]:
+    """One warm fork server per test process, named in ``warm.ZYGOTE_ENV`` for each ``iscsi-report`` started.
+
+    Each ``cli`` process of the e2e tests would otherwise run its few notebooks cold, or start its own
+    server (about 5 s of imports). Only when e2e tests were collected, and none is named already;
+    stopped by its PID at the end. Tests of cold runs, of a server's death and of Dask workers' own
+    servers remove the variable from the environment they pass.
+    """
+    wanted = any(item.get_closest_marker("e2e") for item in request.session.items)
+    if not wanted or os.environ.get(warm.ZYGOTE_ENV):
+        yield None
+        return
+    try:
+        served = warm.start_server()
+    except OSError as exc:  # the suite still runs, every batch as without a named server
+        print(f"no shared fork server: {exc}")
+        yield None
+        return
+    os.environ[warm.ZYGOTE_ENV] = str(served.socket)
+    try:
+        yield served
+    finally:
+        os.environ.pop(warm.ZYGOTE_ENV, None)
+        served.stop()
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,3 +53,74 @@ def test_the_zygote_starts_with_one_blas_thread(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(zygote, "BOOT", boot)
     with pytest.raises(OSError, match="did not start: threads 1"):
         warm.Zygote().socket_path()
+
+
+@pytest.mark.parametrize(
+    "pythonpath",
+    ["", "/a/b", "rel:/a/b/", ":/a::/a", "/a:{site}", "{site}:/a", "{stdlib}"],
+)
+def test_a_childs_sys_path_is_the_one_a_fresh_interpreter_builds(tmp_path: Path, pythonpath: str) -> None:
+    base = zygote.base_sys_path()
+    site = next(p for p in base if p.endswith("site-packages"))
+    stdlib = next(p for p in base if p.endswith(f"python{sys.version_info[0]}.{sys.version_info[1]}"))
+    pythonpath = pythonpath.format(site=site, stdlib=stdlib)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    fresh = subprocess.run(
+        [sys.executable, "-c", zygote.BASE_PATH_PROBE],
+        env={**env, "PYTHONPATH": pythonpath},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    expected = json.loads(fresh.stdout)
+    old = Path.cwd()
+    os.chdir(tmp_path)  # relative and empty entries are the folder's
+    try:
+        assert zygote.fresh_sys_path(pythonpath, base) == expected
+    finally:
+        os.chdir(old)
+
+
+def _about(**changes: object) -> dict[str, object]:
+    """A fit zygote's answer for this process, with ``changes``."""
+    base = zygote.base_sys_path()
+    doc: dict[str, object] = {
+        "executable": sys.executable,
+        "start_env": zygote.start_environ(zygote.kernel_environ(os.environ)),
+        "base": base,
+        "modules": ["pandas", "yaml"],
+        "from_own_pythonpath": [],
+        "pythonpath": "",
+    }
+    return {**doc, **changes}
+
+
+def test_a_named_zygote_is_refused_when_a_fresh_process_would_differ(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    assert warm.unfit(_about(), os.environ, tmp_path) == ""
+    assert "python9" in warm.unfit(_about(executable="/opt/python9"), os.environ, tmp_path)
+    changed = {**zygote.start_environ(zygote.kernel_environ(os.environ)), "PYTHONHASHSEED": "7"}
+    assert "PYTHONHASHSEED" in warm.unfit(_about(start_env=changed), os.environ, tmp_path)
+    (tmp_path / "lib" / "yaml").mkdir(parents=True)  # would import another yaml than the zygote preloaded
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "lib"))
+    assert "holds yaml" in warm.unfit(_about(), os.environ, tmp_path)
+    monkeypatch.setenv("PYTHONPATH", "lib")  # relative: the notebooks' folder's, as a fresh process's
+    assert "holds yaml" in warm.unfit(_about(), os.environ, tmp_path)
+    assert warm.unfit(_about(), os.environ, tmp_path / "lib") == ""
+    own = _about(from_own_pythonpath=["yaml"], pythonpath="/x")
+    assert "own PYTHONPATH" in warm.unfit(own, os.environ, tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "src"))  # a copy of the project: nothing preloaded in it
+    assert warm.unfit(_about(), os.environ, tmp_path) == ""
+
+
+def test_a_named_zygote_that_does_not_answer_is_said_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(warm.ZYGOTE_ENV, str(tmp_path / "gone.sock"))
+    named = warm.Named()
+    assert named.socket(tmp_path) is None and named.socket(tmp_path / "other") is None
+    assert capsys.readouterr().err.count("is not used: no answer") == 1
+    assert "no answer" in named.refusal

@@ -21,7 +21,7 @@ import yaml
 from filelock import FileLock
 
 from iscsi_report.core.paths import Project
-from iscsi_report.pipeline import provenance
+from iscsi_report.pipeline import provenance, warm
 
 ROOT = Path(__file__).resolve().parents[2]
 LAB = "lab-veth-2026"
@@ -176,6 +176,14 @@ def executed_study_to_book(tmp_path_factory: pytest.TempPathFactory, dest: Path)
     root, stdout = executed_study(tmp_path_factory, dest)
     shutil.copy(kept, root / ".cache" / TOOL_CACHE)
     return root, stdout
+
+
+def without_named_zygote(env: dict[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default: this process's) without the suite's shared fork server (``warm.ZYGOTE_ENV``).
+
+    For tests of a process's own fork server (its start, its death) and of runs that must not use one.
+    """
+    return {k: v for k, v in (os.environ if env is None else env).items() if k != warm.ZYGOTE_ENV}
 
 
 def study_env(root: Path) -> dict[str, str]:

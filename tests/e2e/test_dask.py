@@ -21,7 +21,15 @@ from pathlib import Path
 
 import pytest
 
-from .projects import LAB, add_notebook, cli, copy_package, make_project, make_study_project
+from .projects import (
+    LAB,
+    add_notebook,
+    cli,
+    copy_package,
+    make_project,
+    make_study_project,
+    without_named_zygote,
+)
 
 pytestmark = [pytest.mark.e2e]
 
@@ -81,7 +89,7 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
     address = f"tcp://127.0.0.1:{port}"
     logs = tmp_path / "dask-logs"
     logs.mkdir()
-    env = copy_package(tmp_path / "code")
+    env = without_named_zygote(copy_package(tmp_path / "code"))  # each worker keeps its own fork server
     procs: list[subprocess.Popen[bytes]] = []
     try:
         scheduler_args = ["scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"]

@@ -12,7 +12,7 @@ from iscsi_report.pipeline.batch import WARM_MIN_LOCAL_NOTEBOOKS, run_batch
 from iscsi_report.pipeline.executors import check_address
 from iscsi_report.pipeline.interrupt import INTERRUPTED_STATUS, unless_interrupted, watch_sigint
 from iscsi_report.pipeline.locking import pipeline_lock
-from iscsi_report.pipeline.warm import COLD_ENV
+from iscsi_report.pipeline.warm import COLD_ENV, ZYGOTE_ENV
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -41,7 +41,8 @@ def add_cold_argument(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help=f"start a fresh papermill process and kernel per notebook instead of forking them from the "
         f"warm pool (the stack pre-imported); also when {COLD_ENV} is set. Default: warm on Dask and "
-        f"for a local batch of {WARM_MIN_LOCAL_NOTEBOOKS} notebooks or more, where the pool's start pays off",
+        f"for a local batch of {WARM_MIN_LOCAL_NOTEBOOKS} notebooks or more, where the pool's start pays "
+        f"off, or any batch when {ZYGOTE_ENV} names a running fork server",
     )
     group.add_argument(
         "--warm",

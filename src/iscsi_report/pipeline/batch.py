@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 from iscsi_report.core.digest import code_digest
 from iscsi_report.core.paths import Project
-from iscsi_report.pipeline import cache, executors
+from iscsi_report.pipeline import cache, executors, warm
 from iscsi_report.pipeline.execute import run_notebook
 from iscsi_report.pipeline.params import NotebookJob, discover, jobs_for
 from iscsi_report.pipeline.prune import prune
@@ -101,7 +101,8 @@ def run_jobs(
     ``executor`` defaults to the local pool of ``n_workers`` threads; a :class:`DaskExecutor` runs
     the same job function on a cluster, and the outputs are published here either way.
     ``warm_kernel``: notebooks run in kernels forked from each executing process's warm pool; on
-    this machine's pool only when at least ``warm_min_local`` notebooks are to run.
+    this machine's pool only when at least ``warm_min_local`` notebooks are to run, or a running
+    fork server is named in the environment (:data:`.warm.ZYGOTE_ENV`).
     """
     code = code_digest(*project.notebook_code_dirs)
     shutil.rmtree(project.cache_dir / "exec", ignore_errors=True)  # leftovers of killed runs
@@ -118,8 +119,10 @@ def run_jobs(
         pool = executor or executors.LocalExecutor(n_workers)
         # A local batch starts its fork server once (5 s and more: the imports), which a few
         # notebooks do not repay; a Dask worker keeps its server across batches.
+        # A fork server named in the environment (warm.ZYGOTE_ENV) is already up: any batch uses it.
         local = isinstance(pool, executors.LocalExecutor)
-        warm_kernel = warm_kernel and (not local or len(todo) >= warm_min_local)
+        big = not local or len(todo) >= warm_min_local
+        warm_kernel = warm_kernel and (big or warm.NAMED.socket(project.root) is not None)
         with pool:
             outcomes += _execute_all(project, todo, code, pool, stream, warm_kernel)
     order = {(j.run, j.notebook): i for i, j in enumerate(jobs)}
@@ -152,7 +155,8 @@ def run_batch(
     Over all params files (none selected), outputs of runs that no longer exist are removed first.
     ``kernels``: "cold" (or :data:`.warm.COLD_ENV` set) starts every kernel afresh, "warm" forks
     every one from the warm pool, "auto" forks them on Dask and in a local batch of at least
-    :data:`WARM_MIN_LOCAL_NOTEBOOKS` notebooks (below that the pool's start costs more than it saves).
+    :data:`WARM_MIN_LOCAL_NOTEBOOKS` notebooks (below that the pool's start costs more than it saves),
+    and in any local batch when a running fork server is named in :data:`.warm.ZYGOTE_ENV`.
     """
     jobs = plan(project, selected)
     if selected is None:

@@ -97,7 +97,10 @@ def kernel_env(jupyter_dir: Path, warm_kernel: bool = False) -> dict[str, str]:
         "language": "python",
     }
     (kdir / "kernel.json").write_text(json.dumps(spec, indent=1), encoding="utf-8")
-    return {**zygote.kernel_environ(os.environ), "JUPYTER_PATH": str(jupyter_dir)}
+    # Without the zygote's name (a caller's warm.ZYGOTE_ENV): a cold run's processes never see it; a
+    # warm one gets the zygote actually used (warm.spawn_papermill).
+    environ = {k: v for k, v in os.environ.items() if k != zygote.SOCKET_ENV}
+    return {**zygote.kernel_environ(environ), "JUPYTER_PATH": str(jupyter_dir)}
 
 
 def _start(args: list[str], env: dict[str, str], log: IO[bytes], cwd: Path, warm_kernel: bool) -> Process:

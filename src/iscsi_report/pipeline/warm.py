@@ -5,6 +5,13 @@ the first time a job asks for it; every notebook then gets a papermill runner an
 from it, with the scientific stack already imported. :func:`spawn_papermill` returns a handle that
 acts as the ``subprocess.Popen`` ``execute`` waits on; :func:`kernelspec_argv` is the kernel launcher
 that asks the same zygote for a forked kernel. If a zygote cannot start, the process runs cold from then on.
+
+A caller may name an already running zygote in :data:`ZYGOTE_ENV` (one :func:`start_server` started,
+as the test suite does for its whole run): every warm notebook of any batch is then forked from it and
+this process starts and stops none. A named zygote that cannot be reached, or that could not give a
+notebook what a fresh process would (another interpreter or start-time environment, a preloaded module
+that this PYTHONPATH would shadow), is said once on stderr and left alone: the process runs as if
+none were named.
 """
 
 from __future__ import annotations
@@ -20,12 +27,16 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from iscsi_report.pipeline import zygote
 
 COLD_ENV = "ISCSI_REPORT_COLD"  # set (non-empty) to start every kernel cold, as `run --cold` does
+# Set to a running zygote's socket (start_server): warm batches of any size fork from it (COLD_ENV wins).
+ZYGOTE_ENV = zygote.SOCKET_ENV
+HELLO_TIMEOUT_S = 30.0  # for a named zygote's answer (it is single-threaded: it may be forking)
 START_TIMEOUT_S = 180.0  # for the zygote's imports, on a loaded machine
 STOP_TIMEOUT_S = 5.0  # for the zygote to exit once its stdin is closed
 LOST_RC = -signal.SIGKILL  # a child whose zygote died before saying how it ended
@@ -109,26 +120,15 @@ class Zygote:
 
     def _start_locked(self) -> None:
         """Start a zygote and wait for its ready line; OSError if it does not come up."""
-        self._dir = Path(tempfile.mkdtemp(prefix="iscsi-zygote-"))  # short: a socket path is <108 bytes
-        path = self._dir / SOCKET_NAME
-        env = zygote.kernel_environ(os.environ)
-        self._pythonpath = env.get("PYTHONPATH", "")
-        with open(self._dir / LOG_NAME, "wb") as log:
-            self._proc = subprocess.Popen(
-                [sys.executable, "-c", zygote.BOOT, zygote.__file__, "serve", str(path)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                env=env,
-                start_new_session=True,  # a Ctrl-C on the terminal reaches the batch, which cancels jobs
-            )
+        self._dir = _private_folder()
+        self._pythonpath = os.environ.get("PYTHONPATH", "")
         self.starts += 1
-        assert self._proc.stdout is not None
-        if _read_line(self._proc.stdout, START_TIMEOUT_S) != zygote.READY:
-            detail = (self._dir / LOG_NAME).read_text(errors="replace")[-2000:]
+        try:
+            self._proc = _spawn(self._dir)
+        except OSError as exc:
             self._stop_locked()
-            self.failure = f"the warm kernel pool did not start: {detail}"
-            raise OSError(self.failure)
+            self.failure = str(exc)
+            raise
 
     def stop(self) -> None:
         """Stop the zygote (its children die with it) and remove its folder."""
@@ -137,14 +137,7 @@ class Zygote:
 
     def _stop_locked(self) -> None:
         if self._proc is not None:
-            assert self._proc.stdin is not None and self._proc.stdout is not None
-            self._proc.stdin.close()  # the zygote's signal to kill its children and exit
-            try:
-                self._proc.wait(timeout=STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait()
-            self._proc.stdout.close()
+            _stop_process(self._proc)
             self._proc = None
         if self._dir is not None:
             shutil.rmtree(self._dir, ignore_errors=True)
@@ -153,6 +146,70 @@ class Zygote:
     def pid(self) -> int | None:
         """The running zygote's process id (None if none runs)."""
         return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
+
+def _private_folder() -> Path:
+    """A new private folder for a zygote's socket and log (short: a socket path is < 108 bytes)."""
+    return Path(tempfile.mkdtemp(prefix="iscsi-zygote-"))
+
+
+def _spawn(folder: Path) -> subprocess.Popen[bytes]:
+    """A zygote listening in ``folder``, once it says ready; OSError (with its log) if it does not."""
+    with open(folder / LOG_NAME, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", zygote.BOOT, zygote.__file__, "serve", str(folder / SOCKET_NAME)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            env=zygote.kernel_environ(os.environ),
+            start_new_session=True,  # a Ctrl-C on the terminal reaches the batch, which cancels jobs
+        )
+    assert proc.stdout is not None
+    if _read_line(proc.stdout, START_TIMEOUT_S) != zygote.READY:
+        _stop_process(proc)
+        detail = (folder / LOG_NAME).read_text(errors="replace")[-2000:]
+        raise OSError(f"the warm kernel pool did not start: {detail}")
+    return proc
+
+
+def _stop_process(proc: subprocess.Popen[bytes]) -> None:
+    """Close a zygote's stdin (its signal to kill its children and exit); SIGKILL it if it lingers."""
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.close()
+    try:
+        proc.wait(timeout=STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    proc.stdout.close()
+
+
+class Served:
+    """A zygote for other processes to name in :data:`ZYGOTE_ENV`; it lives until :meth:`stop` or our exit."""
+
+    def __init__(self) -> None:
+        self.folder = _private_folder()
+        try:
+            self.proc = _spawn(self.folder)
+        except OSError:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            raise
+        self.socket = self.folder / SOCKET_NAME
+        self.pid = self.proc.pid
+
+    def stop(self) -> None:
+        """Stop the zygote (its children die with it) and remove its folder."""
+        _stop_process(self.proc)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def start_server() -> Served:
+    """Start a zygote that any process may name in :data:`ZYGOTE_ENV`; OSError if it does not come up.
+
+    It imports the stack with this process's environment; a caller whose start-time environment
+    differs (``zygote.start_environ``) does not use it. Its children get each caller's PYTHONPATH.
+    """
+    return Served()
 
 
 def _read_line(stream: IO[bytes], timeout_s: float) -> bytes:
@@ -166,6 +223,102 @@ def _read_line(stream: IO[bytes], timeout_s: float) -> bytes:
 
 ZYGOTE = Zygote()
 atexit.register(ZYGOTE.stop)
+
+
+def hello(path: Path) -> dict[str, Any]:
+    """A zygote's :func:`zygote.about` answer; OSError if none answers at ``path``."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(HELLO_TIMEOUT_S)
+        sock.connect(str(path))
+        zygote.send_json(sock, {"kind": "hello"})
+        try:
+            doc = zygote.LineReader(sock).read()
+        except ValueError as exc:
+            raise OSError(f"unreadable answer: {exc}") from exc
+    if doc is None:
+        raise OSError("it closed the connection without an answer")
+    return doc
+
+
+def unfit(about: dict[str, Any], environ: Mapping[str, str], cwd: Path) -> str:
+    """Why a zygote (its :func:`hello`) cannot fork what a fresh process would be, or ''.
+
+    The fresh process: ``environ``, started in ``cwd`` (a relative PYTHONPATH entry is that folder's).
+    """
+    if about.get("executable") != sys.executable:
+        return f"it runs {about.get('executable')}, not {sys.executable}"
+    want = zygote.start_environ(zygote.kernel_environ(environ))
+    have = about.get("start_env", {})
+    differ = sorted(k for k in want.keys() | have.keys() if want.get(k) != have.get(k))
+    if differ:
+        return f"it was started with other values of {', '.join(differ)}"
+    pythonpath = environ.get("PYTHONPATH", "")
+    if about.get("from_own_pythonpath") and pythonpath != about.get("pythonpath"):
+        return f"it preloaded {about['from_own_pythonpath'][0]} from its own PYTHONPATH"
+    entries = zygote.pythonpath_entries(pythonpath, str(cwd))
+    for entry in set(entries) - set(about.get("base", [])):
+        shadow = sorted(_top_level_names(Path(entry)) & set(about.get("modules", [])))
+        if shadow:
+            return f"PYTHONPATH entry {entry} holds {shadow[0]}, which it preloaded from elsewhere"
+    return ""
+
+
+def _top_level_names(folder: Path) -> set[str]:
+    """Top-level module names a sys.path entry ``folder`` may provide (packages, .py, extensions)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:  # absent or not a folder: provides nothing
+        return set()
+    return {name.split(".")[0] for name in names if "." not in name or name.endswith((".py", ".so", ".pyc"))}
+
+
+class Named:
+    """The zygote named in :data:`ZYGOTE_ENV`, checked once per process; a failure is said once on stderr."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._checked: tuple[str, Path] | None = None  # the value checked ('': none named) and folder
+        self._path: Path | None = None
+        self.refusal = ""  # why the named zygote is not used (said once)
+
+    def socket(self, cwd: Path) -> Path | None:
+        """The named zygote's socket if one is named and fit for notebooks run in ``cwd``, else None."""
+        value = os.environ.get(ZYGOTE_ENV, "")
+        with self._lock:
+            if self._checked != (value, cwd):
+                self._checked, self._path = (value, cwd), None
+                if value and not self.refusal:
+                    self._check_locked(Path(value), cwd)
+            return self._path
+
+    def _check_locked(self, path: Path, cwd: Path) -> None:
+        try:
+            why = unfit(hello(path), os.environ, cwd)
+        except OSError as exc:
+            why = f"no answer: {exc}"
+        if why:
+            self._refuse_locked(path, why)
+        else:
+            self._path = path
+
+    def refuse(self, why: str) -> None:
+        """Stop using the named zygote (it failed a request): say so once; own zygotes from now on."""
+        with self._lock:
+            if self._path is not None:
+                self._refuse_locked(self._path, why)
+
+    def _refuse_locked(self, path: Path, why: str) -> None:
+        self._path = None
+        self.refusal = why
+        print(
+            f"warm    the fork server named in {ZYGOTE_ENV} ({path}) is not used: {why}; "
+            "running as if none were named",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+NAMED = Named()
 
 
 def _request(path: Path, argv: list[str], env: dict[str, str], stdout: IO[Any], cwd: Path) -> Forked:
@@ -194,9 +347,16 @@ def _request_from(path: Path, argv: list[str], env: dict[str, str], stdout: IO[A
 def spawn_papermill(args: list[str], env: dict[str, str], stdout: IO[Any], cwd: Path) -> Forked:
     """A forked papermill runner (``papermill ARGS``, output to ``stdout``); a dead zygote is restarted once.
 
-    OSError if no zygote can be started (the caller then runs the notebook cold).
+    From the zygote named in :data:`ZYGOTE_ENV` if it is fit (else, or if it fails, from this
+    process's own). OSError if no zygote can be started (the caller then runs the notebook cold).
     """
     argv = ["papermill", *args]
+    named = NAMED.socket(cwd)
+    if named is not None:
+        try:
+            return _request_from(named, argv, env, stdout, cwd)
+        except OSError as exc:
+            NAMED.refuse(f"a request failed: {exc}")
     try:
         return _request_from(ZYGOTE.socket_path(), argv, env, stdout, cwd)
     except OSError:

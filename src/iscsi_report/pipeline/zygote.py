@@ -14,6 +14,12 @@ may send ``{"signal": N}`` lines. If the requester's connection closes first, th
 if the zygote dies, its children die with it (PR_SET_PDEATHSIG); the zygote itself exits when its
 parent (the batch or a Dask worker process) closes its stdin, by exiting or dying.
 
+A child's ``sys.path`` is the one a fresh interpreter would build from the request's environment and
+folder (:func:`fresh_sys_path`): the requested ``PYTHONPATH`` first, then the interpreter's own
+entries, whatever ``PYTHONPATH`` the zygote itself was started with. So one zygote can serve callers
+that import different copies of the project. A ``{"kind": "hello"}`` request (no descriptors) is
+answered with :func:`about`: what a caller checks before it names this zygote (``warm.ZYGOTE_ENV``).
+
 ``kernel`` mode of this file is the kernelspec's launcher: a small process that asks the zygote for
 a forked kernel, proxies SIGINT/SIGTERM/SIGHUP to it and exits as the kernel did, so that
 jupyter_client and papermill see an ordinary kernel process. Without a zygote it execs the cold
@@ -33,6 +39,7 @@ import selectors
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import traceback
 from collections.abc import Iterator, Mapping
@@ -41,7 +48,16 @@ from typing import Any
 
 # papermill's engine every papermill child makes its default (loaded by path, see :func:`_run`)
 ENGINE_FILE = Path(__file__).resolve().with_name("nbengine.py")
-SOCKET_ENV = "ISCSI_REPORT_ZYGOTE"  # the zygote's socket, for the kernel launcher
+SOCKET_ENV = "ISCSI_REPORT_ZYGOTE"  # the zygote's socket, for the kernel launcher (and warm.ZYGOTE_ENV)
+# Environment a Python process reads once, at start (or that the preloaded stack reads at import): a
+# child forked from a zygote keeps the zygote's values, so a caller whose values differ must not use it.
+START_ENV_PREFIXES = ("PYTHON", "LC_")
+START_ENV_NAMES = ("LANG", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+START_ENV_IGNORED = ("PYTHONPATH",)  # applied per child (fresh_sys_path)
+# A fresh interpreter's sys.path without PYTHONPATH, minus the '' that ``-c`` puts first.
+BASE_PATH_PROBE = (
+    "import json, sys\nprint(json.dumps(sys.path[1:] if sys.path and sys.path[0] == '' else sys.path))"
+)
 # One BLAS thread per kernel (issue 28): the batch runs chapters side by side (``--jobs``) on few cores,
 # where each kernel's BLAS thread pool oversubscribes them and its spinning threads cost more than
 # they save (lab_tails' L-BFGS-B fits: 5x the CPU). Results are bit-identical
@@ -119,6 +135,75 @@ class _KernelLike:
 def kernel_environ(environ: Mapping[str, str]) -> dict[str, str]:
     """``environ`` for a kernel or the zygote: hash seed fixed, one BLAS thread unless it says otherwise."""
     return {**ONE_BLAS_THREAD, **environ, "PYTHONHASHSEED": "0"}
+
+
+def start_environ(environ: Mapping[str, str]) -> dict[str, str]:
+    """The part of ``environ`` a process reads at start (:data:`START_ENV_PREFIXES`, ``_NAMES``)."""
+    return {
+        k: v
+        for k, v in environ.items()
+        if (k.startswith(START_ENV_PREFIXES) or k in START_ENV_NAMES) and k not in START_ENV_IGNORED
+    }
+
+
+def pythonpath_entries(pythonpath: str, cwd: str = "") -> list[str]:
+    """``PYTHONPATH`` as a fresh interpreter in ``cwd`` (default: this folder) puts it on sys.path.
+
+    Each entry made absolute against that folder; an empty entry is the folder itself.
+    """
+    folder = cwd or os.getcwd()
+    entries = pythonpath.split(os.pathsep) if pythonpath else []
+    return [os.path.normpath(os.path.join(folder, entry)) for entry in entries]
+
+
+def fresh_sys_path(pythonpath: str, base: list[str]) -> list[str]:
+    """The sys.path a fresh interpreter builds in this folder with ``pythonpath`` (site's removeduppaths).
+
+    ``base``: the same interpreter's sys.path without PYTHONPATH (:data:`BASE_PATH_PROBE`); an entry
+    both name stays where PYTHONPATH puts it, as site's ``known_paths`` keep it.
+    """
+    seen: set[str] = set()
+    path = []
+    for entry in [*pythonpath_entries(pythonpath), *base]:
+        if entry not in seen:
+            seen.add(entry)
+            path.append(entry)
+    return path
+
+
+def base_sys_path() -> list[str]:
+    """This interpreter's sys.path without PYTHONPATH, asked of a fresh one (site and .pth files included)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run(
+        [sys.executable, "-c", BASE_PATH_PROBE], env=env, capture_output=True, check=True, text=True
+    )
+    base: list[str] = json.loads(out.stdout)
+    return base
+
+
+def about(base: list[str]) -> dict[str, Any]:
+    """What a caller checks before naming this zygote: interpreter, start-time env, preloaded modules."""
+    own = set(pythonpath_entries(os.environ.get("PYTHONPATH", ""))) - set(base)
+    modules = sorted({name.split(".")[0] for name in sys.modules})
+    from_own = sorted(
+        name
+        for name in modules
+        if any(_under(getattr(sys.modules.get(name), "__file__", None), entry) for entry in own)
+    )
+    return {
+        "pid": os.getpid(),
+        "executable": sys.executable,
+        "start_env": start_environ(os.environ),
+        "base": base,
+        "modules": modules,
+        "from_own_pythonpath": from_own,
+        "pythonpath": os.environ.get("PYTHONPATH", ""),
+    }
+
+
+def _under(file: object, folder: str) -> bool:
+    """True if ``file`` (a module's __file__) lies below ``folder``."""
+    return isinstance(file, str) and os.path.abspath(file).startswith(folder.rstrip(os.sep) + os.sep)
 
 
 @contextlib.contextmanager
@@ -217,8 +302,10 @@ def _run(kind: str, argv: list[str]) -> int:
     raise ValueError(f"unknown kind {kind!r}")
 
 
-def _child(request: dict[str, Any], fds: list[int], zygote_pid: int, inherited: list[int]) -> None:
-    """The forked child: take the requester's stdio, env and folder, run, and never return."""
+def _child(
+    request: dict[str, Any], fds: list[int], zygote_pid: int, inherited: list[int], base: list[str]
+) -> None:
+    """The forked child: take the requester's stdio, env, folder and sys.path, run, and never return."""
     code = EXIT_FAILED
     try:
         signal.set_wakeup_fd(-1)
@@ -236,6 +323,7 @@ def _child(request: dict[str, Any], fds: list[int], zygote_pid: int, inherited: 
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
+        sys.path[:] = fresh_sys_path(os.environ.get("PYTHONPATH", ""), base)
         importlib.invalidate_caches()
         _reseed()
         code = _run(request["kind"], request["argv"])
@@ -256,7 +344,9 @@ def _child(request: dict[str, Any], fds: list[int], zygote_pid: int, inherited: 
 class Server:
     """The zygote's single-threaded loop: accept requests, fork, relay signals and exit statuses."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, base: list[str]) -> None:
+        self.base = base  # this interpreter's sys.path without PYTHONPATH: each child builds its own on it
+        self.about = about(base)
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(path)
         self.listener.listen(LISTEN_BACKLOG)
@@ -300,6 +390,10 @@ class Server:
             request = reader.read()
         except (OSError, ValueError):
             request = None
+        if request is not None and request.get("kind") == "hello":
+            with contextlib.suppress(OSError):
+                send_json(conn, self.about)
+            request = None
         if request is None or len(reader.fds) != MAX_FDS:
             for fd in reader.fds:
                 os.close(fd)
@@ -310,7 +404,7 @@ class Server:
         zygote_pid = os.getpid()
         pid = os.fork()
         if pid == 0:
-            _child(request, reader.fds, zygote_pid, [*self._open_fds(), conn.fileno()])
+            _child(request, reader.fds, zygote_pid, [*self._open_fds(), conn.fileno()], self.base)
         for fd in reader.fds:
             os.close(fd)
         conn.settimeout(None)
@@ -368,8 +462,9 @@ class Server:
 
 def serve(path: str) -> None:
     """The zygote: preload, listen on ``path``, say ready, serve until the parent goes."""
+    base = base_sys_path()
     preload()
-    server = Server(path)
+    server = Server(path, base)
     sys.stdout.buffer.write(READY)
     sys.stdout.flush()
     try:
