@@ -16,7 +16,6 @@ command; :func:`writes` gives one row per write: R2Ts on the wire, the most R2Ts
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -298,24 +297,47 @@ def timeline(result: TsharkResult) -> pd.DataFrame:
     pandas row per PDU cost seconds per file.
     """
     pdus = result.pdus
-    out: list[dict[str, Any]] = []
     io = pdus[pdus["pdu"].isin(["command", "r2t", "data_out", "data_in", "response"])]
-    # keys typed by the parser's integer columns, which pandas-stubs cannot see (Hashable)
-    commands: Iterable[tuple[Any, pd.DataFrame]] = io.groupby(["stream", "itt"], sort=False)
-    for (stream, itt), grp in commands:
-        out.extend(_command_events(int(stream), int(itt), grp))
+    out: list[dict[str, Any]] = []
+    for (stream, itt), rows in _by_command(io, _TIMELINE_COLUMNS).items():
+        out.extend(_command_events(int(stream), int(itt), rows))
     return pd.DataFrame(out, columns=EVENT_COLUMNS)
 
 
-def _command_events(stream: int, itt: int, grp: pd.DataFrame) -> list[dict[str, Any]]:
+# The PDU columns a command's events are made from.
+_TIMELINE_COLUMNS: tuple[str, ...] = (
+    "pdu",
+    "time_epoch_s",
+    "ttt",
+    "offset_bytes",
+    "length_bytes",
+    "final",
+    "r2tsn",
+    "data_segment_bytes",
+)
+
+
+def _by_command(frame: pd.DataFrame, names: tuple[str, ...]) -> dict[tuple[Any, Any], dict[str, list[Any]]]:
+    """``frame``'s rows per (stream, itt) in order of first appearance, ``names`` as lists in row order.
+
+    The same groups, in the same order, as ``groupby(["stream", "itt"], sort=False)``, without a
+    small frame per command (issue 28: that was most of a capture's parse).
+    """
+    columns = {name: frame[name].tolist() for name in (*names, "stream", "itt")}
+    out: dict[tuple[Any, Any], dict[str, list[Any]]] = {}
+    for i, key in enumerate(zip(columns["stream"], columns["itt"], strict=True)):
+        command = out.setdefault(key, {name: [] for name in names})
+        for name in names:
+            command[name].append(columns[name][i])
+    return out
+
+
+def _command_events(stream: int, itt: int, cols: dict[str, list[Any]]) -> list[dict[str, Any]]:
     """One command's events in capture order, with the R2Ts outstanding after each ([] if no command)."""
-    events = grp["pdu"].tolist()
+    events = cols["pdu"]
     if "command" not in events:
         return []  # a command whose start the capture missed
-    cols = {
-        c: grp[c].tolist() for c in ("time_epoch_s", "ttt", "offset_bytes", "length_bytes", "final", "r2tsn")
-    }
-    segment = grp["data_segment_bytes"].tolist()
+    segment = cols["data_segment_bytes"]
     t0 = float(cols["time_epoch_s"][events.index("command")])
     outstanding = 0
     out = []
@@ -358,21 +380,20 @@ WRITE_COLUMNS = [
 def writes(result: TsharkResult, events: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per complete write command: R2Ts on the wire, most outstanding, latency.
 
-    ``events``: the capture's :func:`timeline` when already computed (it is the costly part).
+    ``events``: the capture's :func:`timeline` when already computed. Each command's events are
+    walked as plain lists (as :func:`timeline` walks its PDUs): boolean masks on a small frame per
+    command cost most of a capture's parse (issue 28).
     """
     ev = timeline(result) if events is None else events
-    grouped: Iterable[tuple[Any, pd.DataFrame]] = ev.groupby(["stream", "itt"], sort=False)
-    by_command = {key: rows for key, rows in grouped}  # dict(groupby) would read its .keys
-    none = ev.iloc[0:0]
+    by_command = _by_command(ev, ("event", "time_s", "length_bytes", "outstanding_r2t"))
     pdus = result.pdus
     cmds = pdus[(pdus["pdu"] == "command") & (pdus["write"].fillna(False).astype(bool))]
     rows = []
     for _, c in cmds.iterrows():
-        e = by_command.get((c["stream"], c["itt"]), none)
-        rsp = e[e["event"] == "response"]
-        if rsp.empty:
+        e = by_command.get((c["stream"], c["itt"]))
+        if e is None or "response" not in e["event"]:
             continue
-        r2t = e[e["event"] == "r2t"]
+        r2t = [i for i, kind in enumerate(e["event"]) if kind == "r2t"]
         rows.append(
             {
                 "stream": int(c["stream"]),
@@ -380,14 +401,19 @@ def writes(result: TsharkResult, events: pd.DataFrame | None = None) -> pd.DataF
                 "bytes": c["expected_bytes"],
                 "immediate_bytes": int(c["data_segment_bytes"]),
                 "r2t_count": len(r2t),
-                "max_outstanding_r2t": int(e["outstanding_r2t"].max()) if len(e) else 0,
-                "data_out_pdus": int((e["event"] == "data_out").sum()),
-                "r2t_bytes": int(r2t["length_bytes"].fillna(0).sum()),
-                "latency_s": float(rsp["time_s"].iloc[0]),
-                "first_r2t_s": float(r2t["time_s"].iloc[0]) if len(r2t) else None,
+                "max_outstanding_r2t": int(max(e["outstanding_r2t"])),
+                "data_out_pdus": e["event"].count("data_out"),
+                "r2t_bytes": int(sum(_or_zero(e["length_bytes"][i]) for i in r2t)),
+                "latency_s": float(e["time_s"][e["event"].index("response")]),
+                "first_r2t_s": float(e["time_s"][r2t[0]]) if r2t else None,
             }
         )
     return pd.DataFrame(rows, columns=WRITE_COLUMNS)
+
+
+def _or_zero(value: Any) -> Any:
+    """A missing length (None or NaN) as 0, as pandas' fillna(0) gives it."""
+    return 0 if value is None or value != value else value
 
 
 def summary(result: TsharkResult) -> dict[str, Any]:
