@@ -66,6 +66,18 @@ def _cli(*args: str, timeout_s: float) -> subprocess.CompletedProcess:
     )
 
 
+def _python(script: str, timeout_s: float) -> subprocess.CompletedProcess:
+    """``script`` run by this interpreter from the project root, its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        check=False,
+        cwd=PROJECT_ROOT,
+    )
+
+
 def _assert_nothing_left(recorded_pids: list[tuple[int, int | None]]) -> None:
     assert state.lab_namespaces() == []
     assert not [p for p in Path("/dev/shm").glob("iscsilab-*")]
@@ -109,14 +121,7 @@ def _ping_script(line: str, one_way_delay_ms: float) -> str:
 def test_either_delay_line_holds_every_packet_for_the_set_delay(lab_lock: None, line: str) -> None:
     """Both lines forward, and no packet crosses sooner than the delay each way (late: load; early: a bug)."""
     one_way_delay_ms = 1.5
-    res = subprocess.run(
-        [sys.executable, "-c", _ping_script(line, one_way_delay_ms)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=PROJECT_ROOT,
-    )
+    res = _python(_ping_script(line, one_way_delay_ms), timeout_s=120)
     assert res.returncode == 0, res.stderr[-2000:]
     rtts_ms = ping.parse_text(res.stdout).rtt_ms
     assert len(rtts_ms) == 20, "every ping answered"
@@ -205,14 +210,7 @@ def test_a_slow_device_is_served_as_the_lun_measured_locally_and_torn_down(
 ) -> None:
     """The device sweep's path, cut small: the LUN on the FUSE device, its local fio, exact request counts."""
     out = tmp_path / "device"
-    res = subprocess.run(
-        [sys.executable, "-c", _tiny_device_sweep_script(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        cwd=PROJECT_ROOT,
-    )
+    res = _python(_tiny_device_sweep_script(out), timeout_s=300)
     assert res.returncode == 0, res.stderr[-2000:]
     doc = json.loads(res.stdout.strip().splitlines()[-1])
     assert doc["summary"]["failures"] == []

@@ -162,13 +162,7 @@ def fresh_sys_path(pythonpath: str, base: list[str]) -> list[str]:
     ``base``: the same interpreter's sys.path without PYTHONPATH (:data:`BASE_PATH_PROBE`); an entry
     both name stays where PYTHONPATH puts it, as site's ``known_paths`` keep it.
     """
-    seen: set[str] = set()
-    path = []
-    for entry in [*pythonpath_entries(pythonpath), *base]:
-        if entry not in seen:
-            seen.add(entry)
-            path.append(entry)
-    return path
+    return list(dict.fromkeys([*pythonpath_entries(pythonpath), *base]))  # first place of each kept
 
 
 def base_sys_path() -> list[str]:

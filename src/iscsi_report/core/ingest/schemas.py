@@ -84,11 +84,19 @@ def checked_frame(schema: pa.DataFrameSchema, rows: list[dict[str, Any]]) -> pd.
 
 def _simple(schema: pa.DataFrameSchema) -> bool:
     """True for a schema whose every rule :func:`_column_array` can judge (no frame checks, no coercion)."""
-    if schema.checks or schema.index is not None or schema.unique or schema.coerce:
-        return False
-    return all(
-        not (c.coerce or c.unique or c.regex) and str(c.dtype) in _BUILDABLE for c in schema.columns.values()
+    return _frame_rules_judged(schema) and all(
+        _column_rules_judged(c) and str(c.dtype) in _BUILDABLE for c in schema.columns.values()
     )
+
+
+def _frame_rules_judged(schema: pa.DataFrameSchema) -> bool:
+    """True when the schema has no rule over the whole frame the fast paths leave to pandera."""
+    return not (schema.checks or schema.index is not None or schema.unique or schema.coerce)
+
+
+def _column_rules_judged(col: pa.Column) -> bool:
+    """True when a column has no rule (coercion, uniqueness, a name pattern) left to pandera."""
+    return not (col.coerce or col.unique or col.regex or col.dtype is None)
 
 
 def _column_array(col: pa.Column, values: list[Any]) -> Any:
@@ -101,20 +109,22 @@ def _column_array(col: pa.Column, values: list[Any]) -> Any:
     present = [v for v, null in zip(values, nulls, strict=True) if not null]
     if any(isinstance(v, bool) or not isinstance(v, kinds) for v in present):
         return None
+    built: Any = None
     if kinds == (str,):
         judged: Any = pd.Series(present, dtype=object)
+    elif name == "float64":
+        built = np.array(values, dtype="float64")  # None -> NaN, as the cast does
+        judged = built[~np.array(nulls, dtype=bool)]
+        if np.isnan(judged).any():
+            return None  # a NaN given as a float is a null: the slow path decides
     else:
         try:
-            judged = np.array(present, dtype="float64" if name == "float64" else "int64")
+            judged = np.array(present, dtype="int64")
         except OverflowError:
             return None
-        if name == "float64" and np.isnan(judged).any():
-            return None  # a NaN given as a float is a null: the slow path decides
     if not all(_check_holds(check, judged) for check in col.checks):
         return None
-    if name == "float64":
-        return np.array(values, dtype="float64")  # None -> NaN, as the cast does
-    return pd.array(values, dtype=_pandas_dtype(name))
+    return built if built is not None else pd.array(values, dtype=_pandas_dtype(name))
 
 
 def validate(schema: pa.DataFrameSchema, df: pd.DataFrame) -> pd.DataFrame:
@@ -135,7 +145,7 @@ def astype(schema: pa.DataFrameSchema, df: pd.DataFrame) -> pd.DataFrame:
 
 def conforms(schema: pa.DataFrameSchema, df: pd.DataFrame) -> bool:
     """True only when every rule of a simple schema holds; False when unsure (pandera then decides)."""
-    if schema.checks or schema.index is not None or schema.unique or schema.coerce:
+    if not _frame_rules_judged(schema):
         return False
     if (schema.strict or schema.ordered) and list(df.columns) != list(schema.columns):
         return False
@@ -144,7 +154,7 @@ def conforms(schema: pa.DataFrameSchema, df: pd.DataFrame) -> bool:
 
 def _column_conforms(col: pa.Column, series: pd.Series) -> bool:
     """dtype exactly the declared one, no null unless nullable, every check true on the non-null values."""
-    if col.coerce or col.unique or col.regex or col.dtype is None:
+    if not _column_rules_judged(col):
         return False
     if series.dtype != _pandas_dtype(str(col.dtype)):
         return False
