@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -69,3 +70,30 @@ def test_every_papermill_process_the_batch_starts_makes_it_the_default_engine() 
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["QuickEngine", "QuickEngine"]
     assert "runpy.run_path(sys.argv.pop(1))['register']()" in execute.PAPERMILL_BOOT
+
+
+def test_a_notebook_keeps_every_output_and_its_kernel_is_killed_not_asked_to_stop(tmp_path: Path) -> None:
+    # A kernel asked to stop runs its exit handlers; a killed one does not. The marker file tells which
+    # happened, and the executed notebook must still hold the last cell's output.
+    import nbformat
+    import papermill as pm
+    from papermill.engines import papermill_engines
+
+    from iscsi_report.pipeline.nbengine import ENGINE_NAME, QuickEngine
+
+    marker = tmp_path / "exit-handler-ran"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            f"import atexit, pathlib\natexit.register(pathlib.Path({str(marker)!r}).touch)"
+        ),
+        nbformat.v4.new_code_cell("print('last cell', 6 * 7)"),
+    ]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    source, executed = tmp_path / "in.ipynb", tmp_path / "out.ipynb"
+    nbformat.write(nb, source)
+    papermill_engines.register(ENGINE_NAME, QuickEngine)
+    pm.execute_notebook(str(source), str(executed), engine_name=ENGINE_NAME, progress_bar=False)
+    last = nbformat.read(executed, as_version=4).cells[-1]
+    assert [o.get("text") for o in last.outputs] == ["last cell 42\n"]
+    assert not marker.exists(), "the kernel was asked to stop and ran its exit handlers"

@@ -7,6 +7,13 @@ shell, then one message on IOPub to show the subscription is live) and drains on
 already arrived. A start-up message left on IOPub is harmless: nbclient reads only the messages
 whose parent is the cell it executes. Outputs are byte-identical (tests/e2e/test_warm.py).
 
+At the end the kernel is killed rather than asked to stop (nbclient's ``shutdown_kernel="immediate"``):
+every output has arrived by then, since nbclient waits for each cell's reply and its idle status,
+and a kernel has nothing of the notebook's left to do. jupyter_client then checks every 0.1 s
+whether the killed process is gone; here every :data:`KILLED_POLL_S`. Together about 0.1 s of each
+notebook's 0.5 s (BENCHMARKS.md). A forked kernel dies with its launcher (the zygote kills it when
+the launcher's socket closes); a cold kernel is the launcher's own process.
+
 Standard library, papermill and jupyter_client only, never the rest of ``iscsi_report``: every papermill
 process the batch starts, cold or forked from the zygote, loads this file by path and makes its engine
 papermill's default (:func:`register`) before papermill reads its command line.
@@ -27,6 +34,8 @@ ENGINE_NAME = "iscsi-report"  # also papermill's --engine value for it
 IOPUB_CONNECTED_S = 0.2  # how long one wait for the first IOPub message lasts (then kernel_info again)
 IOPUB_DRAIN_S = 0.01  # a message arriving later than this after the last is left for nbclient to skip
 SHELL_REPLY_S = 1.0  # how long one wait for the kernel_info reply lasts before asking again
+KILLED_POLL_S = 0.005  # how often a stopping kernel's process is checked (jupyter_client: 0.1 s)
+SHUTDOWN = "immediate"  # nbclient's shutdown_kernel: kill the kernel once the last cell answered
 
 
 class QuickKernelClient(AsyncKernelClient):
@@ -82,6 +91,10 @@ class QuickKernelClient(AsyncKernelClient):
 class QuickKernelManager(AsyncKernelManager):
     """The async kernel manager nbclient uses, handing out :class:`QuickKernelClient` clients."""
 
+    async def _async_wait(self, pollinterval: float = 0.1) -> None:
+        """Return once the kernel's process is gone, checking every :data:`KILLED_POLL_S` at most."""
+        await super()._async_wait(pollinterval=min(pollinterval, KILLED_POLL_S))
+
     @default("client_factory")
     def _quick_client(self) -> type[QuickKernelClient]:
         """The client class (a trait default, so a configured client class still wins)."""
@@ -93,8 +106,9 @@ class QuickEngine(NBClientEngine):  # type: ignore[misc]
 
     @classmethod
     def execute_managed_notebook(cls, nb_man: Any, kernel_name: str, **kwargs: Any) -> Any:
-        """As nbclient's engine, with the quick kernel manager unless the caller named another."""
+        """As nbclient's engine: the quick manager; the kernel killed at the end unless a caller says."""
         kwargs.setdefault("kernel_manager_class", QuickKernelManager)
+        kwargs.setdefault("shutdown_kernel", SHUTDOWN)
         return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
 
 
