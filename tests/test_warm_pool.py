@@ -124,3 +124,20 @@ def test_a_named_zygote_that_does_not_answer_is_said_once(
     assert named.socket(tmp_path) is None and named.socket(tmp_path / "other") is None
     assert capsys.readouterr().err.count("is not used: no answer") == 1
     assert "no answer" in named.refusal
+
+
+def test_the_zygote_compiles_the_notebook_validator_a_papermill_child_reads_with() -> None:
+    # the zygote's preload keeps the compiled schema validator; a child reading a notebook must find it
+    # under the very key its read asks for (a key mismatch would leave every child compiling its own)
+    probe = (
+        "import runpy, sys\n"
+        f"z = runpy.run_path({str(zygote.__file__)!r})\n"
+        "from nbformat import validator\n"
+        "z['warm_validator']()\n"
+        "kept = set(validator.validators)\n"
+        "import nbformat\n"
+        "nbformat.reads(nbformat.writes(nbformat.v4.new_notebook()), as_version=4)\n"
+        "print(len(kept), set(validator.validators) == kept)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1", "True"]

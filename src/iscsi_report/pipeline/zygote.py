@@ -216,9 +216,22 @@ def preload() -> None:
     with _as_in_a_kernel():
         for name in PRELOAD:
             importlib.import_module(name)
+    warm_validator()
     leaked = sorted(m for m in sys.modules if m == "iscsi_report" or m.startswith("iscsi_report."))
     if leaked:
         raise RuntimeError(f"the zygote must not import the project, yet imported {leaked[:3]}")
+
+
+def warm_validator() -> None:
+    """Compile nbformat's notebook schema validator once, so no forked papermill compiles its own.
+
+    nbformat compiles the validator on a process's first notebook read (fastjsonschema turns the
+    schema into Python code: about 60 ms) and keeps it per (validator, version, minor): the key a
+    papermill child asks for, unless its environment names another validator, which it then compiles.
+    """
+    from nbformat.validator import get_validator
+
+    get_validator()
 
 
 # ------------------------------------------------------------------------------ wire format
