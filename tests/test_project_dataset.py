@@ -235,3 +235,18 @@ def test_what_cannot_be_projected_is_named(
     status, out, err = _run(capsys, *argv)
     assert (status, out) == (2, "")
     assert message in err
+
+
+def test_a_forecast_from_a_lab_dataset_loads_neither_statsmodels_nor_scipy_stats() -> None:
+    # together about 2 s of every `project --dataset` call; the lab's forecast fits no device and
+    # takes no t quantile, so the modules that do import them where they are used
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "import iscsi_report.analyses.dataset_forecast, iscsi_report.analyses.projection_request\n"
+        "print(sorted(m for m in ('statsmodels', 'scipy.stats') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -16,8 +16,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
-from scipy import stats as sps
 
 from iscsi_report.core import labels as label_contract
 from iscsi_report.core import pairing
@@ -266,6 +264,8 @@ class DeviceFit:
     max_bs_bytes: int
 
     def _t(self, level: float) -> float:
+        from scipy import stats as sps  # here, not at import: scipy.stats alone takes about 0.4 s
+
         return float(sps.t.ppf(0.5 + level / 2, self.df_resid))
 
     def coefficient_ci(self, level: float = CI_LEVEL) -> dict[str, tuple[float, float]]:
@@ -313,6 +313,8 @@ def fit_device(device: str, op_ms: np.ndarray, bs_bytes: np.ndarray) -> DeviceFi
             f"block sizes to fit fixed ms + size / bandwidth, got {len(op_ms)} runs "
             f"over {len(sizes)} size(s)"
         )
+    import statsmodels.api as sm  # here, not at import: the lab's forecasts load this module, never fit
+
     x = sm.add_constant(np.asarray(bs_bytes, dtype=float) / BYTES_PER_MIB)
     res = sm.OLS(np.asarray(op_ms, dtype=float), x).fit()
     cov = np.asarray(res.cov_params())
