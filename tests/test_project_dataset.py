@@ -239,7 +239,7 @@ def test_what_cannot_be_projected_is_named(
 
 def test_a_forecast_from_a_lab_dataset_loads_neither_statsmodels_nor_scipy_stats() -> None:
     # together about 2 s of every `project --dataset` call; the lab's forecast fits no device and
-    # takes no t quantile, so the modules that do import them where they are used
+    # takes no t quantile, so storage imports each only where a fit or a quantile needs it
     import subprocess
     import sys
 
