@@ -180,6 +180,16 @@ class Today:
                 f"got {self.engine_version!r}"
             )
 
+    @functools.cached_property
+    def measured_keys(self) -> frozenset[str]:
+        """The configuration key of each of today's runs (kept: every forecast checks them for leakage)."""
+        return frozenset(replace(self.configuration, bs_bytes=m.bs_bytes).key() for m in self.measured)
+
+    @functools.cached_property
+    def _breakdowns(self) -> dict[int, model.LatencyBreakdown]:
+        """Today's own breakdown by block size, filled as forecasts ask (see :func:`todays_breakdown`)."""
+        return {}
+
     def inputs(self) -> dict[str, Value]:
         """Every numeric input by name (for the leakage check and the provenance table)."""
         named = {"one_way_ms": self.one_way_ms, "link_bps": self.link_bps, "cpu_ms": self.cpu_ms}
@@ -214,12 +224,11 @@ class Forecast:
 def refuse_leakage(today: Today, target: Configuration) -> None:
     """LeakageError if any input of ``today`` was measured on ``target`` (its key)."""
     key = target.key()
-    for m in today.measured:
-        if replace(today.configuration, bs_bytes=m.bs_bytes).key() == key:
-            raise LeakageError(
-                f"today's runs include the configuration being forecast ({key}): its measured latency "
-                "would be the answer; leave that run out of today's, or read the measurement"
-            )
+    if key in today.measured_keys:
+        raise LeakageError(
+            f"today's runs include the configuration being forecast ({key}): its measured latency "
+            "would be the answer; leave that run out of today's, or read the measurement"
+        )
     for name, v in today.inputs().items():
         if v.source.configuration == key:
             raise LeakageError(
@@ -436,9 +445,7 @@ def _se_ms(
     the target pays beyond today's (today's own trips are inside the residual), the host time per
     round likewise.
     """
-    b_today = breakdown(
-        today, replace(today.configuration, bs_bytes=target.bs_bytes), network_for(today, today.configuration)
-    )
+    b_today = todays_breakdown(today, target.bs_bytes)
     fitted = 1.0 if today.measured else 0.0
     var = residual_se**2
     var += ((b_target.one_way_trips - fitted * b_today.one_way_trips) * today.one_way_ms.se) ** 2
@@ -446,6 +453,15 @@ def _se_ms(
         rounds = b_target.exposed_rounds - fitted * b_today.exposed_rounds
         var += (rounds * today.per_round_ms.se) ** 2
     return math.sqrt(var)
+
+
+def todays_breakdown(today: Today, bs_bytes: int) -> model.LatencyBreakdown:
+    """The protocol's terms of today's own settings at ``bs_bytes`` on today's network, kept per today."""
+    kept = today._breakdowns
+    if bs_bytes not in kept:
+        c = replace(today.configuration, bs_bytes=bs_bytes)
+        kept[bs_bytes] = breakdown(today, c, network_for(today, today.configuration))
+    return kept[bs_bytes]
 
 
 def forecast(today: Today, target: Configuration) -> Forecast:
