@@ -133,8 +133,65 @@ def _split(raw: str) -> list[str]:
     return [] if raw == "" else raw.split(";")
 
 
+def _first(cols: dict[str, str], name: str) -> str | None:
+    """A one-PDU frame's value of ``name``: the first the dissector showed, None when it showed none."""
+    raw = cols.get(name, "")
+    return None if raw == "" else raw.split(";", 1)[0]
+
+
+def _one_pdu(cols: dict[str, str], path: str, line: int) -> list[dict[str, Any]] | None:
+    """:func:`_frame_pdus` for a frame of exactly one PDU, the common case, without the per-PDU dealing.
+
+    Reads the same values the general path takes when a frame has one opcode (the first value a
+    field shows, none when empty), so its rows are the same; a frame of several PDUs, or one whose
+    universal fields do not each hold one value, goes the general way (and its errors).
+    """
+    op = _int(cols["iscsi.opcode"], path, line, "iscsi.opcode") & 0x3F
+    if op not in OPCODE_NAMES:
+        return None
+
+    def num(name: str) -> int | None:
+        raw = _first(cols, name)
+        return None if raw in (None, "") else _int(raw, path, line, name)
+
+    # in the general path's order, so that a frame with two bad values fails on the same one
+    offset, desired = num("iscsi.bufferOffset"), num("iscsi.desireddatalength")
+    dsl = _int(cols["iscsi.datasegmentlength"], path, line, "iscsi.datasegmentlength")
+    final_raw, write_raw = _first(cols, "iscsi.scsidata.F"), _first(cols, "iscsi.scsicommand.W")
+    return [
+        {
+            "pdu": OPCODE_NAMES[op],
+            "opcode": op,
+            "itt": _int(cols["iscsi.initiatortasktag"], path, line, "itt"),
+            "ttt": num("iscsi.targettransfertag"),
+            "offset_bytes": offset,
+            "length_bytes": desired if op == OP_R2T else (dsl if op in (OP_DATA_OUT, OP_DATA_IN) else None),
+            "data_segment_bytes": dsl,
+            "expected_bytes": num("iscsi.scsicommand.expecteddatatransferlength"),
+            "write": None if write_raw is None else _bool(write_raw),
+            "final": None if final_raw is None else _bool(final_raw),
+            "r2tsn": num("iscsi.r2tsn"),
+            "keyvalues": cols.get("iscsi.keyvalue", "")
+            if op in (OP_LOGIN, OP_LOGIN_RSP, OP_TEXT, OP_TEXT_RSP)
+            else "",
+        }
+    ]
+
+
+def _single_valued(cols: dict[str, str]) -> bool:
+    """True if each universal field holds exactly one value (one PDU in the frame)."""
+    return all((v := cols.get(name, "")) != "" and ";" not in v for name in UNIVERSAL_FIELDS)
+
+
 def _frame_pdus(cols: dict[str, str], path: str, line: int) -> list[dict[str, Any]] | None:
     """Deal one frame's aggregated field values back to its PDUs (None: not a valid iSCSI frame)."""
+    if _single_valued(cols):
+        return _one_pdu(cols, path, line)
+    return _dealt_pdus(cols, path, line)
+
+
+def _dealt_pdus(cols: dict[str, str], path: str, line: int) -> list[dict[str, Any]] | None:
+    """:func:`_frame_pdus` for any frame: each field's values dealt to the PDUs whose opcode has it."""
     opcodes = [_int(v, path, line, "iscsi.opcode") & 0x3F for v in _split(cols["iscsi.opcode"])]
     if not opcodes:
         return []
