@@ -16,6 +16,8 @@ command; :func:`writes` gives one row per write: R2Ts on the wire, the most R2Ts
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -149,33 +151,44 @@ def _one_pdu(cols: dict[str, str], path: str, line: int) -> list[dict[str, Any]]
     op = _int(cols["iscsi.opcode"], path, line, "iscsi.opcode") & 0x3F
     if op not in OPCODE_NAMES:
         return None
+    value = functools.partial(_first, cols)
+    raw = (cols["iscsi.datasegmentlength"], cols["iscsi.initiatortasktag"], cols.get("iscsi.keyvalue", ""))
+    return [_pdu_row(op, value, *raw, path, line)]
+
+
+Value = Callable[[str], str | None]  # a PDU's raw value of a field, None when the frame shows none
+
+
+def _pdu_row(
+    op: int, value: Value, dsl_raw: str, itt_raw: str, keyvalues: str, path: str, line: int
+) -> dict[str, Any]:
+    """One PDU's row from its opcode, its field values (``value``) and its own segment length and tag.
+
+    Both ways of reading a frame build their rows here, so they read the fields in one order: a
+    frame with two bad values fails on the same one either way.
+    """
 
     def num(name: str) -> int | None:
-        raw = _first(cols, name)
+        raw = value(name)
         return None if raw in (None, "") else _int(raw, path, line, name)
 
-    # in the general path's order, so that a frame with two bad values fails on the same one
     offset, desired = num("iscsi.bufferOffset"), num("iscsi.desireddatalength")
-    dsl = _int(cols["iscsi.datasegmentlength"], path, line, "iscsi.datasegmentlength")
-    final_raw, write_raw = _first(cols, "iscsi.scsidata.F"), _first(cols, "iscsi.scsicommand.W")
-    return [
-        {
-            "pdu": OPCODE_NAMES[op],
-            "opcode": op,
-            "itt": _int(cols["iscsi.initiatortasktag"], path, line, "itt"),
-            "ttt": num("iscsi.targettransfertag"),
-            "offset_bytes": offset,
-            "length_bytes": desired if op == OP_R2T else (dsl if op in (OP_DATA_OUT, OP_DATA_IN) else None),
-            "data_segment_bytes": dsl,
-            "expected_bytes": num("iscsi.scsicommand.expecteddatatransferlength"),
-            "write": None if write_raw is None else _bool(write_raw),
-            "final": None if final_raw is None else _bool(final_raw),
-            "r2tsn": num("iscsi.r2tsn"),
-            "keyvalues": cols.get("iscsi.keyvalue", "")
-            if op in (OP_LOGIN, OP_LOGIN_RSP, OP_TEXT, OP_TEXT_RSP)
-            else "",
-        }
-    ]
+    dsl = _int(dsl_raw, path, line, "iscsi.datasegmentlength")
+    final_raw, write_raw = value("iscsi.scsidata.F"), value("iscsi.scsicommand.W")
+    return {
+        "pdu": OPCODE_NAMES.get(op, f"opcode_{op:#04x}"),
+        "opcode": op,
+        "itt": _int(itt_raw, path, line, "itt"),
+        "ttt": num("iscsi.targettransfertag"),
+        "offset_bytes": offset,
+        "length_bytes": desired if op == OP_R2T else (dsl if op in (OP_DATA_OUT, OP_DATA_IN) else None),
+        "data_segment_bytes": dsl,
+        "expected_bytes": num("iscsi.scsicommand.expecteddatatransferlength"),
+        "write": None if write_raw is None else _bool(write_raw),
+        "final": None if final_raw is None else _bool(final_raw),
+        "r2tsn": num("iscsi.r2tsn"),
+        "keyvalues": keyvalues if op in (OP_LOGIN, OP_LOGIN_RSP, OP_TEXT, OP_TEXT_RSP) else "",
+    }
 
 
 def _single_valued(cols: dict[str, str]) -> bool:
@@ -223,7 +236,7 @@ def _dealt_pdus(cols: dict[str, str], path: str, line: int) -> list[dict[str, An
             )
     cursor = dict.fromkeys(values, 0)
 
-    def take(name: str, op: int) -> str | None:
+    def take(name: str, *, op: int) -> str | None:
         vals = values.get(name, [])
         if len(opcodes) == 1:
             return vals[0] if vals else None
@@ -235,37 +248,9 @@ def _dealt_pdus(cols: dict[str, str], path: str, line: int) -> list[dict[str, An
 
     pdus = []
     for k, op in enumerate(opcodes):
-
-        def num(name: str, op: int = op) -> int | None:
-            raw = take(name, op)
-            return None if raw in (None, "") else _int(raw, path, line, name)
-
-        offset = num("iscsi.bufferOffset")
-        desired = num("iscsi.desireddatalength")
-        dsl = _int(values["iscsi.datasegmentlength"][k], path, line, "iscsi.datasegmentlength")
-        final_raw = take("iscsi.scsidata.F", op)
-        write_raw = take("iscsi.scsicommand.W", op)
-        keyvalues = values.get("iscsi.keyvalue", []) if k == 0 else []
-        pdus.append(
-            {
-                "pdu": OPCODE_NAMES.get(op, f"opcode_{op:#04x}"),
-                "opcode": op,
-                "itt": _int(values["iscsi.initiatortasktag"][k], path, line, "itt"),
-                "ttt": num("iscsi.targettransfertag"),
-                "offset_bytes": offset,
-                "length_bytes": desired
-                if op == OP_R2T
-                else (dsl if op in (OP_DATA_OUT, OP_DATA_IN) else None),
-                "data_segment_bytes": dsl,
-                "expected_bytes": num("iscsi.scsicommand.expecteddatatransferlength"),
-                "write": None if write_raw is None else _bool(write_raw),
-                "final": None if final_raw is None else _bool(final_raw),
-                "r2tsn": num("iscsi.r2tsn"),
-                "keyvalues": ";".join(keyvalues)
-                if op in (OP_LOGIN, OP_LOGIN_RSP, OP_TEXT, OP_TEXT_RSP)
-                else "",
-            }
-        )
+        keyvalues = ";".join(values.get("iscsi.keyvalue", [])) if k == 0 else ""
+        raw = (values["iscsi.datasegmentlength"][k], values["iscsi.initiatortasktag"][k], keyvalues)
+        pdus.append(_pdu_row(op, functools.partial(take, op=op), *raw, path, line))
     return pdus
 
 
