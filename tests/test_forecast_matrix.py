@@ -192,3 +192,43 @@ def test_signed_by_reads_each_groups_misses_by_the_targets_settings(matrix: fm.M
     for _, row in split.iterrows():
         mine = pairs[pairs["target"].map(keys) == row["max_recv_data_segment_bytes"]]["error_pct"]
         assert row[fm.ENGINE] == pytest.approx(float(mine.median()))
+
+
+def test_forecasts_apart_measures_the_gap_between_engine_and_rescaled_beside_the_measured_error() -> None:
+    """Per target the median over todays, then the median over targets; a target counted once overall."""
+    rows = []
+    for today, target, group, engine, scaled in (
+        ("t1", "a", "block size", 10.0, 10.1),  # 1 % apart
+        ("t2", "a", "block size", 10.2, 9.8),  # 4 % apart: target a's median 2.5 %
+        ("t1", "b", "delay", 12.0, 10.0),  # 20 % apart
+        ("t2", "b", "block size", 10.0, 10.0),  # 0 %: in another group from this today
+    ):
+        for method, value in ((fm.ENGINE, engine), (fm.BLOG, 99.0), (fm.BLOG_SCALED, scaled)):
+            rows.append(
+                {
+                    "today": today,
+                    "target": target,
+                    "group": group,
+                    "method": method,
+                    "forecast_ms": value,
+                    "measured_ms": 10.0,
+                }
+            )
+    confs = pd.DataFrame({"key": ["a", "b"], "measured_ms": [10.0, 10.0], "se_ms": [0.1, 0.3]})
+    apart = fm.forecasts_apart(fm.Matrix("s", confs, pd.DataFrame(rows))).set_index("group")
+    assert list(apart.index) == ["every target", "block size", "delay"]
+    assert apart.loc["block size", "targets"] == 2
+    assert apart.loc["block size", "apart_pct"] == pytest.approx((2.5 + 0.0) / 2)
+    assert apart.loc["block size", "se_pct"] == pytest.approx((1.0 + 3.0) / 2)
+    assert apart.loc["delay", "apart_pct"] == pytest.approx(20.0)
+    # overall: a's todays 1 and 4 % (median 2.5), b's 20 and 0 % (median 10): median 6.25
+    assert apart.loc["every target", "apart_pct"] == pytest.approx(6.25)
+    from iscsi_report.presentation import forecast as tables
+
+    table = tables.apart_table(
+        apart.reset_index(),
+        pd.DataFrame(
+            {"group": ["every target", "block size", "delay"], "better_than_scaled": [True, False, True]}
+        ),
+    )
+    assert list(table["Engine better than rescaled formula"]) == ["yes", "no", "yes"]

@@ -544,6 +544,35 @@ def signed_by(m: Matrix, group: str, columns: list[str]) -> pd.DataFrame:
     return out[list(METHODS)].reset_index()
 
 
+def forecasts_apart(m: Matrix) -> pd.DataFrame:
+    """Per group: how far apart the engine's and the rescaled formula's forecasts lie, and the measured error.
+
+    Why: where the two forecast nearly the same latency (a gap the size of the measured means' own
+    standard error), no sweep of this size can show either better, so "not better" there is a tie,
+    not a loss. Per target the median over its todays, then the median over the group's targets;
+    both in per cent of the measured mean.
+    """
+    keys = ["group", "target", "today"]
+    wide = m.pairs.pivot_table(index=keys, columns="method", values="forecast_ms", aggfunc="first")
+    measured = m.pairs.drop_duplicates(keys).set_index(keys).loc[wide.index, "measured_ms"]
+    gap = (100 * (wide[ENGINE] - wide[BLOG_SCALED]).abs() / measured).rename("apart_pct").reset_index()
+    confs = m.configurations.set_index("key")
+    se_pct = 100 * confs["se_ms"] / confs["measured_ms"]
+    rows = []
+    groups = sorted(gap["group"].unique())
+    for group, part in [("every target", gap), *((g, gap[gap["group"] == g]) for g in groups)]:
+        per_target = part.groupby("target")["apart_pct"].median()
+        rows.append(
+            {
+                "group": group,
+                "targets": len(per_target),
+                "apart_pct": float(per_target.median()),
+                "se_pct": float(se_pct.loc[per_target.index].median()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 RULE_ERROR_PCT = 5.0  # issue 21's rule: at most 5 % median error overall and in every group
 
 

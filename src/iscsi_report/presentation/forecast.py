@@ -137,3 +137,17 @@ def segment_misses_table(signed: pd.DataFrame) -> pd.DataFrame:
             "Blog formula, rescaled on today (%)": signed[fm.BLOG_SCALED],
         }
     )
+
+
+def apart_table(apart: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+    """fm.forecasts_apart beside the paired test's verdict, with human headers (rows in the same order)."""
+    better = summary.set_index("group")["better_than_scaled"]
+    return pd.DataFrame(
+        {
+            "What differs from today": apart["group"],
+            "Configurations forecast": apart["targets"].astype(int),
+            "Engine and rescaled formula apart: median (% of the measured mean)": apart["apart_pct"],
+            "Measured mean's standard error: median (%)": apart["se_pct"],
+            "Engine better than rescaled formula": ["yes" if better[g] else "no" for g in apart["group"]],
+        }
+    )
