@@ -167,6 +167,8 @@ def test_a_sweeps_design_is_read_off_its_configurations_in_words() -> None:
             "bs_bytes": [212992, 2359296, 589824, 1507328],
             "r2t_window": [1, 5, 1, 1],
             "iodepth": [1, 1, 3, 1],
+            "runs": [3, 3, 3, 2],
+            "writes": [72, 72, 72, 48],
         }
     )
     words = tables.design_words(fm.Matrix("s", confs, pd.DataFrame()))
@@ -177,7 +179,14 @@ def test_a_sweeps_design_is_read_off_its_configurations_in_words() -> None:
         "windows": "1 and 5",
         "read_sizes": "1,472 KiB",
         "queue_depths": "3",
+        "ios_per_run": "24",
     }
+    assert (
+        tables.design_words(
+            fm.Matrix("s", confs.assign(writes=[72, 48, 72, 48], runs=[3, 3, 3, 2]), pd.DataFrame())
+        )["ios_per_run"]
+        == "16 to 24"
+    )
     shallow = tables.design_words(fm.Matrix("s", confs.assign(iodepth=1), pd.DataFrame()))
     assert shallow["queue_depths"] == "none"
 
@@ -232,3 +241,30 @@ def test_forecasts_apart_measures_the_gap_between_engine_and_rescaled_beside_the
         ),
     )
     assert list(table["Engine better than rescaled formula"]) == ["yes", "no", "yes"]
+
+
+def test_measured_means_take_students_t_over_the_replicates_and_precision_sums_them_up() -> None:
+    """Three runs: t with 2 degrees of freedom (4.303 x se); one run: no interval (NaN), not a zero width."""
+    confs = pd.DataFrame(
+        {
+            "key": ["a", "b"],
+            "rw": ["write", "read"],
+            "bs_bytes": [65536, 131072],
+            "iodepth": [1, 1],
+            "one_way_delay_ms": [0.5, 0.5],
+            "link_mbps": [1000.0, 1000.0],
+            "r2t_window": [1, 1],
+            "iscsi_parameters": ["set", "set"],
+            "runs": [3, 1],
+            "writes": [72, 24],
+            "measured_ms": [10.0, 20.0],
+            "se_ms": [0.5, 0.0],
+        }
+    )
+    means = fm.measured_means(fm.Matrix("s", confs, pd.DataFrame())).set_index("key")
+    assert means.loc["a", "ci_high_ms"] - 10.0 == pytest.approx(4.302653 * 0.5, rel=1e-6)
+    assert means.loc["a", "half_width_pct"] == pytest.approx(100 * 4.302653 * 0.5 / 10.0, rel=1e-6)
+    assert np.isnan(means.loc["b", "half_width_pct"]) and means.loc["a", "ios_per_run"] == 24
+    p = fm.precision(fm.Matrix("s", confs, pd.DataFrame()))
+    assert (p["runs_min"], p["runs_max"], p["configurations"]) == (1, 3, 2)
+    assert p["max_half_width_pct"] == pytest.approx(means.loc["a", "half_width_pct"])

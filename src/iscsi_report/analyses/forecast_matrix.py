@@ -544,6 +544,54 @@ def signed_by(m: Matrix, group: str, columns: list[str]) -> pd.DataFrame:
     return out[list(METHODS)].reset_index()
 
 
+def measured_means(m: Matrix, level: float = CI_LEVEL) -> pd.DataFrame:
+    """Each configuration's measured mean with its runs, I/Os per run and t interval (replicates as samples).
+
+    Why: a forecast can be judged no more finely than the mean it is compared with; the interval
+    uses Student's t with runs - 1 degrees of freedom (3 replicates: about 4.3 standard errors).
+    """
+    from scipy import stats  # imported here: the lab's forecasts load this module without it
+
+    c = m.configurations
+    runs = c["runs"].astype(int)
+    t = np.where(runs > 1, stats.t.ppf(0.5 + level / 2, np.maximum(runs - 1, 1)), np.nan)
+    half = t * c["se_ms"]
+    settings = [
+        "rw",
+        "bs_bytes",
+        "iodepth",
+        "one_way_delay_ms",
+        "link_mbps",
+        "r2t_window",
+        "iscsi_parameters",
+    ]
+    return c[["key", *settings]].assign(
+        **{
+            "runs": runs,
+            "ios_per_run": c["writes"] / runs,
+            "measured_ms": c["measured_ms"],
+            "ci_low_ms": c["measured_ms"] - half,
+            "ci_high_ms": c["measured_ms"] + half,
+            "half_width_pct": 100 * half / c["measured_ms"],
+        }
+    )
+
+
+def precision(m: Matrix, level: float = CI_LEVEL) -> dict[str, Any]:
+    """One sweep's measured means in a line: configurations, runs, I/Os per run, interval half-widths."""
+    means = measured_means(m, level)
+    return {
+        "sweep": m.sweep,
+        "configurations": len(means),
+        "runs_min": int(means["runs"].min()),
+        "runs_max": int(means["runs"].max()),
+        "ios_per_run_min": float(means["ios_per_run"].min()),
+        "ios_per_run_max": float(means["ios_per_run"].max()),
+        "median_half_width_pct": float(means["half_width_pct"].median()),
+        "max_half_width_pct": float(means["half_width_pct"].max()),
+    }
+
+
 def forecasts_apart(m: Matrix) -> pd.DataFrame:
     """Per group: how far apart the engine's and the rescaled formula's forecasts lie, and the measured error.
 

@@ -112,6 +112,7 @@ def design_words(m: fm.Matrix) -> dict[str, str]:
     c = m.configurations
     writes, reads = c[c["rw"] == "write"], c[c["rw"] == "read"]
     deep = sorted(int(q) for q in writes["iodepth"].unique() if q > 1)
+    per_run = c["writes"] / c["runs"]  # I/Os (writes or reads) per fio run
     return {
         "links": _listed([f"{v:,.0f}" for v in sorted(c["link_mbps"].unique(), reverse=True)], "Mbit/s"),
         "delays": _listed([f"{v:g}" for v in sorted(c["one_way_delay_ms"].unique())], "ms"),
@@ -121,6 +122,7 @@ def design_words(m: fm.Matrix) -> dict[str, str]:
         "windows": _listed([str(int(v)) for v in sorted(writes["r2t_window"].unique())], ""),
         "read_sizes": _listed([f"{v // BYTES_PER_KIB:,}" for v in sorted(reads["bs_bytes"].unique())], "KiB"),
         "queue_depths": _listed([str(q) for q in deep], "") if deep else "none",
+        "ios_per_run": span_words(per_run.min(), per_run.max()),
     }
 
 
@@ -149,5 +151,50 @@ def apart_table(apart: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
             "Engine and rescaled formula apart: median (% of the measured mean)": apart["apart_pct"],
             "Measured mean's standard error: median (%)": apart["se_pct"],
             "Engine better than rescaled formula": ["yes" if better[g] else "no" for g in apart["group"]],
+        }
+    )
+
+
+def span_words(low: float, high: float) -> str:
+    """'24' or '24 to 48': a range in words, one number when both ends agree."""
+    return f"{low:,.0f}" if round(low) == round(high) else f"{low:,.0f} to {high:,.0f}"
+
+
+def precision_table(rows: list[dict[str, object]]) -> pd.DataFrame:
+    """fm.precision of several sweeps, one row each, with human headers."""
+    p = pd.DataFrame(rows)
+    return pd.DataFrame(
+        {
+            "Sweep": p["sweep"],
+            "Configurations": p["configurations"].astype(int),
+            "Runs per configuration": [
+                span_words(a, b) for a, b in zip(p["runs_min"], p["runs_max"], strict=True)
+            ],
+            "I/Os per run": [
+                span_words(a, b) for a, b in zip(p["ios_per_run_min"], p["ios_per_run_max"], strict=True)
+            ],
+            "95 % interval of a mean: median half-width (%)": p["median_half_width_pct"],
+            "Widest half-width (%)": p["max_half_width_pct"],
+        }
+    )
+
+
+def means_table(means: pd.DataFrame) -> pd.DataFrame:
+    """fm.measured_means with human headers (the download behind the precision table)."""
+    return pd.DataFrame(
+        {
+            "Direction": means["rw"],
+            "Block (KiB)": (means["bs_bytes"] // BYTES_PER_KIB).astype(int),
+            "Queue depth": means["iodepth"].astype(int),
+            "One-way delay (ms)": means["one_way_delay_ms"],
+            "Link (Mbit/s)": means["link_mbps"].map(lambda v: f"{v:,.0f}"),
+            "R2T window": means["r2t_window"].astype(int),
+            "Parameter set": means["iscsi_parameters"],
+            "Runs": means["runs"],
+            "I/Os per run": means["ios_per_run"],
+            "Measured mean latency (ms)": means["measured_ms"],
+            "95 % interval, low (ms)": means["ci_low_ms"],
+            "95 % interval, high (ms)": means["ci_high_ms"],
+            "Half-width (% of the mean)": means["half_width_pct"],
         }
     )
