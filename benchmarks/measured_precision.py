@@ -1,0 +1,45 @@
+"""How precisely each lab sweep measured its means (issue 21, item 4): runs, I/Os per run, interval widths.
+
+PYTHONPATH=src .venv/bin/python benchmarks/measured_precision.py [SWEEP ...]
+
+One row per sweep (``analyses.forecast_matrix.precision``): configurations, runs per configuration,
+I/Os per fio run, and the median and widest half-width of the 95 % Student's t interval of a
+configuration's mean latency, in per cent of the mean. The Forecasts chapter shows the same table.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from iscsi_report.analyses import forecast_matrix as fm
+from iscsi_report.analyses import lab
+from iscsi_report.presentation import forecast as tables
+
+RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
+SWEEPS = [
+    "lab-iscsi-2026",
+    "lab-iscsi-2026-confirm2",
+    "lab-iscsi-2026-confirm3",
+    "lab-iscsi-2026-confirm",
+    "lab-iscsi-2026-blind",
+    "lab-iscsi-2026-device",
+    "lab-iscsi-2026-blind2",
+    "lab-iscsi-2026-blind3",
+    "lab-iscsi-2026-blind4",
+]
+
+
+def main(names: list[str]) -> None:
+    """Print the precision table of the named sweeps (default: every scored sweep)."""
+    rows = [
+        fm.precision(fm.Matrix(n, fm.configurations(lab.load(RAW / n)), pd.DataFrame()))
+        for n in names or SWEEPS
+    ]
+    print(tables.precision_table(rows).to_string(index=False, float_format="{:.1f}".format))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
