@@ -271,6 +271,25 @@ def test_the_fourth_blind_design_6_uses_values_no_sweep_used_and_five_read_sizes
     assert len(stems) == len(set(stems)), "every run writes its own file"
 
 
+def test_the_fifth_blind_design_7_uses_values_no_sweep_used_and_measures_each_mean_finely() -> None:
+    runs, points = design(confirm=7)
+    earlier = _every_earlier_run() + design(confirm=6)[0]
+    new, old = _values(runs), _values(earlier)
+    assert not new["delays"] & old["delays"] and not new["sizes"] & old["sizes"]
+    assert not {r.link_mbps for r in runs} & {r.link_mbps for r in earlier}
+    assert points == [(d, link) for link in (1200.0, 500.0) for d in (0.9, 2.2)]
+    plain = [r for r in runs if not r.captured]
+    assert {(r.rw, r.iodepth) for r in plain} == {("write", 1), ("read", 1), ("write", 5)}
+    assert 5 not in {r.iodepth for r in earlier}
+    configurations = {r.stem().rsplit("-r", 1)[0] for r in plain}
+    assert len(configurations) == 84 and len(plain) == 84 * 5  # five replicates each
+    assert {r.n_ios for r in plain} == {64} and {r.replicate for r in plain} == {1, 2, 3, 4, 5}
+    reads = {r.bs_bytes for r in plain if r.rw == "read"}
+    assert len(reads) == 3 and max(reads) < 3 * 1024 * 1024  # below the allocator step
+    stems = [r.stem() for r in runs]
+    assert len(stems) == len(set(stems)), "every run writes its own file"
+
+
 def test_an_unknown_confirmation_design_is_an_error_naming_the_choices() -> None:
     unknown = max(CONFIRM_DESIGNS) + 1
     choices = ", ".join(str(n) for n in sorted(CONFIRM_DESIGNS))
