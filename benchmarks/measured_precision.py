@@ -29,6 +29,7 @@ SWEEPS = [
     "lab-iscsi-2026-blind2",
     "lab-iscsi-2026-blind3",
     "lab-iscsi-2026-blind4",
+    "lab-iscsi-2026-blind5",
 ]
 
 

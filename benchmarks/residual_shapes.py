@@ -42,6 +42,7 @@ SWEEPS = [
     "lab-iscsi-2026-blind2",
     "lab-iscsi-2026-blind3",
     "lab-iscsi-2026-blind4",
+    "lab-iscsi-2026-blind5",
 ]
 DECLARED = forecast.host_residual.__wrapped__  # the engine's own fit, uncached
 

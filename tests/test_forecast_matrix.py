@@ -259,6 +259,7 @@ def test_measured_means_take_students_t_over_the_replicates_and_precision_sums_t
             "writes": [72, 24],
             "measured_ms": [10.0, 20.0],
             "se_ms": [0.5, 0.0],
+            "sd_ms": [0.5 * 3**0.5, float("nan")],
         }
     )
     means = fm.measured_means(fm.Matrix("s", confs, pd.DataFrame())).set_index("key")
@@ -268,3 +269,4 @@ def test_measured_means_take_students_t_over_the_replicates_and_precision_sums_t
     p = fm.precision(fm.Matrix("s", confs, pd.DataFrame()))
     assert (p["runs_min"], p["runs_max"], p["configurations"]) == (1, 3, 2)
     assert p["max_half_width_pct"] == pytest.approx(means.loc["a", "half_width_pct"])
+    assert p["median_run_sd_pct"] == pytest.approx(100 * 0.5 * 3**0.5 / 10.0)  # one run has no spread

@@ -74,6 +74,7 @@ BLIND_SWEEPS = (
     "lab-iscsi-2026-blind2",
     "lab-iscsi-2026-blind3",
     "lab-iscsi-2026-blind4",
+    "lab-iscsi-2026-blind5",
 )
 ERROR_COLUMNS = ["sweep", "target", "abs_error_pct"]
 CLOSEST = "the measured settings closest to the target (fewest differing settings, then delay, rate, window)"

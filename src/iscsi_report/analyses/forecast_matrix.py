@@ -589,6 +589,10 @@ def precision(m: Matrix, level: float = CI_LEVEL) -> dict[str, Any]:
         "ios_per_run_max": float(means["ios_per_run"].max()),
         "median_half_width_pct": float(means["half_width_pct"].median()),
         "max_half_width_pct": float(means["half_width_pct"].max()),
+        # how far one run's mean strays from another's, whatever the number of runs
+        "median_run_sd_pct": float(
+            (100 * m.configurations["sd_ms"] / m.configurations["measured_ms"]).median()
+        ),
     }
 
 

@@ -56,6 +56,7 @@ NAME_PARAMETERS = frozenset(
         "second_blind_sweep",
         "third_blind_sweep",
         "fourth_blind_sweep",
+        "fifth_blind_sweep",
         "segments_sweep",
         "second_segments_sweep",
         "third_segments_sweep",

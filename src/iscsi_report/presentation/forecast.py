@@ -173,6 +173,7 @@ def precision_table(rows: list[dict[str, object]]) -> pd.DataFrame:
             "I/Os per run": [
                 span_words(a, b) for a, b in zip(p["ios_per_run_min"], p["ios_per_run_max"], strict=True)
             ],
+            "Runs of one configuration: median spread, sd (% of the mean)": p["median_run_sd_pct"],
             "95 % interval of a mean: median half-width (%)": p["median_half_width_pct"],
             "Widest half-width (%)": p["max_half_width_pct"],
         }
@@ -196,5 +197,19 @@ def means_table(means: pd.DataFrame) -> pd.DataFrame:
             "95 % interval, low (ms)": means["ci_low_ms"],
             "95 % interval, high (ms)": means["ci_high_ms"],
             "Half-width (% of the mean)": means["half_width_pct"],
+        }
+    )
+
+
+def window_misses_table(signed: pd.DataFrame) -> pd.DataFrame:
+    """fm.signed_by over link rate, delay and the target's R2T window, with human headers."""
+    return pd.DataFrame(
+        {
+            "Link (Mbit/s)": signed["link_mbps"].map(lambda v: f"{v:,.0f}"),
+            "One-way delay (ms)": signed["one_way_delay_ms"],
+            "Target's R2T window": signed["r2t_window"].astype(int),
+            "Engine: median signed error (%)": signed[fm.ENGINE],
+            "Blog formula (%)": signed[fm.BLOG],
+            "Blog formula, rescaled on today (%)": signed[fm.BLOG_SCALED],
         }
     )
