@@ -1,9 +1,9 @@
 """The pre-registered blind sweeps of issue 21: forecasts frozen before a sweep, then scored.
 
-PYTHONPATH=src .venv/bin/python benchmarks/blind_sweep.py freeze [--design 3]
+PYTHONPATH=src .venv/bin/python benchmarks/blind_sweep.py freeze [--design 3] [--engine-version V]
     Every target configuration of the lab's design N (``lab run --confirm N``; 3: the sweep
     lab-iscsi-2026-blind, 4: lab-iscsi-2026-blind2, 5: lab-iscsi-2026-blind3, 6: lab-iscsi-2026-blind4,
-    7: lab-iscsi-2026-blind5)
+    7: lab-iscsi-2026-blind5, 8: lab-iscsi-2026-blind6)
     forecast from the committed sweep lab-iscsi-2026 alone (today chosen by the rule
     ``project --dataset`` uses), with both baselines; written to
     data/preregistered/<sweep>/forecasts.csv. Run and committed before the sweep exists.
@@ -41,6 +41,7 @@ SWEEPS = {
     5: "lab-iscsi-2026-blind3",
     6: "lab-iscsi-2026-blind4",
     7: "lab-iscsi-2026-blind5",
+    8: "lab-iscsi-2026-blind6",
 }
 SETS = {(65536, 262144): "tgt-libiscsi-imm64k-seg256k", (8192, 8192): "tgt-libiscsi-imm8k-seg8k"}
 SHOWN = ["group", "targets", fm.ENGINE, fm.BLOG, fm.BLOG_SCALED]
@@ -65,12 +66,16 @@ def targets(design: int) -> list[tuple[dict[str, Any], str]]:
     return [seen[k] for k in sorted(seen)]
 
 
-def freeze(design: int) -> None:
-    """Write the frozen forecasts and print their sha256 (for the README)."""
+def freeze(design: int, engine_version: int) -> None:
+    """Write the frozen forecasts (by ``engine_version``) and print their sha256 (for the README)."""
     ds = open_dataset(TRAINING)
     t0 = time.monotonic()
     errors = df.blind_errors(ROOT / "data" / "raw", PREREGISTERED)  # the engine's own, in every interval
-    rows = [df.frozen_forecast(ds, combo, rw, errors) for combo, rw in targets(design)]  # type: ignore[arg-type]
+    first = fm.captured_first_r2t_ms(ds) if engine_version >= fm.ROUND_HOST_VERSION else None
+    rows = [
+        df.frozen_forecast(ds, combo, rw, errors, engine_version, first)  # type: ignore[arg-type]
+        for combo, rw in targets(design)
+    ]
     out = PREREGISTERED / SWEEPS[design] / "forecasts.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows, columns=df.FROZEN_COLUMNS).to_csv(out, index=False, float_format="%.6f")
@@ -113,7 +118,10 @@ def main(argv: list[str]) -> None:
     ap.add_argument("--design", type=int, choices=sorted(SWEEPS), default=3)
     ap.add_argument("--engine-version", type=int, default=fm.ENGINE_VERSION)
     args = ap.parse_args(argv)
-    freeze(args.design) if args.step == "freeze" else score(args.design, args.engine_version)
+    if args.step == "freeze":
+        freeze(args.design, args.engine_version)
+    else:
+        score(args.design, args.engine_version)
 
 
 if __name__ == "__main__":

@@ -290,6 +290,23 @@ def test_the_fifth_blind_design_7_uses_values_no_sweep_used_and_measures_each_me
     assert len(stems) == len(set(stems)), "every run writes its own file"
 
 
+def test_the_sixth_blind_design_8_uses_values_no_sweep_used() -> None:
+    runs, points = design(confirm=8)
+    earlier = _every_earlier_run() + design(confirm=6)[0] + design(confirm=7)[0]
+    new, old = _values(runs), _values(earlier)
+    assert not new["delays"] & old["delays"] and not new["sizes"] & old["sizes"]
+    assert not {r.link_mbps for r in runs} & {r.link_mbps for r in earlier}
+    assert points == [(d, link) for link in (1400.0, 650.0) for d in (0.7, 3.2)]
+    plain = [r for r in runs if not r.captured]
+    assert {(r.rw, r.iodepth) for r in plain} == {("write", 1), ("read", 1), ("write", 7)}
+    assert 7 not in {r.iodepth for r in earlier}
+    configurations = {r.stem().rsplit("-r", 1)[0] for r in plain}
+    assert len(configurations) == 84 and len(plain) == 84 * sweep.REPLICATES
+    assert {r.r2t_window for r in plain} == {1, 5}
+    stems = [r.stem() for r in runs]
+    assert len(stems) == len(set(stems)), "every run writes its own file"
+
+
 def test_an_unknown_confirmation_design_is_an_error_naming_the_choices() -> None:
     unknown = max(CONFIRM_DESIGNS) + 1
     choices = ", ".join(str(n) for n in sorted(CONFIRM_DESIGNS))

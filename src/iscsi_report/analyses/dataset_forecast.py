@@ -508,12 +508,16 @@ def prepare(
     seen: dict[str, pacing.Counts] | None = None,
     errors: pd.DataFrame | None = None,
     target_ping: TargetPing | None = None,
+    engine_version: int = forecast.ENGINE_VERSION,
+    first_r2t_ms: Mapping[str, np.ndarray] | None = None,
 ) -> EngineInputs:
     """Today's system read (its files only) and the target built from the flags, ready for the engine.
 
     ``errors`` (:func:`blind_errors`): the engine's own error widens the interval; None: today's
     measurement error alone. ``target_ping``: the target network's ping, which sets the target's
     one-way delay unless ``--one-way-ms`` does, and the round trips of its latency distribution.
+    From ``engine_version`` 3, today's host time per R2T round comes from today's captures
+    (``first_r2t_ms``, :func:`forecast_matrix.captured_first_r2t_ms`, read here when not given).
     """
     group, because = choose_today(groups(ds), stated_settings(combo), today_selection)
     base = forecast_matrix.configuration_of(ds, pd.Series(_group_row(group, group.sizes[0])))
@@ -525,7 +529,9 @@ def prepare(
     if target_ping is not None and "one_way_ms" not in combo:
         target = replace(target, one_way_ms=target_ping.one_way_ms(base, today_rtt))
         one_way_from = f"--ping {target_ping.file}: today's plus half the difference of the mean round trips"
-    t = forecast_matrix.today(ds, rows)
+    if engine_version >= forecast_matrix.ROUND_HOST_VERSION and first_r2t_ms is None:
+        first_r2t_ms = forecast_matrix.captured_first_r2t_ms(ds)
+    t = forecast_matrix.today(ds, rows, engine_version=engine_version, first_r2t_ms=first_r2t_ms)
     evidence = read_pacing(ds, target.key(), seen)
     chosen, note = _pacing_choice(evidence, pacing_flag)
     t = replace(
@@ -816,13 +822,24 @@ def frozen_forecast(
     combo: Mapping[str, Any],
     direction: model.Direction,
     errors: pd.DataFrame | None = None,
+    engine_version: int = forecast.ENGINE_VERSION,
+    first_r2t_ms: Mapping[str, np.ndarray] | None = None,
 ) -> dict[str, Any]:
     """One target forecast from ``ds`` by the engine and both baselines, as a row to freeze.
 
     The row holds everything needed to score it later against a sweep of the target: its key,
     its settings, today's settings and what differs (the group), and the three forecasts.
     """
-    e = prepare(ds, combo, direction, {}, None, errors=errors)
+    e = prepare(
+        ds,
+        combo,
+        direction,
+        {},
+        None,
+        errors=errors,
+        engine_version=engine_version,
+        first_r2t_ms=first_r2t_ms,
+    )
     f = forecast.forecast(e.today, e.target)
     blog_ms = forecast_matrix.blog_ms(e.today, e.target)
     stated = {**e.group.labels, **stated_settings(combo)}

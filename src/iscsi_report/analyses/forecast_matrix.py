@@ -25,7 +25,7 @@ from __future__ import annotations
 import io
 import math
 import re
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -40,7 +40,7 @@ from iscsi_report.core.errors import IngestError
 from iscsi_report.core.forecast import Source, Value
 from iscsi_report.core.ingest import textio
 from iscsi_report.core.measurements import Measurements
-from iscsi_report.core.units import BITS_PER_MBIT, BYTES_PER_MIB
+from iscsi_report.core.units import BITS_PER_BYTE, BITS_PER_MBIT, BYTES_PER_MIB, MS_PER_S
 
 ENGINE = "forecast engine"
 BLOG = "blog formula"
@@ -153,17 +153,61 @@ def _key(data: lab.LabData, row: pd.Series) -> str:
 SETTINGS_COLUMNS = [c for c in KEY_COLUMNS if c != "bs_bytes"]
 
 
+ROUND_HOST_VERSION = 3  # the first engine version whose today carries a host time per R2T round
+
+
+def captured_first_r2t_ms(ds: Measurements) -> dict[str, np.ndarray]:
+    """Per configuration key: each captured write's time from its command to its first R2T (ms)."""
+    out: dict[str, list[float]] = {}
+    for f in ds.select("tshark"):
+        try:
+            key = configuration_of(ds, pd.Series(f.labels)).key()
+        except (KeyError, ValueError, TypeError):
+            continue  # a capture not labelled as one configuration's writes: not today's
+        first = ds.tshark_writes(f)["first_r2t_s"].dropna().to_numpy(float) * MS_PER_S
+        out.setdefault(key, []).extend(first.tolist())
+    return {key: np.array(values) for key, values in out.items()}
+
+
+def round_host_time(
+    t: forecast.Today, first_r2t_ms: Mapping[str, np.ndarray], keys: Iterable[str]
+) -> Value | None:
+    """Today's host time per R2T round from today's own captured writes (engine version 3); None: none.
+
+    Why: a round costs the hosts a turnaround (the target builds and sends an R2T, the initiator
+    answers) that fewer rounds save; carried inside the per-byte residual it would be charged at a
+    wider window as at today's. Each captured write of ``keys`` (today's configurations, never the
+    target's) gives its command-to-first-R2T time less ping's round trip and the command PDU's
+    immediate data on the wire at iperf3's rate; the median over them, with its standard error.
+    """
+    samples = [first_r2t_ms[k] for k in keys if k in first_r2t_ms]
+    excess = np.concatenate(samples) if samples else np.zeros(0)
+    if len(excess) == 0:
+        return None
+    c = t.configuration
+    imm_bytes = model.immediate_bytes(c.bs_bytes, c.params) + t.pdu_header_bytes
+    excess = excess - 2.0 * t.one_way_ms.value - imm_bytes * BITS_PER_BYTE / t.link_bps.value * MS_PER_S
+    se = MEDIAN_SE_FACTOR * float(np.std(excess, ddof=1)) / math.sqrt(len(excess)) if len(excess) > 1 else 0.0
+    what = (
+        f"median over {len(excess)} captured writes of today's settings: command to first R2T, less "
+        "ping's round trip and the command's immediate data on the wire"
+    )
+    return Value(max(float(np.median(excess)), 0.0), Source("measured", what), se)
+
+
 def today(
     ds: Measurements,
     rows: pd.DataFrame,
     model_error: Value | None = None,
     leave_out: str | None = None,
     engine_version: int = forecast.ENGINE_VERSION,
+    first_r2t_ms: Mapping[str, np.ndarray] | None = None,
 ) -> forecast.Today:
     """One settings group (``rows``: its configurations at several block sizes) as today's system.
 
-    ``leave_out`` is a target's key: its runs are not today's when it shares today's settings;
-    ``engine_version`` picks one of :data:`iscsi_report.core.forecast.ENGINE_VERSIONS`.
+    ``leave_out`` is a target's key: its runs (and its captures) are not today's when it shares
+    today's settings; ``engine_version`` picks one of :data:`iscsi_report.core.forecast.ENGINE_VERSIONS`;
+    from version 3, ``first_r2t_ms`` (:func:`captured_first_r2t_ms`) gives today's host time per round.
     """
     keys = rows["key"].tolist()  # plain columns: a pandas row per run costs more than the forecast
     kept = [i for i, key in enumerate(keys) if key != leave_out]
@@ -182,7 +226,7 @@ def today(
         )
         for i in kept
     )
-    return forecast.Today(
+    t = forecast.Today(
         configuration=configuration_of(ds, first),
         one_way_ms=Value(
             float(first["ping_one_way_ms"]),
@@ -202,6 +246,9 @@ def today(
         model_error_pct=model_error,
         engine_version=engine_version,
     )
+    if engine_version < ROUND_HOST_VERSION or first_r2t_ms is None:
+        return t
+    return replace(t, per_round_ms=round_host_time(t, first_r2t_ms, [keys[i] for i in kept]))
 
 
 def device_table(data: lab.LabData) -> pd.DataFrame:
@@ -311,17 +358,22 @@ def run(
     confs = configurations(data)
     # plain rows, as each is read once per today's settings
     targets = [(r.to_dict(), configuration_of(data.dataset, r)) for _, r in confs.iterrows()]
+    first = captured_first_r2t_ms(data.dataset) if engine_version >= ROUND_HOST_VERSION else None
     rows: list[dict[str, Any]] = []
     for group in _todays(confs, max_today):
         settings = group.iloc[0].to_dict()
         name = settings_name(str(settings["key"]))
-        full = today(data.dataset, group, model_error, engine_version=engine_version)
+        full = today(data.dataset, group, model_error, engine_version=engine_version, first_r2t_ms=first)
         full_scale = scale_factor(full)
         sizes = set(group["bs_bytes"].astype(int))
         keys = set(group["key"])
         for b, c in targets:
             inside = str(b["key"]) in keys
-            t = today(data.dataset, group, model_error, str(b["key"]), engine_version) if inside else full
+            t = (
+                today(data.dataset, group, model_error, str(b["key"]), engine_version, first)
+                if inside
+                else full
+            )
             if not t.measured:
                 continue
             f = forecast.forecast(t, c)

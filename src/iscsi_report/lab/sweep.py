@@ -197,6 +197,21 @@ CONFIRM_DESIGNS = {
         deep_iodepth=5,
         replicates=5,
     ),
+    # Design 8, the sixth blind sweep of issue 21, declared in data/preregistered/
+    # lab-iscsi-2026-blind6/README.md before it ran, for the engine's version 3 (today's host time
+    # per R2T round read from today's captures): rates, delays, sizes and a queue depth no sweep
+    # used, and a window of 5 beside 1, the change version 3 is about.
+    8: ConfirmDesign(
+        (0.7, 3.2),
+        (272 * BYTES_PER_KIB,),
+        (896 * BYTES_PER_KIB, 1728 * BYTES_PER_KIB, 2880 * BYTES_PER_KIB),
+        (1, 5),
+        link_mbps=(1400.0, 650.0),
+        read_bs=(896 * BYTES_PER_KIB, 1728 * BYTES_PER_KIB, 2880 * BYTES_PER_KIB),
+        deep_bs=(896 * BYTES_PER_KIB, 1728 * BYTES_PER_KIB),
+        ios=24,
+        deep_iodepth=7,
+    ),
 }
 RAM_DEVICE = "tgt-rdwr-dev-shm"  # the LUN of every sweep before the device sweep: a file in RAM
 NEGOTIATED_MAX_OUTSTANDING_R2T = 1  # libiscsi proposes 1; the window beyond it is forced at the target
