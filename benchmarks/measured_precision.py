@@ -30,6 +30,7 @@ SWEEPS = [
     "lab-iscsi-2026-blind3",
     "lab-iscsi-2026-blind4",
     "lab-iscsi-2026-blind5",
+    "lab-iscsi-2026-blind6",
 ]
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from iscsi_report.analyses import forecast_matrix as fm
 from iscsi_report.analyses import lab
-from iscsi_report.core import forecast
+from iscsi_report.core import forecast, model
 
 RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
 SWEEP = "lab-iscsi-2026-confirm3"
@@ -270,3 +270,49 @@ def test_measured_means_take_students_t_over_the_replicates_and_precision_sums_t
     assert (p["runs_min"], p["runs_max"], p["configurations"]) == (1, 3, 2)
     assert p["max_half_width_pct"] == pytest.approx(means.loc["a", "half_width_pct"])
     assert p["median_run_sd_pct"] == pytest.approx(100 * 0.5 * 3**0.5 / 10.0)  # one run has no spread
+
+
+def test_version_3_takes_the_host_time_per_round_from_todays_captures_never_the_targets(
+    data: lab.LabData,
+) -> None:
+    """The target's own capture (a huge time here) never enters; version 2 and no capture give none."""
+    confs = fm.configurations(data)
+    group = fm._todays(confs, None)[0]
+    keys = group["key"].tolist()
+    target = keys[0]
+    first = {k: np.array([10.0, 12.0]) for k in keys[1:]} | {target: np.full(100, 1e6)}
+    t = fm.today(data.dataset, group, leave_out=target, engine_version=3, first_r2t_ms=first)
+    assert t.per_round_ms is not None and t.per_round_ms.source.kind == "measured"
+    imm_ms = (
+        (model.immediate_bytes(t.configuration.bs_bytes, t.configuration.params) + t.pdu_header_bytes)
+        * 8
+        / t.link_bps.value
+        * 1000
+    )
+    assert t.per_round_ms.value == pytest.approx(max(11.0 - 2 * t.one_way_ms.value - imm_ms, 0.0))
+    with_target = fm.today(data.dataset, group, engine_version=3, first_r2t_ms=first)
+    assert with_target.per_round_ms is not None and with_target.per_round_ms.value > 1e5  # all of today's
+    assert (
+        fm.today(data.dataset, group, leave_out=target, engine_version=2, first_r2t_ms=first).per_round_ms
+        is None
+    )
+    assert (
+        fm.today(data.dataset, group, leave_out=target, engine_version=3, first_r2t_ms={}).per_round_ms
+        is None
+    )
+
+
+def test_version_3_charges_the_round_time_per_exposed_round_so_a_wider_window_saves_it(
+    data: lab.LabData,
+) -> None:
+    """Same today, a target at a wider window: version 3 forecasts it faster than version 2 does."""
+    confs = fm.configurations(data)
+    group = next(g for g in fm._todays(confs, None) if int(g.iloc[0]["r2t_window"]) == 1)
+    first = {k: np.array([5.0]) for k in group["key"]}
+    t2 = fm.today(data.dataset, group, engine_version=2)
+    t3 = fm.today(data.dataset, group, engine_version=3, first_r2t_ms=first)
+    assert t3.per_round_ms is not None and t3.per_round_ms.value > 0
+    base = t2.configuration
+    params = dataclasses.replace(base.params, max_outstanding_r2t=8)
+    wide = dataclasses.replace(base, bs_bytes=int(max(group["bs_bytes"])), params=params, target_r2t_window=8)
+    assert forecast.forecast(t3, wide).op_ms < forecast.forecast(t2, wide).op_ms

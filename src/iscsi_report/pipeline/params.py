@@ -57,6 +57,7 @@ NAME_PARAMETERS = frozenset(
         "third_blind_sweep",
         "fourth_blind_sweep",
         "fifth_blind_sweep",
+        "sixth_blind_sweep",
         "segments_sweep",
         "second_segments_sweep",
         "third_segments_sweep",
