@@ -126,6 +126,15 @@ def design_words(m: fm.Matrix) -> dict[str, str]:
     }
 
 
+def _signed_columns(signed: pd.DataFrame) -> dict[str, pd.Series]:
+    """Each method's median signed error from fm.signed_by, under the headers every such table uses."""
+    return {
+        "Engine: median signed error (%)": signed[fm.ENGINE],
+        "Blog formula (%)": signed[fm.BLOG],
+        "Blog formula, rescaled on today (%)": signed[fm.BLOG_SCALED],
+    }
+
+
 def segment_misses_table(signed: pd.DataFrame) -> pd.DataFrame:
     """fm.signed_by over link rate and the target's segment size, with human headers."""
     return pd.DataFrame(
@@ -134,9 +143,7 @@ def segment_misses_table(signed: pd.DataFrame) -> pd.DataFrame:
             "Target's segment size (KiB)": (signed["max_recv_data_segment_bytes"] // BYTES_PER_KIB).astype(
                 int
             ),
-            "Engine: median signed error (%)": signed[fm.ENGINE],
-            "Blog formula (%)": signed[fm.BLOG],
-            "Blog formula, rescaled on today (%)": signed[fm.BLOG_SCALED],
+            **_signed_columns(signed),
         }
     )
 
@@ -208,8 +215,6 @@ def window_misses_table(signed: pd.DataFrame) -> pd.DataFrame:
             "Link (Mbit/s)": signed["link_mbps"].map(lambda v: f"{v:,.0f}"),
             "One-way delay (ms)": signed["one_way_delay_ms"],
             "Target's R2T window": signed["r2t_window"].astype(int),
-            "Engine: median signed error (%)": signed[fm.ENGINE],
-            "Blog formula (%)": signed[fm.BLOG],
-            "Blog formula, rescaled on today (%)": signed[fm.BLOG_SCALED],
+            **_signed_columns(signed),
         }
     )
