@@ -162,8 +162,8 @@ def captured_first_r2t_ms(ds: Measurements) -> dict[str, np.ndarray]:
     for f in ds.select("tshark"):
         try:
             key = configuration_of(ds, pd.Series(f.labels)).key()
-        except (KeyError, ValueError, TypeError):
-            continue  # a capture not labelled as one configuration's writes: not today's
+        except KeyError:
+            continue  # a capture without a configuration's labels (a diagnosis's): no one's today
         first = ds.tshark_writes(f)["first_r2t_s"].dropna().to_numpy(float) * MS_PER_S
         out.setdefault(key, []).extend(first.tolist())
     return {key: np.array(values) for key, values in out.items()}
