@@ -1,0 +1,50 @@
+"""The engine's declared versions side by side on the committed lab sweeps (issue 21).
+
+PYTHONPATH=src .venv/bin/python benchmarks/engine_versions.py [--versions 2 3] [SWEEP ...]
+
+For each sweep, the forecast matrix (``analyses.forecast_matrix.run``) by each version: every
+group's median error of the engine beside both baselines, and the engine-minus-rescaled difference
+with its 95 % paired bootstrap interval. A version chosen after looking at a sweep is post hoc on
+it; only a sweep declared for a version judges it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from iscsi_report.analyses import forecast_matrix as fm
+from iscsi_report.analyses import lab
+
+RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
+SWEEPS = [
+    "lab-iscsi-2026",
+    "lab-iscsi-2026-confirm2",
+    "lab-iscsi-2026-confirm3",
+    "lab-iscsi-2026-blind2",
+    "lab-iscsi-2026-blind3",
+    "lab-iscsi-2026-blind4",
+    "lab-iscsi-2026-blind5",
+    "lab-iscsi-2026-blind6",
+]
+
+
+def main() -> None:
+    """Print one line per sweep, version and group."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("sweeps", nargs="*", default=SWEEPS)
+    ap.add_argument("--versions", nargs="*", type=int, default=[2, 3])
+    args = ap.parse_args()
+    for name in args.sweeps:
+        data = lab.load(RAW / name)
+        for version in args.versions:
+            for _, r in fm.summary(fm.run(data, name, engine_version=version)).iterrows():
+                diff = f"{r['diff_vs_scaled']:+.2f} [{r['diff_vs_scaled_low']:+.2f}, {r['diff_vs_scaled_high']:+.2f}]"
+                print(
+                    f"{name:24} v{version} {r['group']:28} {int(r['targets']):4d}  engine {r[fm.ENGINE]:6.2f}"
+                    f"  blog {r[fm.BLOG]:6.2f}  rescaled {r[fm.BLOG_SCALED]:6.2f}  engine - rescaled {diff}"
+                )
+
+
+if __name__ == "__main__":
+    main()
