@@ -39,7 +39,8 @@ def main() -> None:
         data = lab.load(RAW / name)
         for version in args.versions:
             for _, r in fm.summary(fm.run(data, name, engine_version=version)).iterrows():
-                diff = f"{r['diff_vs_scaled']:+.2f} [{r['diff_vs_scaled_low']:+.2f}, {r['diff_vs_scaled_high']:+.2f}]"
+                low, high = r["diff_vs_scaled_low"], r["diff_vs_scaled_high"]
+                diff = f"{r['diff_vs_scaled']:+.2f} [{low:+.2f}, {high:+.2f}]"
                 print(
                     f"{name:24} v{version} {r['group']:28} {int(r['targets']):4d}  engine {r[fm.ENGINE]:6.2f}"
                     f"  blog {r[fm.BLOG]:6.2f}  rescaled {r[fm.BLOG_SCALED]:6.2f}  engine - rescaled {diff}"
