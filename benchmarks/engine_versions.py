@@ -11,28 +11,17 @@ it; only a sweep declared for a version judges it.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+
+from lab_sweeps import MATRIX_SWEEPS, RAW
 
 from iscsi_report.analyses import forecast_matrix as fm
 from iscsi_report.analyses import lab
-
-RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
-SWEEPS = [
-    "lab-iscsi-2026",
-    "lab-iscsi-2026-confirm2",
-    "lab-iscsi-2026-confirm3",
-    "lab-iscsi-2026-blind2",
-    "lab-iscsi-2026-blind3",
-    "lab-iscsi-2026-blind4",
-    "lab-iscsi-2026-blind5",
-    "lab-iscsi-2026-blind6",
-]
 
 
 def main() -> None:
     """Print one line per sweep, version and group."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("sweeps", nargs="*", default=SWEEPS)
+    ap.add_argument("sweeps", nargs="*", default=MATRIX_SWEEPS)
     ap.add_argument("--versions", nargs="*", type=int, default=[2, 3])
     args = ap.parse_args()
     for name in args.sweeps:

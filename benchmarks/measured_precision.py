@@ -10,35 +10,20 @@ configuration's mean latency, in per cent of the mean. The Forecasts chapter sho
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import pandas as pd
+from lab_sweeps import RAW, SCORED_SWEEPS
 
 from iscsi_report.analyses import forecast_matrix as fm
 from iscsi_report.analyses import lab
 from iscsi_report.presentation import forecast as tables
-
-RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
-SWEEPS = [
-    "lab-iscsi-2026",
-    "lab-iscsi-2026-confirm2",
-    "lab-iscsi-2026-confirm3",
-    "lab-iscsi-2026-confirm",
-    "lab-iscsi-2026-blind",
-    "lab-iscsi-2026-device",
-    "lab-iscsi-2026-blind2",
-    "lab-iscsi-2026-blind3",
-    "lab-iscsi-2026-blind4",
-    "lab-iscsi-2026-blind5",
-    "lab-iscsi-2026-blind6",
-]
 
 
 def main(names: list[str]) -> None:
     """Print the precision table of the named sweeps (default: every scored sweep)."""
     rows = [
         fm.precision(fm.Matrix(n, fm.configurations(lab.load(RAW / n)), pd.DataFrame()))
-        for n in names or SWEEPS
+        for n in names or SCORED_SWEEPS
     ]
     print(tables.precision_table(rows).to_string(index=False, float_format="{:.1f}".format))
 

@@ -29,21 +29,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from lab_sweeps import MATRIX_SWEEPS, RAW
 
 from iscsi_report.analyses import forecast_matrix as fm
 from iscsi_report.analyses import lab
 from iscsi_report.core import forecast
 
-RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
-SWEEPS = [
-    "lab-iscsi-2026",
-    "lab-iscsi-2026-confirm2",
-    "lab-iscsi-2026-confirm3",
-    "lab-iscsi-2026-blind2",
-    "lab-iscsi-2026-blind3",
-    "lab-iscsi-2026-blind4",
-    "lab-iscsi-2026-blind5",
-]
 DECLARED = forecast.host_residual.__wrapped__  # the engine's own fit, uncached
 
 
@@ -145,7 +136,7 @@ def shape_table(sweep: str) -> pd.DataFrame:
 def main() -> None:
     """Print (and optionally write) the shapes' table over the sweeps."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--sweeps", nargs="*", default=SWEEPS)
+    ap.add_argument("--sweeps", nargs="*", default=MATRIX_SWEEPS)
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     table = pd.concat([shape_table(s) for s in args.sweeps], ignore_index=True)
