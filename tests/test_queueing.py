@@ -115,7 +115,8 @@ def test_version_2_waits_where_version_1_took_littles_law_and_reads_are_unchange
 def test_an_engine_version_never_declared_is_refused_when_today_is_built(version: int) -> None:
     """Every version above 1 takes the replay: an unknown one must not forecast as a declared one."""
     known = ", ".join(str(v) for v in forecast.ENGINE_VERSIONS)
-    with pytest.raises(model.ModelInputError, match=rf"engine_version: expected one of {known} .*got {version}"):
+    refused = rf"engine_version: expected one of {known} .*got {version}"
+    with pytest.raises(model.ModelInputError, match=refused):
         _today(version)
 
 
