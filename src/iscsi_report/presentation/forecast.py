@@ -6,6 +6,7 @@ import pandas as pd
 
 from iscsi_report.analyses import forecast_matrix as fm
 from iscsi_report.analyses import lab
+from iscsi_report.core import prose
 from iscsi_report.core.units import BYTES_PER_KIB
 
 
@@ -122,7 +123,7 @@ def design_words(m: fm.Matrix) -> dict[str, str]:
         "windows": _listed([str(int(v)) for v in sorted(writes["r2t_window"].unique())], ""),
         "read_sizes": _listed([f"{v // BYTES_PER_KIB:,}" for v in sorted(reads["bs_bytes"].unique())], "KiB"),
         "queue_depths": _listed([str(q) for q in deep], "") if deep else "none",
-        "ios_per_run": span_words(per_run.min(), per_run.max()),
+        "ios_per_run": prose.span(per_run.min(), per_run.max()),
     }
 
 
@@ -139,7 +140,7 @@ def segment_misses_table(signed: pd.DataFrame) -> pd.DataFrame:
     """fm.signed_by over link rate and the target's segment size, with human headers."""
     return pd.DataFrame(
         {
-            "Link (Mbit/s)": signed["link_mbps"].map(lambda v: f"{v:,.0f}"),
+            "Link (Mbit/s)": signed["link_mbps"].map(prose.number),
             "Target's segment size (KiB)": (signed["max_recv_data_segment_bytes"] // BYTES_PER_KIB).astype(
                 int
             ),
@@ -162,11 +163,6 @@ def apart_table(apart: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def span_words(low: float, high: float) -> str:
-    """'24' or '24 to 48': a range in words, one number when both ends agree."""
-    return f"{low:,.0f}" if round(low) == round(high) else f"{low:,.0f} to {high:,.0f}"
-
-
 def precision_table(rows: list[dict[str, object]]) -> pd.DataFrame:
     """fm.precision of several sweeps, one row each, with human headers."""
     p = pd.DataFrame(rows)
@@ -175,10 +171,10 @@ def precision_table(rows: list[dict[str, object]]) -> pd.DataFrame:
             "Sweep": p["sweep"],
             "Configurations": p["configurations"].astype(int),
             "Runs per configuration": [
-                span_words(a, b) for a, b in zip(p["runs_min"], p["runs_max"], strict=True)
+                prose.span(a, b) for a, b in zip(p["runs_min"], p["runs_max"], strict=True)
             ],
             "I/Os per run": [
-                span_words(a, b) for a, b in zip(p["ios_per_run_min"], p["ios_per_run_max"], strict=True)
+                prose.span(a, b) for a, b in zip(p["ios_per_run_min"], p["ios_per_run_max"], strict=True)
             ],
             "Runs of one configuration: median spread, sd (% of the mean)": p["median_run_sd_pct"],
             "95 % interval of a mean: median half-width (%)": p["median_half_width_pct"],
@@ -195,7 +191,7 @@ def means_table(means: pd.DataFrame) -> pd.DataFrame:
             "Block (KiB)": (means["bs_bytes"] // BYTES_PER_KIB).astype(int),
             "Queue depth": means["iodepth"].astype(int),
             "One-way delay (ms)": means["one_way_delay_ms"],
-            "Link (Mbit/s)": means["link_mbps"].map(lambda v: f"{v:,.0f}"),
+            "Link (Mbit/s)": means["link_mbps"].map(prose.number),
             "R2T window": means["r2t_window"].astype(int),
             "Parameter set": means["iscsi_parameters"],
             "Runs": means["runs"],
@@ -212,7 +208,7 @@ def window_misses_table(signed: pd.DataFrame) -> pd.DataFrame:
     """fm.signed_by over link rate, delay and the target's R2T window, with human headers."""
     return pd.DataFrame(
         {
-            "Link (Mbit/s)": signed["link_mbps"].map(lambda v: f"{v:,.0f}"),
+            "Link (Mbit/s)": signed["link_mbps"].map(prose.number),
             "One-way delay (ms)": signed["one_way_delay_ms"],
             "Target's R2T window": signed["r2t_window"].astype(int),
             **_signed_columns(signed),
