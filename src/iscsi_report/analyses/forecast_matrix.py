@@ -40,7 +40,7 @@ from iscsi_report.core.errors import IngestError
 from iscsi_report.core.forecast import Source, Value
 from iscsi_report.core.ingest import textio
 from iscsi_report.core.measurements import Measurements
-from iscsi_report.core.units import BITS_PER_BYTE, BITS_PER_MBIT, BYTES_PER_MIB, MS_PER_S
+from iscsi_report.core.units import BITS_PER_MBIT, BYTES_PER_MIB, MS_PER_S
 
 ENGINE = "forecast engine"
 BLOG = "blog formula"
@@ -185,8 +185,9 @@ def round_host_time(
     if len(excess) == 0:
         return None
     c = t.configuration
-    imm_bytes = model.immediate_bytes(c.bs_bytes, c.params) + t.pdu_header_bytes
-    excess = excess - 2.0 * t.one_way_ms.value - imm_bytes * BITS_PER_BYTE / t.link_bps.value * MS_PER_S
+    net = forecast.network_for(t, c)  # today's network as measured (ping's one-way time, iperf3's rate)
+    command_bytes = model.immediate_bytes(c.bs_bytes, c.params) + t.pdu_header_bytes
+    excess = excess - 2.0 * net.one_way_ms - net.transmit_ms(command_bytes)
     se = MEDIAN_SE_FACTOR * float(np.std(excess, ddof=1)) / math.sqrt(len(excess)) if len(excess) > 1 else 0.0
     what = (
         f"median over {len(excess)} captured writes of today's settings: command to first R2T, less "
