@@ -316,3 +316,21 @@ def test_version_3_charges_the_round_time_per_exposed_round_so_a_wider_window_sa
     params = dataclasses.replace(base.params, max_outstanding_r2t=8)
     wide = dataclasses.replace(base, bs_bytes=int(max(group["bs_bytes"])), params=params, target_r2t_window=8)
     assert forecast.forecast(t3, wide).op_ms < forecast.forecast(t2, wide).op_ms
+
+
+def test_versions_compared_says_better_only_when_the_paired_interval_excludes_zero() -> None:
+    """Per target the median over its todays, newer less older: a uniform gain is better, a mixed one not."""
+
+    def matrix(errors: dict[str, list[float]]) -> fm.Matrix:
+        rows = [
+            {"today": f"t{i}", "target": target, "method": fm.ENGINE, "abs_error_pct": e}
+            for target, values in errors.items()
+            for i, e in enumerate(values)
+        ]
+        return fm.Matrix("s", pd.DataFrame(), pd.DataFrame(rows))
+
+    older = matrix({f"c{i}": [5.0, 7.0] for i in range(20)})  # every target's median 6
+    gain = fm.versions_compared(matrix({f"c{i}": [4.0, 4.0] for i in range(20)}), older)
+    assert gain["targets"] == 20 and gain["diff"] == pytest.approx(-2.0) and gain["better"]
+    mixed = fm.versions_compared(matrix({f"c{i}": [6.0 + (-1) ** i * 2] * 2 for i in range(20)}), older)
+    assert mixed["diff"] == pytest.approx(0.0) and mixed["low"] < 0 < mixed["high"] and not mixed["better"]

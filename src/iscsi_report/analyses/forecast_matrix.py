@@ -649,6 +649,29 @@ def precision(m: Matrix, level: float = CI_LEVEL) -> dict[str, Any]:
     }
 
 
+def versions_compared(newer: Matrix, older: Matrix, seed: int = 0) -> dict[str, Any]:
+    """Two engine versions' matrices of one sweep: newer less older, in points, with the paired interval.
+
+    Why: one version is called better than another only when the bootstrap interval (over targets)
+    of the difference of each target's median absolute error excludes zero, as for the baselines.
+    """
+
+    def per_target(m: Matrix) -> pd.Series:
+        engine = m.pairs[m.pairs["method"] == ENGINE]
+        return engine.groupby("target")["abs_error_pct"].median()
+
+    a, b = per_target(newer), per_target(older)
+    diff = (a - b.loc[a.index]).to_numpy(float)
+    low, high = boot_median_ci(diff, np.random.default_rng(seed))
+    return {
+        "targets": len(diff),
+        "diff": float(np.median(diff)),
+        "low": low,
+        "high": high,
+        "better": bool(high < 0),
+    }
+
+
 def forecasts_apart(m: Matrix) -> pd.DataFrame:
     """Per group: how far apart the engine's and the rescaled formula's forecasts lie, and the measured error.
 
