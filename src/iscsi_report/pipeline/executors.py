@@ -24,6 +24,7 @@ digest, so a result made from other code never enters the cache.
 from __future__ import annotations
 
 import re
+import socket
 import sys
 import threading
 import time
@@ -44,6 +45,8 @@ _ADDRESS_RE = re.compile(
     re.ASCII,
 )
 MAX_PORT = 65535
+DASK_DEFAULT_PORT = 8786  # the port Dask's scheduler listens on when an address names none
+_TCP_SCHEMES = ("", "tcp", "tls", "ws", "wss")  # schemes over plain TCP, which a socket can probe
 # Worker-side task states meaning "nobody wants this result any more" (cancelled by the client).
 _ABANDONED_STATES = ("cancelled", "released", "forgotten")
 _local_stop = threading.Event()  # set by LocalExecutor.cancel: running jobs stop their notebook
@@ -123,6 +126,26 @@ class LocalExecutor:
         return f"the job raised {type(exc).__name__}: {exc}"
 
 
+def probe_scheduler(address: str, timeout_s: float) -> None:
+    """A ReportError at once when nothing listens at a TCP scheduler address.
+
+    Why: Dask's client retries a refused connection until its timeout, so a mistyped port cost the
+    user ten seconds of silence; a refused socket says the same in a millisecond. Addresses over
+    other transports (ucx) are left to Dask.
+    """
+    scheme = address.split("://", 1)[0] if "://" in address else ""
+    m = _ADDRESS_RE.fullmatch(address)
+    if scheme not in _TCP_SCHEMES or m is None:
+        return
+    host = m["host"].strip("[]")
+    port = int(m["port"]) if m["port"] is not None else DASK_DEFAULT_PORT
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except OSError as exc:
+        reason = "connection refused, nothing listens there" if isinstance(exc, ConnectionRefusedError) else exc
+        raise ReportError(f"--scheduler {address}: cannot reach the Dask scheduler: {reason}") from exc
+
+
 def check_address(address: str) -> str:
     """The scheduler address unchanged if it has Dask's form; a ReportError naming --scheduler at once
     otherwise (instead of a connection attempt that fails after the timeout)."""
@@ -148,6 +171,7 @@ class DaskExecutor:
     def __enter__(self) -> DaskExecutor:
         from distributed import Client
 
+        probe_scheduler(self.address, self.timeout_s)
         try:
             self._client = Client(  # type: ignore[no-untyped-call]
                 self.address, timeout=f"{self.timeout_s}s", set_as_default=False
