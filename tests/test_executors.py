@@ -42,9 +42,9 @@ def test_the_executor_probes_before_it_asks_dask(monkeypatch: pytest.MonkeyPatch
         raise AssertionError("Dask's client was asked to connect to a refused address")
 
     monkeypatch.setattr(distributed, "Client", no_client)
-    with pytest.raises(ReportError, match="connection refused"):
-        with executors.DaskExecutor(f"tcp://{LOOPBACK}:{_closed_port()}"):
-            pass
+    executor = executors.DaskExecutor(f"tcp://{LOOPBACK}:{_closed_port()}")
+    with pytest.raises(ReportError, match="connection refused"), executor:
+        pass
 
 
 def test_other_transports_are_left_to_dask() -> None:

@@ -142,7 +142,9 @@ def probe_scheduler(address: str, timeout_s: float) -> None:
     try:
         socket.create_connection((host, port), timeout=timeout_s).close()
     except OSError as exc:
-        reason = "connection refused, nothing listens there" if isinstance(exc, ConnectionRefusedError) else exc
+        reason = (
+            "connection refused, nothing listens there" if isinstance(exc, ConnectionRefusedError) else exc
+        )
         raise ReportError(f"--scheduler {address}: cannot reach the Dask scheduler: {reason}") from exc
 
 
