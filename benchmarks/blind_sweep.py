@@ -3,7 +3,7 @@
 PYTHONPATH=src .venv/bin/python benchmarks/blind_sweep.py freeze [--design 3] [--engine-version V]
     Every target configuration of the lab's design N (``lab run --confirm N``; 3: the sweep
     lab-iscsi-2026-blind, 4: lab-iscsi-2026-blind2, 5: lab-iscsi-2026-blind3, 6: lab-iscsi-2026-blind4,
-    7: lab-iscsi-2026-blind5, 8: lab-iscsi-2026-blind6)
+    7: lab-iscsi-2026-blind5, 8: lab-iscsi-2026-blind6, 9: lab-iscsi-2026-blind7)
     forecast from the committed sweep lab-iscsi-2026 alone (today chosen by the rule
     ``project --dataset`` uses), with both baselines; written to
     data/preregistered/<sweep>/forecasts.csv. Run and committed before the sweep exists.
@@ -42,6 +42,7 @@ SWEEPS = {
     6: "lab-iscsi-2026-blind4",
     7: "lab-iscsi-2026-blind5",
     8: "lab-iscsi-2026-blind6",
+    9: "lab-iscsi-2026-blind7",
 }
 SETS = {(65536, 262144): "tgt-libiscsi-imm64k-seg256k", (8192, 8192): "tgt-libiscsi-imm8k-seg8k"}
 SHOWN = ["group", "targets", fm.ENGINE, fm.BLOG, fm.BLOG_SCALED]

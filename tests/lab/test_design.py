@@ -290,6 +290,19 @@ def test_the_fifth_blind_design_7_uses_values_no_sweep_used_and_measures_each_me
     assert len(stems) == len(set(stems)), "every run writes its own file"
 
 
+def test_the_seventh_blind_design_9_uses_values_no_sweep_used() -> None:
+    runs, points = design(confirm=9)
+    earlier = _every_earlier_run() + [r for n in (6, 7, 8) for r in design(confirm=n)[0]]
+    new, old = _values(runs), _values(earlier)
+    assert not new["delays"] & old["delays"] and not new["sizes"] & old["sizes"]
+    assert not {r.link_mbps for r in runs} & {r.link_mbps for r in earlier}
+    assert points == [(d, link) for link in (1100.0, 460.0) for d in (0.45, 2.6)]
+    plain = [r for r in runs if not r.captured]
+    assert {(r.rw, r.iodepth) for r in plain} == {("write", 1), ("read", 1), ("write", 8)}
+    assert 8 not in {r.iodepth for r in earlier}
+    assert len(plain) == 3 * 84 and len({r.stem() for r in runs}) == len(runs)
+
+
 def test_the_sixth_blind_design_8_uses_values_no_sweep_used() -> None:
     runs, points = design(confirm=8)
     earlier = _every_earlier_run() + design(confirm=6)[0] + design(confirm=7)[0]

@@ -212,6 +212,21 @@ CONFIRM_DESIGNS = {
         ios=24,
         deep_iodepth=7,
     ),
+    # Design 9, the seventh blind sweep of issue 21, declared in data/preregistered/
+    # lab-iscsi-2026-blind7/README.md before it ran, for the engine's version 3 unchanged and run on
+    # the Python delay line (the delay-line diagnosis, data/preregistered/delay-line-scatter, found
+    # the compiled line's replicates scatter more): rates, delays, sizes and a queue depth no sweep used.
+    9: ConfirmDesign(
+        (0.45, 2.6),
+        (304 * BYTES_PER_KIB,),
+        (992 * BYTES_PER_KIB, 1760 * BYTES_PER_KIB, 2720 * BYTES_PER_KIB),
+        (1, 6),
+        link_mbps=(1100.0, 460.0),
+        read_bs=(992 * BYTES_PER_KIB, 1760 * BYTES_PER_KIB, 2720 * BYTES_PER_KIB),
+        deep_bs=(992 * BYTES_PER_KIB, 1760 * BYTES_PER_KIB),
+        ios=24,
+        deep_iodepth=8,
+    ),
 }
 RAM_DEVICE = "tgt-rdwr-dev-shm"  # the LUN of every sweep before the device sweep: a file in RAM
 NEGOTIATED_MAX_OUTSTANDING_R2T = 1  # libiscsi proposes 1; the window beyond it is forced at the target
