@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 RAW = Path(__file__).resolve().parents[1] / "data" / "raw"
-# Sweeps whose forecast matrix the engine is scored on: training, the quiet confirmations, blind 2 to 6.
+# Sweeps whose forecast matrix the engine is scored on: training, the quiet confirmations, blind 2 to 7.
 MATRIX_SWEEPS = [
     "lab-iscsi-2026",
     "lab-iscsi-2026-confirm2",
@@ -15,6 +15,7 @@ MATRIX_SWEEPS = [
     "lab-iscsi-2026-blind4",
     "lab-iscsi-2026-blind5",
     "lab-iscsi-2026-blind6",
+    "lab-iscsi-2026-blind7",
 ]
 # Every sweep the Forecasts chapter scores, in its order (the loaded confirmation, the first blind
 # sweep and the device sweep too).

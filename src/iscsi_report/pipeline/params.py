@@ -58,6 +58,7 @@ NAME_PARAMETERS = frozenset(
         "fourth_blind_sweep",
         "fifth_blind_sweep",
         "sixth_blind_sweep",
+        "seventh_blind_sweep",
         "segments_sweep",
         "second_segments_sweep",
         "third_segments_sweep",
