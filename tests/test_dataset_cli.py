@@ -11,6 +11,7 @@ from unittest import mock
 
 import pytest
 import yaml
+from fast_yaml import load_yaml
 
 from iscsi_report.cli import main
 from iscsi_report.core import atomic, dataset
@@ -91,7 +92,7 @@ def _write_ok_manifest(raw: Path) -> None:
 
 def test_check_lists_every_problem_at_once(raw: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _write_ok_manifest(raw)
-    doc = yaml.safe_load((raw / "manifest.yaml").read_text())
+    doc = load_yaml(raw / "manifest.yaml")
     for entry in doc["files"]:
         if entry["path"] == "fio/w64k.json":
             entry["labels"]["bs_bytes"] = 1048576
@@ -208,7 +209,7 @@ def test_a_two_job_fio_file_is_refused_at_init_and_check(
 
 
 def _edit_manifest(raw: Path, change: Any) -> None:
-    doc = yaml.safe_load((raw / "manifest.yaml").read_text())
+    doc = load_yaml(raw / "manifest.yaml")
     change(doc)
     (raw / "manifest.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
 

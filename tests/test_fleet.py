@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from fast_yaml import load_yaml
 
 from iscsi_report.analyses import fleet, lab, projections, r2t
 from iscsi_report.core import dataset as datasets
@@ -32,7 +33,7 @@ def _copy_with(tmp_path: Path, source: str, keep_tools: set[str], drop_label: st
     dest = tmp_path / "raw" / "host-a"
     shutil.copytree(RAW / source, dest)
     manifest = dest / datasets.MANIFEST
-    doc = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+    doc = load_yaml(manifest)
     doc["dataset"] = "host-a"
     doc["files"] = [f for f in doc["files"] if f["tool"] in keep_tools]
     for f in doc["files"]:

@@ -187,6 +187,7 @@ def test_the_upgrade_chapter_leaves_out_a_network_pinged_over_two_families(tmp_p
     import shutil
 
     import yaml
+    from fast_yaml import load_yaml
 
     from iscsi_report.analyses import upgrade
     from iscsi_report.core.dataset import update_checksums
@@ -195,7 +196,7 @@ def test_the_upgrade_chapter_leaves_out_a_network_pinged_over_two_families(tmp_p
         shutil.copytree(Path(__file__).resolve().parents[1] / "data/raw/lab-veth-2026", tmp_path / "veth")
     )
     (raw / "ping" / "veth-v6.txt").write_text(ping_log("::1", "::1", 0.002, 0.09), encoding="utf-8")
-    doc = yaml.safe_load((raw / "manifest.yaml").read_text())
+    doc = load_yaml(raw / "manifest.yaml")
     entry = {"path": "ping/veth-v6.txt", "tool": "ping", "side": "initiator", "sha256": "0", "bytes": 0}
     doc["files"].append(entry | {"labels": {"network": "veth", "interval_s": 0.002}})
     (raw / "manifest.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fast_yaml import load_yaml
 
 from iscsi_report.core import markup
 from iscsi_report.core.errors import ReportError
@@ -53,7 +54,7 @@ def test_summary_has_one_row_per_dataset_and_the_dataset_page_every_file(project
     assert row.startswith(f"| [{markup.text(LAB)}]({doc}.md) | emulated | 15 | ")
     assert "fio fio\\-3\\.33 (6)" in row and "iperf3 iperf 3\\.12 (1)" in row
     assert "| published | 1 |" in summary and "comstar\\-2009\\.yaml" in summary
-    manifest = yaml.safe_load((project / "data" / "raw" / LAB / "manifest.yaml").read_text())
+    manifest = load_yaml(project / "data" / "raw" / LAB / "manifest.yaml")
     for entry in manifest["files"]:
         digest = hashlib.sha256((project / "data" / "raw" / LAB / entry["path"]).read_bytes()).hexdigest()
         assert f"`{digest}`" in page and digest not in summary  # file facts live on the dataset page only
@@ -71,7 +72,7 @@ def test_the_file_table_is_collapsed_and_a_file_that_fails_its_checksum_is_named
     before, dropdown = page.split(":::{dropdown} Every raw file", 1)
     assert "| fio | 6 |" in before and "Every one of the 15 files matches" in before
     assert dropdown.count("| yes |") == 15
-    manifest = yaml.safe_load((project / "data" / "raw" / LAB / "manifest.yaml").read_text())
+    manifest = load_yaml(project / "data" / "raw" / LAB / "manifest.yaml")
     for entry in manifest["files"]:
         assert entry["sha256"] in dropdown and entry["sha256"] not in before, "every digest in the dropdown"
     changed = project / "data" / "raw" / LAB / manifest["files"][0]["path"]
@@ -145,7 +146,7 @@ def test_every_dataset_page_links_its_file_table_as_csv(project: Path) -> None:
     provenance.write_page(p, BUILT_AT)
     csv_path = p.book_dir / "provenance" / f"{LAB}{provenance.FILES_CSV_SUFFIX}"
     rows = list(csv.DictReader(csv_path.open()))
-    manifest = yaml.safe_load((project / "data" / "raw" / LAB / "manifest.yaml").read_text())
+    manifest = load_yaml(project / "data" / "raw" / LAB / "manifest.yaml")
     assert [r["file"] for r in rows] == [f"data/raw/{LAB}/{e['path']}" for e in manifest["files"]]
     for row, entry in zip(rows, manifest["files"], strict=True):
         path = project / row["file"]
@@ -168,7 +169,7 @@ def test_a_dataset_too_large_to_list_links_one_archive_of_every_file(
     page = (p.book_dir / "provenance" / f"{LAB}.md").read_text()
     assert ":::{dropdown}" not in page and "are too many to list on this page" in page
     raw = project / "data" / "raw" / LAB
-    manifest = yaml.safe_load((raw / "manifest.yaml").read_text())
+    manifest = load_yaml(raw / "manifest.yaml")
     assert all(e["sha256"] not in page for e in manifest["files"])  # no per-file rows: the page stays light
     archive = p.book_dir / "provenance" / f"{LAB}{provenance.RAW_ARCHIVE_SUFFIX}"
     first = archive.read_bytes()

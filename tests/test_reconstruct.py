@@ -12,9 +12,9 @@ from pathlib import Path
 import blog_reconstruction as reconstruct
 import numpy as np
 import pytest
-import yaml
 from blog_reconstruction import exact, fio, iperf3, ping
 from blog_reconstruction import targets as T
+from fast_yaml import load_yaml
 
 from iscsi_report.analyses.audit import load_published
 from iscsi_report.core import stats
@@ -29,7 +29,7 @@ LATENCY_ROWS = {("wired", 1.0): "wired_1s", ("wireless", 1.0): "wireless_1s",
 
 @pytest.fixture(scope="module")
 def manifest() -> dict:
-    return yaml.safe_load((DATASET / "manifest.yaml").read_text(encoding="utf-8"))
+    return load_yaml(DATASET / "manifest.yaml")
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from fast_yaml import load_yaml
 
 from iscsi_report.analyses import storage
 from iscsi_report.core.errors import DesignError, IngestError
@@ -145,7 +146,7 @@ def test_lab_dataset_runs_and_iostat(project_root: Path) -> None:
 def _copy_dataset(project_root: Path, tmp_path: Path, edit) -> Path:
     """Copy two lab files into a fresh dataset whose manifest ``edit`` may change."""
     src = project_root / LAB
-    doc = yaml.safe_load((src / "manifest.yaml").read_text())
+    doc = load_yaml(src / "manifest.yaml")
     keep = [e for e in doc["files"] if e["path"] in ("fio/local-2M.json", "iostat/local-2M.txt")]
     for e in keep:
         (tmp_path / e["path"]).parent.mkdir(parents=True, exist_ok=True)

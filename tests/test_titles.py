@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fast_yaml import load_yaml
 
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest import textio
@@ -41,7 +42,7 @@ def test_label_prefers_short_title_then_title(tmp_path: Path) -> None:
 def test_label_falls_back_to_the_manifest_title_without_a_params_file(tmp_path: Path) -> None:
     (tmp_path / "data" / "raw").mkdir(parents=True)
     (tmp_path / "data" / "raw" / LAB).symlink_to(ROOT / "data" / "raw" / LAB)
-    manifest = yaml.safe_load((ROOT / "data" / "raw" / LAB / "manifest.yaml").read_text(encoding="utf-8"))
+    manifest = load_yaml(ROOT / "data" / "raw" / LAB / "manifest.yaml")
     assert about.run_label(_ctx(tmp_path, "no-params", None)) == manifest["title"]
 
 

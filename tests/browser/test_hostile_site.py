@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from e2e.projects import LAB, ROOT, cli, make_project
+from fast_yaml import load_yaml
 
 from browser.harness import (
     CHAPTERS,
@@ -76,7 +77,7 @@ def _hostile_dataset(root: Path) -> None:
     lines = ping.read_text().splitlines(keepends=True)
     ping.write_text("".join([*lines[:5], PING_LINE + "\n", *lines[5:]]))
     (raw / "ping" / "veth-2ms.txt").rename(raw / "ping" / FILE_NAME)
-    manifest = yaml.safe_load((raw / "manifest.yaml").read_text())
+    manifest = load_yaml(raw / "manifest.yaml")
     manifest["dataset"] = NAME
     manifest["title"] = DATASET_TITLE
     for entry in manifest["files"]:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fast_yaml import load_yaml
 
 from iscsi_report.core.dataset import update_checksums
 
@@ -93,7 +94,7 @@ def make_lab_pair_project(dest: Path) -> Path:
     """The lab run (two chapters), a second run over a retitled copy of the lab data, a provenance page."""
     root = make_project(dest, runs={LAB: (LAB, CHAPTERS), EXTRA: (EXTRA_DATASET, ["network"])})
     raw = root / "data" / "raw" / EXTRA_DATASET
-    manifest = yaml.safe_load((raw / "manifest.yaml").read_text())
+    manifest = load_yaml(raw / "manifest.yaml")
     manifest["dataset"] = EXTRA_DATASET
     manifest["title"] = "A copy of the lab data, used only by the run deleted below"
     for entry in manifest["files"]:  # its own network name, so that its tables differ from the lab's

@@ -155,14 +155,32 @@ def executed_study(tmp_path_factory: pytest.TempPathFactory, dest: Path) -> tupl
     return dest, stdout
 
 
-def _fill_tool_cache(shared: Path, folder: Path) -> Path:
-    """The tool cache of the shared study, filled in a scratch copy (the shared study stays untouched)."""
-    scratch = folder / "study"
-    shutil.copytree(shared, scratch, symlinks=True)
-    provenance.pages(Project.at(scratch), TOOLS_BUILT_AT)
+def _fill_tool_cache(folder: Path) -> Path:
+    """The tool cache of every bundled dataset, filled in a scratch copy of the study (nothing executed).
+
+    The cache is keyed by each file's sha256 and the package code, not by path or by what ran, so
+    it serves any copy of the project that builds its provenance pages.
+    """
+    scratch = make_study_project(folder / "study")
+    project = Project.at(scratch)
+    provenance.read_datasets(
+        project, sorted(d for d in project.raw_dir.iterdir() if (d / "manifest.yaml").is_file())
+    )
     kept = scratch / ".cache" / TOOL_CACHE
     assert kept.is_file(), f"the provenance pages kept no tool cache at {kept}"
     return kept
+
+
+def with_tool_cache(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Path:
+    """``root`` with the bundled datasets' provenance tool cache in its ``.cache`` (filled once per run).
+
+    Without it a ``book`` naming the lab's dataset reads every one of its raw files again (about a
+    minute) only to name each file's tool; a user's second build reads it from the same cache.
+    """
+    kept = build_once(tmp_path_factory, "bundled-tools", _fill_tool_cache)
+    (root / ".cache").mkdir(parents=True, exist_ok=True)
+    shutil.copy(kept, root / ".cache" / TOOL_CACHE)
+    return root
 
 
 def executed_study_to_book(tmp_path_factory: pytest.TempPathFactory, dest: Path) -> tuple[Path, str]:
@@ -171,11 +189,8 @@ def executed_study_to_book(tmp_path_factory: pytest.TempPathFactory, dest: Path)
     The cache (by file sha256 and parser code, as the project keeps it) is filled once per test run
     for every such copy, so each ``book`` reads the tools of the study's raw files instead of parsing them.
     """
-    shared, _ = shared_study(tmp_path_factory)
-    kept = build_once(tmp_path_factory, "study-tools", lambda folder: _fill_tool_cache(shared, folder))
     root, stdout = executed_study(tmp_path_factory, dest)
-    shutil.copy(kept, root / ".cache" / TOOL_CACHE)
-    return root, stdout
+    return with_tool_cache(tmp_path_factory, root), stdout
 
 
 def without_named_zygote(env: dict[str, str] | None = None) -> dict[str, str]:

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from fast_yaml import load_yaml
 
 from iscsi_report.core.digest import code_digest
 from iscsi_report.core.ingest import ping
@@ -76,7 +77,7 @@ class Study:
         return self.root / "data" / "raw" / dataset
 
     def manifest(self, dataset: str) -> list[dict[str, Any]]:
-        return yaml.safe_load((self.raw(dataset) / "manifest.yaml").read_text())["files"]
+        return load_yaml(self.raw(dataset) / "manifest.yaml")["files"]
 
 
 @pytest.fixture(scope="module")

@@ -28,6 +28,7 @@ from .projects import (
     copy_package,
     make_project,
     make_study_project,
+    with_tool_cache,
     without_named_zygote,
 )
 
@@ -207,8 +208,11 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path: Path) -> None:
     assert f"error: --scheduler {address}: cannot reach the Dask scheduler" in result.stderr
 
 
-def test_book_through_the_scheduler_builds_the_site(cluster: Cluster, tmp_path: Path) -> None:
+def test_book_through_the_scheduler_builds_the_site(
+    cluster: Cluster, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     project = make_study_project(tmp_path / "book")  # the real book pages, params and datasets
+    with_tool_cache(tmp_path_factory, project)  # the bundled datasets' tools named, as after a first build
     result = cli(project, "book", LAB, "--scheduler", cluster.address, env=cluster.env)
     assert result.returncode == 0, result.stdout + result.stderr
     chapters = [p.stem for p in sorted((project / "book" / "runs" / LAB).glob("*.ipynb"))]

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import yaml
+from fast_yaml import load_yaml
 
 from .projects import LAB, ROOT, cli, make_project
 
@@ -18,7 +19,7 @@ def _add_dataset(project: Path, name: str) -> None:
     dest = project / "data" / "raw" / name
     shutil.copytree(project / "data" / "raw" / LAB, dest)
     manifest = dest / "manifest.yaml"
-    doc = yaml.safe_load(manifest.read_text(encoding="utf-8"))
+    doc = load_yaml(manifest)
     doc["dataset"] = name
     manifest.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
 

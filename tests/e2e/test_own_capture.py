@@ -21,7 +21,7 @@ import yaml
 
 from iscsi_report.core.model import BOUND_NAMES
 
-from .projects import cli, make_study_project
+from .projects import cli, make_study_project, with_tool_cache
 
 pytestmark = [pytest.mark.e2e]
 
@@ -78,11 +78,14 @@ def _page_text(html: Path) -> str:
     return " ".join(unescape(re.sub(r"<[^>]+>", " ", body)).split())
 
 
-def test_from_an_empty_folder_of_own_captures_to_a_forecast_page(tmp_path: Path, iperf3_server: int) -> None:
+def test_from_an_empty_folder_of_own_captures_to_a_forecast_page(
+    tmp_path: Path, iperf3_server: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     missing = [t for t in TOOLS if shutil.which(t) is None]
     if missing:
         pytest.skip(f"not installed: {', '.join(missing)}")
     project = make_study_project(tmp_path / "clone")  # what a clone holds: bundled params and data
+    with_tool_cache(tmp_path_factory, project)  # the bundled datasets' tools named, as after a first build
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     _capture(project, scratch, iperf3_server)

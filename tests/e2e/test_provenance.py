@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fast_yaml import load_yaml
 
 from iscsi_report.core import markup
 from iscsi_report.core.dataset import update_checksums
@@ -52,7 +53,7 @@ def _row(page: str, rel: str) -> str:
 def test_every_raw_file_has_digest_size_and_in_file_tool_version(project: Path) -> None:
     page = _dataset_page(project)
     raw = project / "data" / "raw" / LAB
-    manifest = yaml.safe_load((raw / "manifest.yaml").read_text())
+    manifest = load_yaml(raw / "manifest.yaml")
     expected_version = {
         "fio": "fio-3.33",
         "iperf3": "iperf 3.12",
@@ -84,7 +85,7 @@ def test_tool_version_is_read_from_the_content_not_the_name(project: Path) -> No
 
 def test_manifest_tool_that_contradicts_the_content_is_refused(project: Path) -> None:
     manifest = project / "data" / "raw" / LAB / "manifest.yaml"
-    doc = yaml.safe_load(manifest.read_text())
+    doc = load_yaml(manifest)
     entry = next(e for e in doc["files"] if e["path"] == "iostat/local-64k.txt")
     entry["tool"] = "ping"
     entry.setdefault("labels", {})["interval_s"] = 1  # a well-formed ping entry, wrong only in its tool
@@ -226,7 +227,7 @@ HOSTILE = "<img src=x onerror=document.title='pwned'>`|"
 
 def test_strings_from_manifest_and_params_are_escaped(project: Path) -> None:
     raw = project / "data" / "raw" / LAB
-    manifest = yaml.safe_load((raw / "manifest.yaml").read_text())
+    manifest = load_yaml(raw / "manifest.yaml")
     manifest["title"] = f"title {HOSTILE}"
     (raw / "manifest.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
     update_checksums(raw)

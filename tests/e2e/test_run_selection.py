@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from fast_yaml import load_yaml
 
 from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import toc
@@ -32,7 +33,7 @@ def _params(project: Path, run: str, dataset: str, notebooks: list[str], **extra
 
 def _pings_only(project: Path) -> None:
     """A dataset holding only the lab's two ping files (no iperf3, no fio)."""
-    lab = yaml.safe_load((ROOT / "data/raw" / LAB / "manifest.yaml").read_text(encoding="utf-8"))
+    lab = load_yaml(ROOT / "data/raw" / LAB / "manifest.yaml")
     dest = project / "data/raw/pings"
     for entry in lab["files"]:
         if entry["tool"] == "ping":

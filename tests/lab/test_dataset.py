@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
+from fast_yaml import load_yaml
 from lab_labels import REQUIRED_LABELS
 
 from iscsi_report.core import dataset as ds
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def manifest() -> dict:
     """The raw manifest document."""
-    return yaml.safe_load((DATASET / "manifest.yaml").read_text(encoding="utf-8"))
+    return load_yaml(DATASET / "manifest.yaml")
 
 
 def test_manifest_loads_and_checksums_match(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import yaml
+from fast_yaml import load_yaml
 from filelock import FileLock
 
 from iscsi_report.core.ingest import ping
@@ -214,7 +214,7 @@ def test_a_slow_device_is_served_as_the_lun_measured_locally_and_torn_down(
     assert res.returncode == 0, res.stderr[-2000:]
     doc = json.loads(res.stdout.strip().splitlines()[-1])
     assert doc["summary"]["failures"] == []
-    manifest = yaml.safe_load((out / "manifest.yaml").read_text(encoding="utf-8"))
+    manifest = load_yaml(out / "manifest.yaml")
     served = manifest["lab"]["requests_served_by_each_slow_device"]["hdd-like"]
     # every I/O the design sent to the device arrived there, once (sizes under 1 MiB: one request each)
     assert (served["writes"], served["reads"]) == (doc["expected"]["writes"], doc["expected"]["reads"])
