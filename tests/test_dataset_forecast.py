@@ -75,6 +75,26 @@ def test_reads_and_queue_depth_are_forecast_too(capsys: pytest.CaptureFixture[st
     assert read["scope"].startswith("inside") and write["scope"].startswith("inside")
 
 
+def test_engine_version_3_is_asked_for_by_name_and_carries_its_own_blind_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    at_window_1 = [*ISSUE_FLAGS, "--today", "r2t_window=1"]  # today at window 1, the target at 4
+    v2 = _doc(capsys, *at_window_1)
+    v3 = _doc(capsys, *at_window_1, "--engine-version", "3")
+    assert v2["engine_version"] == 2 and "per_round_ms" not in v2["inputs"]
+    assert v3["engine_version"] == 3 and "host time per R2T round" in v3["engine"]
+    per_round = v3["inputs"]["per_round_ms"]
+    assert per_round["kind"] == "measured" and "captured writes of today's settings" in per_round["source"]
+    assert v3["op_ms"] < v2["op_ms"], "fewer rounds at window 4 save today's host time per round"
+    own = v3["inputs"]["model_error_pct"]["source"]  # the interval's own error: version 3's blind sweeps only
+    assert "lab-iscsi-2026-blind6" in own and "lab-iscsi-2026-blind7" in own and "blind5" not in own
+    assert "lab-iscsi-2026-blind5" in v2["inputs"]["model_error_pct"]["source"]
+    status, out, err = _project(capsys, *ISSUE_FLAGS, "--engine-version", "9")
+    assert status == 2 and "--engine-version 9: expected one of 2, 3" in err
+    status, out, _ = _project(capsys, *ISSUE_FLAGS, "--engine-version", "3")
+    assert status == 0 and "engine: version 3" in out
+
+
 def test_a_read_as_large_as_the_allocator_step_is_said_to_be_outside_the_tested_scope(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -76,6 +76,8 @@ BLIND_SWEEPS = (
     "lab-iscsi-2026-blind4",
     "lab-iscsi-2026-blind5",
 )
+# Per engine version, the blind sweeps whose forecasts that version froze: its own error comes from them.
+BLIND_SWEEPS_BY_VERSION = {2: BLIND_SWEEPS, 3: ("lab-iscsi-2026-blind6", "lab-iscsi-2026-blind7")}
 ERROR_COLUMNS = ["sweep", "target", "abs_error_pct"]
 CLOSEST = "the measured settings closest to the target (fewest differing settings, then delay, rate, window)"
 
@@ -772,6 +774,7 @@ def text(doc: Mapping[str, Any]) -> str:
         f"(one-way delay: {doc['network']['one_way_from']})",
         _percentiles_line(doc),
         f"scope: {doc['scope']}",
+        f"engine: version {doc['engine_version']}, {doc['engine']}",
         f"R2T pacing: {doc['r2t_pacing_source']}",
         f"today: {doc['today']['settings']} ({doc['today']['chosen']})",
         f"{'term':<26}{'ms':>10}",

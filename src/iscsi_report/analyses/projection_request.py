@@ -60,6 +60,7 @@ class ProjectionRequest:
     r2t_pacing: model.Pacing | None = None  # None: detected from a dataset's captures, else the default
     ping_file: Path | None = None  # --ping: a ping log whose spread gives the latency percentiles
     today: str = ""  # --today: the settings group of a dataset of iSCSI runs that is today's system
+    engine_version: int | None = None  # --engine-version: one of forecast.ENGINE_VERSIONS; None: the default
     dataset: str | None = None
     raw_dir: Path = Path("data", "raw")
     preregistered_dir: Path = Path("data", "preregistered")  # the blind sweeps' frozen forecasts
@@ -514,6 +515,11 @@ def answer(request: ProjectionRequest) -> dict[str, Any]:
         check_manual(request)
     elif (ds := _engine_dataset(request)) is not None or request.today:
         return engine_answer(request, ds)
+    if request.engine_version is not None:
+        raise ReportError(
+            "--engine-version: the forecasting engine runs from a dataset of labelled iSCSI runs "
+            "(--dataset NAME); this projection uses the latency model's own inputs"
+        )
     ctx = _context(request)
     swept, combos = combinations(request)
     return sweep(request, ctx, swept, combos) if swept else single(request, ctx, combos[0])
@@ -559,6 +565,7 @@ ENGINE_ROW = (
 def engine_answer(request: ProjectionRequest, ds: Any) -> dict[str, Any]:
     """``project --dataset`` on iSCSI runs (``ds``): one engine forecast per combination."""
     from iscsi_report.analyses import dataset_forecast as df
+    from iscsi_report.core import forecast
 
     if ds is None:
         raise ReportError(f"--today: dataset {request.dataset} has no fio files labelled as iSCSI runs")
@@ -567,13 +574,20 @@ def engine_answer(request: ProjectionRequest, ds: Any) -> dict[str, Any]:
     df.refuse_unsupported(combos[0])
     selection = df.parse_today(request.today)
     seen: dict[str, Any] = {}  # each capture's pacing counts, read once for the whole sweep
-    errors = df.blind_errors(request.raw_dir, request.preregistered_dir)  # the engine's own, once
+    version = forecast.ENGINE_VERSION if request.engine_version is None else request.engine_version
+    if version not in df.BLIND_SWEEPS_BY_VERSION:
+        known = ", ".join(str(v) for v in df.BLIND_SWEEPS_BY_VERSION)
+        raise ReportError(f"--engine-version {version}: expected one of {known}")
+    sweeps = df.BLIND_SWEEPS_BY_VERSION[version]  # the version's own error, from the forecasts it froze
+    errors = df.blind_errors(request.raw_dir, request.preregistered_dir, sweeps)
     tails = df.tail_errors(request.raw_dir) if target_ping is not None else {}  # the tail model's own
     docs = [
         df.document(
             ds,
             replace(
-                df.prepare(ds, combo, request.rw, selection, request.r2t_pacing, seen, errors, target_ping),
+                df.prepare(
+                    ds, combo, request.rw, selection, request.r2t_pacing, seen, errors, target_ping, version
+                ),
                 tail_error=tails,
             ),
         )

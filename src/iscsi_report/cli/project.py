@@ -241,6 +241,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "serial (stock tgt: one at a time) or lockstep (the blog's model: groups wait for the "
         "previous group's data); with a dataset of iSCSI runs it is read from its captures",
     )
+    add(
+        "--engine-version",
+        type=int,
+        default=None,
+        help="with a dataset of iSCSI runs: the forecasting engine's version, 2 (the default) or 3 "
+        "(today's host time per R2T round read from today's own captures; it passed the seventh "
+        "blind sweep, declared for it); the interval's own error comes from that version's blind sweeps",
+    )
     add("--target-r2t-window", type=count, default=None, help="R2Ts the target keeps outstanding")
     add(
         "--per-round-ms",
@@ -312,6 +320,7 @@ def request_from_args(args: argparse.Namespace) -> pr.ProjectionRequest:
         rw=args.rw,
         r2t_pacing=args.r2t_pacing,
         today=args.today,
+        engine_version=args.engine_version,
         ping_file=args.ping,
         dataset=dataset,
         raw_dir=Project.at(args.root).raw_dir,
