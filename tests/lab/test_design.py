@@ -327,7 +327,7 @@ def test_an_unknown_confirmation_design_is_an_error_naming_the_choices() -> None
         design(confirm=unknown)
 
 
-def _fake_runner(delay_line: str = "compiled") -> SimpleNamespace:
+def _fake_runner(delay_line: str = "python") -> SimpleNamespace:
     """What write_manifest reads of a Runner, without a lab: tool versions and no files."""
     tools = SimpleNamespace(fio_source_version="fio-0", tgt_source_version="tgt-0", patch_sha256="0" * 64)
     return SimpleNamespace(
@@ -352,14 +352,14 @@ def test_manifest_generator_names_the_command_that_wrote_it(
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     assert doc["generator"] == f"iscsi-report lab run --out lab-x{flags}"
     assert doc["title"].endswith("(confirmation sweep)") == bool(confirm)
-    assert doc["lab"]["delay_line"] == "compiled" and "native/delayline.c" in doc["description"]
+    assert doc["lab"]["delay_line"] == "python" and "lab/delayline.py" in doc["description"]
 
 
 @pytest.mark.parametrize(
     ("line", "flags", "tail"),
     [
-        ("python", None, " --delay-line python"),
-        ("compiled", None, ""),
+        ("python", None, ""),
+        ("compiled", None, " --delay-line compiled"),
         ("python", " --jitter 2", " --jitter 2"),
         ("compiled", " --jitter 2", " --jitter 2 --delay-line compiled"),
     ],

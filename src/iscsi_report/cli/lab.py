@@ -72,9 +72,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--delay-line",
         choices=DELAY_LINES,
         default=None,
-        help="which delay line forwards the packets: the compiled one (the default; fixed delay, less "
-        "CPU per packet) or the Python one (the default with --jitter, which "
-        "needs it; a dataset whose manifest names no delay line was measured with the Python one)",
+        help="which delay line forwards the packets: the Python one (the default: its replicates "
+        "scatter less, data/preregistered/delay-line-scatter; --jitter needs it) or the compiled one "
+        "(fixed delay, less CPU per packet); a dataset whose manifest names no delay line was "
+        "measured with the Python one",
     )
     smoke = subs.add_parser("smoke", help="a short check of the lab (under 90 s)")
     smoke.add_argument("--json", dest="json_out", help="also write the figures to this file")
