@@ -48,8 +48,7 @@ def test_only_the_python_line_takes_a_jitter() -> None:
 def test_lab_run_parses_the_delay_line(extra: list[str], line: str | None) -> None:
     args = build_parser("lab").parse_args(["lab", "run", "--out", "X", *extra])
     assert args.delay_line == line
-    assert topology.default_delay_line(jitter=False) == "python", "the steadier line (delay-line-scatter)"
-    assert topology.default_delay_line(jitter=True) == "python"
+    assert topology.DEFAULT_DELAY_LINE == "python", "the steadier line (delay-line-scatter), and jitter's"
 
 
 def test_lab_run_refuses_a_jitter_sweep_on_the_compiled_line(tmp_path: Path) -> None:

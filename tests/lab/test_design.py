@@ -369,8 +369,7 @@ def test_manifest_generator_names_a_delay_line_other_than_the_default(
 ) -> None:
     out = tmp_path / "lab-x"
     out.mkdir()
-    jittered = flags is not None  # the jitter sweep says so itself (no reading of the flags' text)
-    path = sweep.write_manifest(out, _fake_runner(line), False, 1.0, {}, flags=flags, jittered=jittered)  # type: ignore[arg-type]
+    path = sweep.write_manifest(out, _fake_runner(line), False, 1.0, {}, flags=flags)  # type: ignore[arg-type]
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     assert doc["generator"] == f"iscsi-report lab run --out lab-x{tail}"
     assert doc["lab"]["delay_line"] == line

@@ -159,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
 def run_sweep(args: argparse.Namespace, tools: Tools, root: str) -> int:
     """``lab run``: check the design and the delay line, bring the lab up, run the sweep, write it."""
     from iscsi_report.lab.sweep import clean_out, execute
-    from iscsi_report.lab.topology import Lab, default_delay_line
+    from iscsi_report.lab.topology import DEFAULT_DELAY_LINE, Lab
 
     if args.jitter:
         from iscsi_report.lab.jitter_sweep import check_design
@@ -173,7 +173,7 @@ def run_sweep(args: argparse.Namespace, tools: Tools, root: str) -> int:
         from iscsi_report.lab import segments_sweep
 
         segments_sweep.check_design(args.segments)
-    line = args.delay_line or default_delay_line(bool(args.jitter))
+    line = args.delay_line or DEFAULT_DELAY_LINE
     if args.jitter and line != "python":
         raise SystemExit("lab run --jitter draws per-packet delays, which only the Python delay line does")
     out = Path(args.out).resolve()

@@ -232,7 +232,5 @@ def execute(
     sweep_s = time.monotonic() - t0
     extra = {"jitter_shapes": realised, "writes_per_run": WRITES, "jitter_design": number}
     flags = " --jitter" if number == 1 else f" --jitter {number}"
-    manifest = sw.write_manifest(
-        out, runner, False, sweep_s, {}, 0, loads, flags=flags, extra_lab=extra, jittered=True
-    )
+    manifest = sw.write_manifest(out, runner, False, sweep_s, {}, 0, loads, flags=flags, extra_lab=extra)
     return sw.outcome(runs, runner, sweep_s, manifest)

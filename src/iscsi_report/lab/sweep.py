@@ -44,6 +44,7 @@ from iscsi_report.lab import state as st
 from iscsi_report.lab.slowdisk import FIO_SIZE_BYTES
 from iscsi_report.lab.topology import (
     ADDR_TGT,
+    DEFAULT_DELAY_LINE,
     DELAY_LINE_WORDS,
     LAB_NICE,
     NS_INI,
@@ -52,7 +53,6 @@ from iscsi_report.lab.topology import (
     TCP_INIT_WINDOW_SEGMENTS,
     TCP_SYSCTLS,
     Lab,
-    default_delay_line,
     fio_filename,
     target_params,
 )
@@ -755,14 +755,12 @@ def write_manifest(
     flags: str | None = None,
     extra_lab: dict[str, Any] | None = None,
     description_note: str = "",
-    jittered: bool = False,
 ) -> Path:
     """manifest.yaml with every raw file's tool, side, labels, sha256 and size.
 
     ``flags`` replaces the generator's flags (a sweep other than the designs above); ``extra_lab``
-    adds to the manifest's record of how the lab ran; ``description_note`` ends the description;
-    ``jittered``: a jitter sweep, whose default delay line differs (the generator names a line only
-    where it is not the default for the sweep's kind).
+    adds to the manifest's record of how the lab ran; ``description_note`` ends the description.
+    The generator names the delay line only where it is not the default one.
     """
     tools = runner.lab.tools
     files = []
@@ -787,7 +785,7 @@ def write_manifest(
         "generator": f"iscsi-report lab run --out {out.name}"
         + (" --quick" if quick else "")
         + (flags if flags is not None else {0: "", 1: " --confirm"}.get(confirm, f" --confirm {confirm}"))
-        + (f" --delay-line {line}" if line != default_delay_line(jittered) else ""),
+        + (f" --delay-line {line}" if line != DEFAULT_DELAY_LINE else ""),
         "description": (
             "Real iSCSI traffic captured on the project's 2-core build machine: fio "
             f"(Debian source {tools.fio_source_version}, ioengine=libiscsi) writes and reads a "

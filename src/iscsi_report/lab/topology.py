@@ -37,21 +37,15 @@ PATH_MTU_BYTES = 65000
 # The two implementations of the delay line, same rule: "compiled" (native/delayline.c, fixed delay
 # only, less CPU per packet) and "python" (lab/delayline.py, with jitter).
 DELAY_LINES = ("compiled", "python")
-DEFAULT_STEADY_LINE = "python"  # a sweep without jitter, unless --delay-line says otherwise
+# The line every sweep runs on unless --delay-line says otherwise: jitter needs the Python one, and
+# without jitter its replicates scatter less than the compiled line's (the diagnosis declared in
+# data/preregistered/delay-line-scatter: +1.29 points [+0.71, +2.05] for the compiled line, most at
+# fast links and short delays). The compiled line stays a choice.
+DEFAULT_DELAY_LINE = "python"
 DELAY_LINE_WORDS = {
     "compiled": "the project's C program native/delayline.c",
     "python": "the project's Python program lab/delayline.py",
 }
-
-
-def default_delay_line(jitter: bool) -> str:
-    """The delay line a sweep runs on unless told: the Python one, with or without ``jitter``.
-
-    Why: jitter needs it, and without jitter its replicates scatter less than the compiled line's
-    (the diagnosis in data/preregistered/delay-line-scatter: +1.29 points [+0.71, +2.05] for the
-    compiled line, most at fast links and short delays). The compiled line stays a choice.
-    """
-    return "python" if jitter else DEFAULT_STEADY_LINE
 
 
 ISCSI_PORT = 3260
