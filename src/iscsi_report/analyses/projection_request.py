@@ -565,6 +565,7 @@ ENGINE_ROW = (
 def engine_answer(request: ProjectionRequest, ds: Any) -> dict[str, Any]:
     """``project --dataset`` on iSCSI runs (``ds``): one engine forecast per combination."""
     from iscsi_report.analyses import dataset_forecast as df
+    from iscsi_report.analyses import forecast_matrix
     from iscsi_report.core import forecast
 
     if ds is None:
@@ -580,13 +581,26 @@ def engine_answer(request: ProjectionRequest, ds: Any) -> dict[str, Any]:
         raise ReportError(f"--engine-version {version}: expected one of {known}")
     sweeps = df.BLIND_SWEEPS_BY_VERSION[version]  # the version's own error, from the forecasts it froze
     errors = df.blind_errors(request.raw_dir, request.preregistered_dir, sweeps)
+    # today's captured writes, read once for the whole sweep (version 3's host time per round)
+    first = (
+        forecast_matrix.captured_first_r2t_ms(ds) if version >= forecast_matrix.ROUND_HOST_VERSION else None
+    )
     tails = df.tail_errors(request.raw_dir) if target_ping is not None else {}  # the tail model's own
     docs = [
         df.document(
             ds,
             replace(
                 df.prepare(
-                    ds, combo, request.rw, selection, request.r2t_pacing, seen, errors, target_ping, version
+                    ds,
+                    combo,
+                    request.rw,
+                    selection,
+                    request.r2t_pacing,
+                    seen,
+                    errors,
+                    target_ping,
+                    version,
+                    first,
                 ),
                 tail_error=tails,
             ),
