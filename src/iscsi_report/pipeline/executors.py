@@ -40,13 +40,19 @@ WORKERS_TIMEOUT_S = 60.0  # then to see at least one worker
 DASK_RETRIES = 1  # a job whose function raised is tried once more (a dead worker: Dask's allowed-failures)
 # A Dask scheduler address: [tcp|tls|ucx|ws|wss://]HOST[:PORT], HOST a name, IPv4 or [IPv6].
 _ADDRESS_RE = re.compile(
-    r"(?:(?:tcp|tls|ucx|ws|wss)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)"
+    r"(?:(?P<scheme>tcp|tls|ucx|ws|wss)://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?)"
     r"(?::(?P<port>\d{1,5}))?",
     re.ASCII,
 )
 MAX_PORT = 65535
 DASK_DEFAULT_PORT = 8786  # the port Dask's scheduler listens on when an address names none
-_TCP_SCHEMES = ("", "tcp", "tls", "ws", "wss")  # schemes over plain TCP, which a socket can probe
+_TCP_SCHEMES = (
+    None,
+    "tcp",
+    "tls",
+    "ws",
+    "wss",
+)  # schemes over plain TCP (None: none given), a socket can probe
 # Worker-side task states meaning "nobody wants this result any more" (cancelled by the client).
 _ABANDONED_STATES = ("cancelled", "released", "forgotten")
 _local_stop = threading.Event()  # set by LocalExecutor.cancel: running jobs stop their notebook
@@ -133,9 +139,8 @@ def probe_scheduler(address: str, timeout_s: float) -> None:
     user ten seconds of silence; a refused socket says the same in a millisecond. Addresses over
     other transports (ucx) are left to Dask.
     """
-    scheme = address.split("://", 1)[0] if "://" in address else ""
     m = _ADDRESS_RE.fullmatch(address)
-    if scheme not in _TCP_SCHEMES or m is None:
+    if m is None or m["scheme"] not in _TCP_SCHEMES:
         return
     host = m["host"].strip("[]")
     port = int(m["port"]) if m["port"] is not None else DASK_DEFAULT_PORT
