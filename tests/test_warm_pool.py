@@ -141,3 +141,41 @@ def test_the_zygote_compiles_the_notebook_validator_a_papermill_child_reads_with
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["1", "True"]
+
+
+def test_a_build_is_forked_only_from_a_zygote_that_already_runs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # nothing named and none started by this process: the caller builds cold (no zygote started for it)
+    monkeypatch.delenv(warm.ZYGOTE_ENV, raising=False)
+    monkeypatch.delenv(warm.COLD_ENV, raising=False)
+    monkeypatch.setattr(warm, "NAMED", warm.Named())
+    monkeypatch.setattr(warm, "ZYGOTE", warm.Zygote())
+    with open(tmp_path / "out", "wb") as out:
+        assert warm.spawn_build(["--version"], dict(os.environ), (out, out), tmp_path) is None
+    assert warm.ZYGOTE.starts == 0
+
+
+def test_a_forked_build_says_what_a_fresh_jupyter_book_says_and_cold_never_forks(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv(warm.COLD_ENV, raising=False)
+    monkeypatch.setattr(warm, "NAMED", warm.Named())
+    served = warm.start_server()
+    try:
+        monkeypatch.setenv(warm.ZYGOTE_ENV, str(served.socket))
+        with open(tmp_path / "out", "w+b") as out, open(tmp_path / "err", "w+b") as err:
+            forked = warm.spawn_build(["--version"], dict(os.environ), (out, err), tmp_path)
+            assert forked is not None and forked.wait(timeout=120) == 0
+        monkeypatch.setenv(warm.COLD_ENV, "1")
+        with open(tmp_path / "cold", "wb") as out:
+            assert warm.spawn_build(["--version"], dict(os.environ), (out, out), tmp_path) is None
+    finally:
+        served.stop()
+    fresh = subprocess.run(
+        [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "--version"],
+        capture_output=True,
+        check=True,
+    )
+    assert (tmp_path / "out").read_bytes() == fresh.stdout and b"Jupyter Book" in fresh.stdout
+    assert (tmp_path / "err").read_bytes() == fresh.stderr

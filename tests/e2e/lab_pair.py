@@ -1,6 +1,8 @@
 """Two copies of one small lab project at different paths, each built from scratch once per test run.
 
-``test_reproducible_site.py`` compares the two sites byte for byte; ``test_safety.py`` checks that
+``test_reproducible_site.py`` compares the two sites byte for byte: the first copy is built by fresh
+processes only, the second with its jupyter-book forked from a warm fork server, so the comparison
+also holds the forked build to the cold one (issue 28). ``test_safety.py`` checks that
 the first build ran with its ``data/raw`` read-only and left it unchanged, and that the two copies
 wrote byte-identical tables. Both read the same pair (``projects.build_once``: one build for all
 xdist workers) instead of building a similar pair each; a test that changes a copy copies it first.
@@ -23,8 +25,9 @@ import yaml
 from fast_yaml import load_yaml
 
 from iscsi_report.core.dataset import update_checksums
+from iscsi_report.pipeline import warm
 
-from .projects import LAB, build_once, cli, copy_package, make_project
+from .projects import LAB, build_once, cli, copy_package, make_project, without_named_zygote
 
 EXTRA = "extra-run"  # a second run over its own dataset, deleted by test_reproducible_site.py
 EXTRA_DATASET = "extra-set"
@@ -125,8 +128,14 @@ def _book(root: Path, env: dict[str, str]) -> Build:
 
 
 def _build_pair(folder: Path) -> Path:
-    """Two copies made before anything ran, the first built with its data/raw read-only; facts saved."""
-    env = pair_env(folder / "package")
+    """Two copies made before anything ran, the first built with its data/raw read-only and no fork
+    server (its few notebooks and its build each a fresh process), the second with the suite's fork
+    server (or one of its own when the suite has none); facts saved."""
+    forked_env = pair_env(folder / "package")
+    cold_env = without_named_zygote(forked_env)
+    own = None if forked_env.get(warm.ZYGOTE_ENV) else warm.start_server()
+    if own is not None:
+        forked_env[warm.ZYGOTE_ENV] = str(own.socket)
     first = make_lab_pair_project(folder / "a" / "proj")
     second = folder / "somewhere" / "much" / "deeper" / "proj"
     shutil.copytree(first, second)
@@ -138,12 +147,17 @@ def _build_pair(folder: Path) -> Path:
             (raw / LAB / "probe").write_text("x")
         except OSError as exc:
             write_error = exc.strerror or str(exc)
-        first_build = _book(first, env)
+        first_build = _book(first, cold_env)
+    try:
+        second_build = _book(second, forked_env)
+    finally:
+        if own is not None:
+            own.stop()
     facts = {
         "first": str(first),
         "second": str(second),
         "first_build": first_build.__dict__,
-        "second_build": _book(second, env).__dict__,
+        "second_build": second_build.__dict__,
         "raw_before": raw_before,
         "raw_after": sha256_tree(raw),
         "protection": protection,

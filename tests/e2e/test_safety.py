@@ -24,7 +24,7 @@ import yaml
 
 from iscsi_report.core.digest import code_digest
 from iscsi_report.core.paths import Project
-from iscsi_report.pipeline import batch, cache
+from iscsi_report.pipeline import batch, cache, warm
 from iscsi_report.pipeline.build import STAMP_FILE, input_key
 from iscsi_report.pipeline.params import discover, jobs_for
 
@@ -105,6 +105,20 @@ def _kill_kernel(project: Path) -> None:
     if pid_file.exists():
         with suppress(ProcessLookupError, ValueError):
             os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+def _forked_in(folder: Path) -> list[int]:
+    """PIDs of the suite's fork server's children working in ``folder`` (there: a forked jupyter-book)."""
+    server = warm.hello(Path(os.environ[warm.ZYGOTE_ENV]))["pid"]
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if parent == server and Path(os.readlink(entry / "cwd")) == folder:
+                found.append(int(entry.name))
+        except (OSError, ValueError, IndexError):  # not a process, or gone meanwhile
+            continue
+    return found
 
 
 def _live(project: Path) -> tuple[Path, bytes]:
@@ -226,11 +240,14 @@ def test_build_killed_midway_keeps_site_and_next_run_recovers(clone: Path) -> No
     intro.write_text(intro.read_text() + "\nOne more sentence, so the site must be rebuilt.\n")
     sites = clone / "_build" / "sites"
     existing = set(sites.iterdir())
+    assert os.environ.get(warm.ZYGOTE_ENV), "the suite names a fork server: the build is forked from it"
     proc = _popen(clone, "book", "--jobs", "2")
     _wait_for(lambda: set(sites.iterdir()) - existing or proc.poll() is not None, "the build to start")
+    _wait_for(lambda: _forked_in(clone.resolve()) or proc.poll() is not None, "the forked jupyter-book")
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=WAIT_S)
     assert proc.returncode == -signal.SIGKILL
+    _wait_for(lambda: not _forked_in(clone.resolve()), "the forked build to die with its book")
     assert _live(clone) == before
     assert set(sites.iterdir()) - existing, "the killed build should leave its half-built folder"
     result = cli(clone, "book", "--jobs", "2")

@@ -42,7 +42,7 @@ def make_book(
             return status
         named = discover(project, selected) if selected else None
         chosen = named if named is None or only else with_published(project, named)
-        return build_book(project, force, runs=chosen)
+        return build_book(project, force, runs=chosen, warm_ok=kernels != "cold")
 
 
 def with_published(project: Project, named: list[RunSpec]) -> list[RunSpec]:

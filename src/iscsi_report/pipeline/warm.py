@@ -321,14 +321,16 @@ class Named:
 NAMED = Named()
 
 
-def _request(path: Path, argv: list[str], env: dict[str, str], stdout: IO[Any], cwd: Path) -> Forked:
-    """Ask the zygote at ``path`` to fork a papermill runner; OSError if it cannot."""
+def _request(
+    path: Path, kind: str, argv: list[str], env: dict[str, str], out: tuple[IO[Any], IO[Any]], cwd: Path
+) -> Forked:
+    """Ask the zygote at ``path`` to fork a ``kind`` child writing to ``out`` (stdout, stderr); or OSError."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(str(path))
-        request = {"kind": "papermill", "argv": argv, "env": env, "cwd": str(cwd)}
+        request = {"kind": kind, "argv": argv, "env": env, "cwd": str(cwd)}
         with open(os.devnull, "rb") as stdin:
-            zygote.send_json(sock, request, [stdin.fileno(), stdout.fileno(), stdout.fileno()])
+            zygote.send_json(sock, request, [stdin.fileno(), out[0].fileno(), out[1].fileno()])
         reader = zygote.LineReader(sock)
         doc = reader.read()
         if doc is None:
@@ -340,8 +342,8 @@ def _request(path: Path, argv: list[str], env: dict[str, str], stdout: IO[Any], 
 
 
 def _request_from(path: Path, argv: list[str], env: dict[str, str], stdout: IO[Any], cwd: Path) -> Forked:
-    """:func:`_request`, the env naming the zygote's socket so that the runner's kernel is forked too."""
-    return _request(path, argv, {**env, zygote.SOCKET_ENV: str(path)}, stdout, cwd)
+    """A papermill runner from the zygote at ``path``, the env naming its socket (its kernel forked too)."""
+    return _request(path, "papermill", argv, {**env, zygote.SOCKET_ENV: str(path)}, (stdout, stdout), cwd)
 
 
 def spawn_papermill(args: list[str], env: dict[str, str], stdout: IO[Any], cwd: Path) -> Forked:
@@ -362,3 +364,29 @@ def spawn_papermill(args: list[str], env: dict[str, str], stdout: IO[Any], cwd: 
     except OSError:
         ZYGOTE.stop()  # crashed or wedged: the next call starts a fresh one
         return _request_from(ZYGOTE.socket_path(), argv, env, stdout, cwd)
+
+
+def spawn_build(
+    args: list[str], env: dict[str, str], out: tuple[IO[Any], IO[Any]], cwd: Path
+) -> Forked | None:
+    """``jupyter-book ARGS`` forked from a zygote that already runs, or None (the caller builds cold).
+
+    The zygote named in :data:`ZYGOTE_ENV` if it is fit, else this process's own if its batch started
+    one; never a zygote started only for the build (its start costs more than a cold build), and none
+    when cold kernels are asked for (:data:`COLD_ENV`). ``out``: the child's stdout and stderr.
+    """
+    if cold_by_default():
+        return None
+    argv = ["jupyter-book", *args]
+    named = NAMED.socket(cwd)
+    if named is not None:
+        try:
+            return _request(named, "jupyter-book", argv, env, out, cwd)
+        except OSError as exc:
+            NAMED.refuse(f"a request failed: {exc}")
+    if ZYGOTE.pid() is None:
+        return None
+    try:
+        return _request(ZYGOTE.socket_path(), "jupyter-book", argv, env, out, cwd)
+    except OSError:
+        return None

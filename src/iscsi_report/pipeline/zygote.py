@@ -6,8 +6,9 @@ ipykernel, papermill, ...), but never ``iscsi_report``: it is run by path (``pyt
 fresh from disk. It creates no thread, no zmq context and no event loop before it forks.
 
 For each request on its Unix socket it forks one child: a fresh process, hence a fresh namespace
-that no earlier notebook can have polluted. A request names what the child runs (``papermill`` or
-``kernel``), its argv, environment and working folder, and passes the child's stdin, stdout and
+that no earlier notebook can have polluted. A request names what the child runs (``papermill``,
+``kernel``, or ``jupyter-book``: the site's build, whose stack the zygote imports on the first such
+request), its argv, environment and working folder, and passes the child's stdin, stdout and
 stderr as file descriptors (SCM_RIGHTS). The zygote answers ``{"pid": N}``, then ``{"exit": RC}``
 (RC as ``Popen.returncode``: negative for a signal) when the child ends; meanwhile the requester
 may send ``{"signal": N}`` lines. If the requester's connection closes first, the child is killed;
@@ -111,6 +112,32 @@ PRELOAD = (
     "nbclient",
     "papermill.cli",
     "papermill.execute",
+)
+# What a forked ``jupyter-book build`` finds imported (kind ``jupyter-book``): the book builder's stack,
+# imported by the zygote on its first build request rather than at its start, so that a zygote that
+# only serves notebooks never pays for it. A forked build costs about 1.4 s of CPU against 3.1 s for a
+# fresh process (a five-page copy of the book; BENCHMARKS.md, issue 28).
+BUILD_PRELOAD = (
+    "jupyter_book.cli.main",
+    "jupyter_book.sphinx",
+    "jupyter_book.config",
+    "sphinx.application",
+    "sphinx.builders.html",
+    "sphinx.environment",
+    "myst_nb.sphinx_ext",
+    "myst_parser.sphinx_ext.main",
+    "sphinx_book_theme",
+    "pydata_sphinx_theme",
+    "sphinx_togglebutton",
+    "sphinx_copybutton",
+    "sphinx_design",
+    "sphinx_thebe",
+    "sphinx_comments",
+    "sphinx_external_toc",
+    "sphinx_multitoc_numbering",
+    "sphinx_jupyterbook_latex",
+    "sphinxcontrib.bibtex",
+    "latex2mathml.converter",
 )
 READY = b"ready\n"  # the zygote's one line on stdout once it listens
 LISTEN_BACKLOG = 64
@@ -222,6 +249,15 @@ def preload() -> None:
         raise RuntimeError(f"the zygote must not import the project, yet imported {leaked[:3]}")
 
 
+def preload_build() -> None:
+    """Import the book builder's stack once (outside the kernel-like context: a build is no kernel)."""
+    for name in BUILD_PRELOAD:
+        importlib.import_module(name)
+    leaked = sorted(m for m in sys.modules if m == "iscsi_report" or m.startswith("iscsi_report."))
+    if leaked:
+        raise RuntimeError(f"the zygote must not import the project, yet imported {leaked[:3]}")
+
+
 def warm_validator() -> None:
     """Compile nbformat's notebook schema validator once, so no forked papermill compiles its own.
 
@@ -291,7 +327,7 @@ def _reseed() -> None:
 
 
 def _run(kind: str, argv: list[str]) -> int:
-    """Run the child's work in this process: papermill's command line, or an ipykernel."""
+    """Run the child's work in this process: papermill's or jupyter-book's command line, or an ipykernel."""
     sys.argv = argv
     if kind == "papermill":
         runpy.run_path(str(ENGINE_FILE))["register"]()  # by path: the zygote itself stays free of the project
@@ -305,6 +341,11 @@ def _run(kind: str, argv: list[str]) -> int:
         # ipykernel reads this from the env at import (in the zygote): give the value a cold kernel reads.
         parent = int(os.environ.get("JPY_PARENT_PID") or 0)
         kernelapp.IPKernelApp.launch_instance(parent_handle=parent)
+        return 0
+    if kind == "jupyter-book":
+        from jupyter_book.cli.main import main as jupyter_book  # type: ignore[import-untyped]
+
+        jupyter_book(args=argv[1:], prog_name="jupyter-book")  # exits through SystemExit
         return 0
     raise ValueError(f"unknown kind {kind!r}")
 
@@ -367,6 +408,7 @@ class Server:
         self.selector.register(self.wake_r, selectors.EVENT_READ, "reap")
         self.selector.register(sys.stdin.fileno(), selectors.EVENT_READ, "parent")
         self.conns: dict[int, tuple[socket.socket, LineReader]] = {}  # pid -> its requester
+        self.builds_preloaded = False  # BUILD_PRELOAD imported (on the first build request)
 
     def serve(self) -> None:
         """Until the parent closes stdin: handle each ready source in turn."""
@@ -406,6 +448,8 @@ class Server:
                 os.close(fd)
             conn.close()
             return
+        if request.get("kind") == "jupyter-book":
+            self._preload_build()
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
         zygote_pid = os.getpid()
@@ -419,6 +463,18 @@ class Server:
         self.selector.register(conn, selectors.EVENT_READ, pid)
         with contextlib.suppress(OSError):
             send_json(conn, {"pid": pid})
+
+    def _preload_build(self) -> None:
+        """Import the builder's stack before the first build's fork (a failure is logged; the child
+        then imports it itself and reports the error on its own stderr)."""
+        if self.builds_preloaded:
+            return
+        self.builds_preloaded = True
+        try:
+            preload_build()
+        except Exception:  # the zygote still serves notebooks
+            traceback.print_exc()
+        self.about = about(self.base)
 
     def _from_requester(self, pid: int) -> None:
         """A signal to relay, or the requester gone (then its child is killed)."""
