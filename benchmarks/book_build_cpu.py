@@ -12,6 +12,12 @@ under cProfile, into ``OUT``; the profile goes to ``PROF``.
 ``parent ROOT``: the CPU seconds of the build's own steps before jupyter-book (toc, checks, input key,
 provenance pages) in this process, imports excluded, the same calls as ``build_book`` makes.
 
+``forked ROOT PAIRS``: ``build --force`` on an executed copy, alternating a build with no fork server
+(a fresh jupyter-book process) and one whose jupyter-book is forked from a server this script starts
+and names; each build's CPU is the command's own and its children's plus what the server's children
+used meanwhile (from the server's ``cutime``/``cstime``). The server's first build, which imports the
+builder's stack into it, is run and reported first. After each pair the two sites are compared.
+
 The parent's share, profiled: ``PYTHONPATH=src python -m cProfile -o out.prof -m iscsi_report.cli --root DEST
 build --force`` (or ``book --jobs 1`` on an executed copy).
 """
@@ -19,6 +25,7 @@ build --force`` (or ``book --jobs 1`` on an executed copy).
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -110,8 +117,47 @@ def parent(root: Path) -> None:
     print(f"parent steps: {time.process_time() - started:.2f} s of CPU")
 
 
+def _children_cpu_s(pid: int) -> float:
+    """CPU seconds of the reaped children of process ``pid`` (its ``cutime`` plus ``cstime``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
+def _build_cpu_s(root: Path, env: dict[str, str], server_pid: int) -> tuple[float, float, str]:
+    """(wall s, CPU s, the site folder) of one ``build --force`` of ``root`` in ``env``."""
+    import time
+
+    before, server_before, started = os.times(), _children_cpu_s(server_pid), time.monotonic()
+    cmd = [sys.executable, "-m", "iscsi_report.cli", "--root", str(root), "build", "--force"]
+    done = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True)
+    wall, after = time.monotonic() - started, os.times()
+    own = after.children_user + after.children_system - before.children_user - before.children_system
+    site = (root / "_build" / "html").resolve()
+    forked_note = "forked" if "forked from the warm pool" in done.stdout else "cold"
+    return wall, own + _children_cpu_s(server_pid) - server_before, f"{forked_note} {site}"
+
+
+def forked(root: Path, pairs: int) -> None:
+    """Print the wall and CPU seconds of cold against forked ``build --force`` of ``root``, paired."""
+    from iscsi_report.pipeline import warm
+
+    served = warm.start_server()
+    try:
+        named = {**os.environ, warm.ZYGOTE_ENV: str(served.socket)}
+        cold = {k: v for k, v in os.environ.items() if k != warm.ZYGOTE_ENV}
+        wall, cpu, _ = _build_cpu_s(root, named, served.pid)
+        print(f"first forked build (the server imports the builder's stack): {wall:.2f} s, {cpu:.2f} s CPU")
+        for pair in range(pairs):
+            runs = [_build_cpu_s(root, env, served.pid) for env in (cold, named)]
+            said = [f"{note.split()[0]} {w:.2f} s, {c:.2f} s CPU" for w, c, note in runs]
+            same = compare(Path(runs[0][2].split()[1]), Path(runs[1][2].split()[1])) == 0
+            print(f"pair {pair + 1}: {'; '.join(said)}; same bytes: {same}")
+    finally:
+        served.stop()
+
+
 def main(argv: list[str]) -> int:
-    """``setup DEST``, ``compare A B``, ``sphinx ROOT OUT PROF`` or ``parent ROOT``."""
+    """``setup DEST``, ``compare A B``, ``sphinx ROOT OUT PROF``, ``parent ROOT`` or ``forked ROOT PAIRS``."""
     if argv[:1] == ["setup"] and len(argv) == 2:
         setup(Path(argv[1]))
         return 0
@@ -120,6 +166,9 @@ def main(argv: list[str]) -> int:
         return 0
     if argv[:1] == ["parent"] and len(argv) == 2:
         parent(Path(argv[1]))
+        return 0
+    if argv[:1] == ["forked"] and len(argv) == 3:
+        forked(Path(argv[1]), int(argv[2]))
         return 0
     if argv[:1] == ["compare"] and len(argv) == 3:
         return compare(Path(argv[1]), Path(argv[2]))
