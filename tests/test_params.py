@@ -119,3 +119,21 @@ def test_parameter_cell_is_read_again_when_its_bytes_change(tmp_path: Path) -> N
     _notebook(path, PARAMS_CELL, tag="other")
     with pytest.raises(ParamsError, match="found 0"):
         parameters_cell(path)
+
+
+def test_planning_the_batch_imports_no_pandas(project_root: Path) -> None:
+    # a `run` whose chapters are all cached only plans: without pandas it takes about 0.6 s, not 1.2 s
+    # (issue 28; the test suite alone starts some thirty such processes)
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from iscsi_report.core.paths import Project\n"
+        "from iscsi_report.pipeline import batch\n"
+        f"jobs = batch.plan(Project.at({str(project_root)!r}), None)\n"
+        "print(len(jobs), 'pandas' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    planned, pandas_loaded = out.stdout.split()
+    assert int(planned) > 10 and pandas_loaded == "False"

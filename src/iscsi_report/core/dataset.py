@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import pandas as pd
 import yaml
 from pydantic import (
     BaseModel,
@@ -33,6 +32,7 @@ from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest.textio import sha256_file
 
 if TYPE_CHECKING:
+    import pandas as pd
     from pydantic_core import ErrorDetails
 
 MANIFEST = "manifest.yaml"
@@ -374,6 +374,8 @@ class Dataset:
 
     def frame(self) -> pd.DataFrame:
         """One row per file: rel, tool, side, sha256 and each label as a column."""
+        import pandas as pd  # here, not at the top: the batch's planning reads manifests without pandas
+
         return pd.DataFrame(
             [
                 {"file": f.rel, "tool": f.tool, "side": f.side, "sha256": f.sha256, **f.labels}
