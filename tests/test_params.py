@@ -137,3 +137,15 @@ def test_planning_the_batch_imports_no_pandas(project_root: Path) -> None:
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     planned, pandas_loaded = out.stdout.split()
     assert int(planned) > 10 and pandas_loaded == "False"
+
+
+def test_the_book_and_build_modules_load_no_pandas() -> None:
+    # the provenance pages import the parsers (and with them pandas) only for a file whose tool is not
+    # cached yet: a rebuild of an unchanged dataset loads none of them
+    import subprocess
+    import sys
+
+    probe = "import sys\nimport iscsi_report.pipeline.book, iscsi_report.cli.build\n"
+    probe += "print('pandas' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -42,7 +42,6 @@ from iscsi_report.core.digest import code_digest
 from iscsi_report.core.errors import ReportError
 from iscsi_report.core.ingest.detect import detect_tool, tool_module
 from iscsi_report.core.ingest.textio import decode_text, read_checked, sha256_file
-from iscsi_report.core.measurements import kept_parse
 from iscsi_report.core.paths import Project
 from iscsi_report.pipeline import cache
 from iscsi_report.pipeline.cache import PLACE_PARAMETERS
@@ -162,6 +161,8 @@ def tool_info(path: Path, manifest_tool: str) -> ToolInfo:
     tool, detected_format = found
     if tool != manifest_tool:
         raise ReportError(f"{path}: the content is {tool} output but the manifest says {manifest_tool}")
+    from iscsi_report.core.measurements import kept_parse  # here: cached tools need no parser
+
     module = tool_module(tool)
     assert module is not None  # detect_tool names only tools whose parser module exists
     # the parse the chapters' processes kept for these bytes, if any (Measurements keeps it so)
