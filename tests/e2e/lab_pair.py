@@ -1,7 +1,7 @@
 """Two copies of one small lab project at different paths, each built from scratch once per test run.
 
-``test_reproducible_site.py`` compares the two sites byte for byte: the first copy is built by fresh
-processes only, the second with its jupyter-book forked from a warm fork server, so the comparison
+``test_reproducible_site.py`` compares the two sites byte for byte: the first copy's site is built by
+a fresh jupyter-book process, the second's by one forked from a warm fork server, so the comparison
 also holds the forked build to the cold one (issue 28). ``test_safety.py`` checks that
 the first build ran with its ``data/raw`` read-only and left it unchanged, and that the two copies
 wrote byte-identical tables. Both read the same pair (``projects.build_once``: one build for all
@@ -127,10 +127,19 @@ def _book(root: Path, env: dict[str, str]) -> Build:
     return Build(done.returncode, done.stdout, done.stderr)
 
 
+def _run_then_build(root: Path, run_env: dict[str, str], build_env: dict[str, str]) -> Build:
+    """``run --jobs 2`` in ``run_env``, then ``build`` in ``build_env``: what ``book`` does, in two steps."""
+    ran = cli(root, "run", "--jobs", "2", env=run_env, timeout=BUILD_TIMEOUT_S)
+    if ran.returncode != 0:
+        return Build(ran.returncode, ran.stdout, ran.stderr)
+    built = cli(root, "build", env=build_env, timeout=BUILD_TIMEOUT_S)
+    return Build(built.returncode, ran.stdout + built.stdout, ran.stderr + built.stderr)
+
+
 def _build_pair(folder: Path) -> Path:
-    """Two copies made before anything ran, the first built with its data/raw read-only and no fork
-    server (its few notebooks and its build each a fresh process), the second with the suite's fork
-    server (or one of its own when the suite has none); facts saved."""
+    """Two copies made before anything ran, the first built with its data/raw read-only by a fresh
+    jupyter-book process (its notebooks forked, then ``build`` with no fork server named), the second
+    wholly with the suite's fork server (or one of its own when the suite has none); facts saved."""
     forked_env = pair_env(folder / "package")
     cold_env = without_named_zygote(forked_env)
     own = None if forked_env.get(warm.ZYGOTE_ENV) else warm.start_server()
@@ -142,13 +151,13 @@ def _build_pair(folder: Path) -> Path:
     raw = first / "data" / "raw"
     raw_before = sha256_tree(raw)
     write_error = ""
-    with read_only(raw) as protection:
-        try:
-            (raw / LAB / "probe").write_text("x")
-        except OSError as exc:
-            write_error = exc.strerror or str(exc)
-        first_build = _book(first, cold_env)
     try:
+        with read_only(raw) as protection:
+            try:
+                (raw / LAB / "probe").write_text("x")
+            except OSError as exc:
+                write_error = exc.strerror or str(exc)
+            first_build = _run_then_build(first, forked_env, cold_env)
         second_build = _book(second, forked_env)
     finally:
         if own is not None:

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,27 +83,41 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
     proc.wait(timeout=WAIT_S)
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
+@contextmanager
+def _running_cluster(folder: Path) -> Iterator[Cluster]:
     """``dask scheduler`` and two single-thread ``dask worker`` processes, loopback only, no nanny."""
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
-    logs = tmp_path / "dask-logs"
+    logs = folder / "dask-logs"
     logs.mkdir()
-    env = without_named_zygote(copy_package(tmp_path / "code"))  # each worker keeps its own fork server
+    env = without_named_zygote(copy_package(folder / "code"))  # each worker keeps its own fork server
     procs: list[subprocess.Popen[bytes]] = []
     try:
         scheduler_args = ["scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"]
         procs.append(_start([str(DASK), *scheduler_args], logs / "scheduler.log", env))
         for i in range(2):
             worker = [str(DASK), "worker", address, "--host", "127.0.0.1", "--no-nanny", "--nthreads", "1"]
-            worker += ["--no-dashboard", "--name", f"w{i}", "--local-directory", str(tmp_path / f"w{i}")]
+            worker += ["--no-dashboard", "--name", f"w{i}", "--local-directory", str(folder / f"w{i}")]
             procs.append(_start(worker, logs / f"worker{i}.log", env))
         _wait_for_workers(address, 2)
         yield Cluster(address, env, procs[0], procs[1:])
     finally:
         for proc in reversed(procs):
             _stop(proc)
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    """A cluster of this test's own, for a test that kills one of its workers."""
+    with _running_cluster(tmp_path) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def shared_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """One cluster for the tests that leave it as they found it (each worker's fork server kept warm)."""
+    with _running_cluster(tmp_path_factory.mktemp("cluster")) as running:
+        yield running
 
 
 def _project(dest: Path, notebook: str, code: str) -> Path:
@@ -185,7 +199,8 @@ def test_worker_killed_mid_notebook_is_retried_and_results_match_a_local_run(
     assert again.stdout.count("cached") == len(RUNS)
 
 
-def test_failing_notebook_names_run_cell_and_worker(cluster: Cluster, tmp_path: Path) -> None:
+def test_failing_notebook_names_run_cell_and_worker(shared_cluster: Cluster, tmp_path: Path) -> None:
+    cluster = shared_cluster
     project = make_project(tmp_path / "p", runs={"bad": (LAB, ["boom"])})
     add_notebook(project, "boom", "x = 1\nx / 0")
     result = cli(project, "run", "--scheduler", cluster.address, env=cluster.env)
@@ -209,8 +224,9 @@ def test_unreachable_scheduler_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_book_through_the_scheduler_builds_the_site(
-    cluster: Cluster, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+    shared_cluster: Cluster, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
+    cluster = shared_cluster
     project = make_study_project(tmp_path / "book")  # the real book pages, params and datasets
     with_tool_cache(tmp_path_factory, project)  # the bundled datasets' tools named, as after a first build
     result = cli(project, "book", LAB, "--scheduler", cluster.address, env=cluster.env)

@@ -1,9 +1,9 @@
 """The published site: byte-identical for identical inputs, free of the building machine's paths, and
 holding only what the current runs use (no unused dataset, nothing of a deleted run).
 
-Two copies of one project, at different paths, are built from scratch, the first by fresh processes
-and the second by a jupyter-book forked from the warm pool; every file of the two sites must have the
-same bytes. Then a run is deleted and the book rebuilt: its tables and its dataset
+Two copies of one project, at different paths, are built from scratch, the first by a fresh
+jupyter-book process and the second by one forked from the warm pool; every file of the two sites
+must have the same bytes. Then a run is deleted and the book rebuilt: its tables and its dataset
 are no longer downloadable.
 """
 
@@ -46,7 +46,7 @@ def test_two_builds_of_the_same_inputs_are_byte_identical(
     built: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     pair = lab_pair(tmp_path_factory)  # the builds behind ``built``: the first cold, the second forked
-    assert FORKED_NOTE not in pair.first_build.stdout, "the first copy must be built by a fresh process"
+    assert FORKED_NOTE not in pair.first_build.stdout, "the first copy must be built by a fresh jupyter-book"
     assert FORKED_NOTE in pair.second_build.stdout, "the second copy must be built by a forked jupyter-book"
     first, second = (_site_files(r) for r in built)
     assert sorted(first) == sorted(second)
