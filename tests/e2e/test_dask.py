@@ -21,6 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from iscsi_report.pipeline import warm
+from iscsi_report.pipeline.build import FORKED_NOTE
+
 from .projects import (
     LAB,
     add_notebook,
@@ -229,11 +232,15 @@ def test_book_through_the_scheduler_builds_the_site(
     cluster = shared_cluster
     project = make_study_project(tmp_path / "book")  # the real book pages, params and datasets
     with_tool_cache(tmp_path_factory, project)  # the bundled datasets' tools named, as after a first build
-    result = cli(project, "book", LAB, "--scheduler", cluster.address, env=cluster.env)
+    # the submitting side builds the site: forked from the suite's fork server, if it names one (the
+    # workers never see it: each job's environment is its worker's)
+    named = {warm.ZYGOTE_ENV: os.environ[warm.ZYGOTE_ENV]} if os.environ.get(warm.ZYGOTE_ENV) else {}
+    result = cli(project, "book", LAB, "--scheduler", cluster.address, env={**cluster.env, **named})
     assert result.returncode == 0, result.stdout + result.stderr
     chapters = [p.stem for p in sorted((project / "book" / "runs" / LAB).glob("*.ipynb"))]
     assert chapters and all(f"{LAB:24} {nb:18}" in result.stdout for nb in chapters)
     assert "on Dask worker" not in result.stdout  # no job failed
+    assert (FORKED_NOTE in result.stdout) == bool(named)
     site = project / "_build" / "html"
     assert (site / "index.html").is_file()
     for nb in chapters:  # each page built, its tables came back from the workers and are linked
