@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import jupytext
 import nbformat
@@ -10,6 +15,7 @@ import pytest
 import yaml
 
 from iscsi_report.core.errors import ParamsError
+from iscsi_report.core.keep import PARSE_CACHE_ENV
 from iscsi_report.core.paths import Project
 from iscsi_report.pipeline.params import jobs_for, load_run, parameters_cell
 
@@ -124,9 +130,6 @@ def test_parameter_cell_is_read_again_when_its_bytes_change(tmp_path: Path) -> N
 def test_planning_the_batch_imports_no_pandas(project_root: Path) -> None:
     # a `run` whose chapters are all cached only plans: without pandas it takes about 0.6 s, not 1.2 s
     # (issue 28; the test suite alone starts some thirty such processes)
-    import subprocess
-    import sys
-
     probe = (
         "import sys\n"
         "from iscsi_report.core.paths import Project\n"
@@ -142,10 +145,34 @@ def test_planning_the_batch_imports_no_pandas(project_root: Path) -> None:
 def test_the_book_and_build_modules_load_no_pandas() -> None:
     # the provenance pages import the parsers (and with them pandas) only for a file whose tool is not
     # cached yet: a rebuild of an unchanged dataset loads none of them
-    import subprocess
-    import sys
-
     probe = "import sys\nimport iscsi_report.pipeline.book, iscsi_report.cli.build\n"
     probe += "print('pandas' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_parameter_cell_kept_by_one_process_is_read_by_the_next_without_jupytext(tmp_path: Path) -> None:
+    # the cell is kept by the notebook's bytes: the same bytes are not read again (jupytext is about
+    # 0.3 s of each `run`), and an edited notebook is read afresh
+    notebook = tmp_path / "chap.md"
+    _notebook(notebook)
+    probe = (
+        "import json, sys\nfrom pathlib import Path\n"
+        "from iscsi_report.pipeline.params import parameters_cell\n"
+        f"cell = parameters_cell(Path({str(notebook)!r}))\n"
+        "print(json.dumps([cell, 'jupytext' in sys.modules]))"
+    )
+    env = {**os.environ, PARSE_CACHE_ENV: str(tmp_path / "kept")}
+
+    def read() -> list[Any]:
+        out = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env
+        )
+        seen: list[Any] = json.loads(out.stdout)
+        return seen
+
+    first, again = read(), read()
+    assert first == [parameters_cell(notebook), True] and again == [first[0], False]
+    _notebook(notebook, PARAMS_CELL.replace("bins = 20", "bins = 30"))
+    edited = read()
+    assert edited[0]["bins"] == 30 and edited[1] is True
