@@ -43,6 +43,7 @@ HAND_WRITTEN_TOC_HEADER = (
 FAILED_LOG = "last-failed-build.log"
 MAX_ERROR_LINES = 30
 ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+FORKED_NOTE = " (jupyter-book forked from the warm pool)"  # what `book` says after a forked build
 # Sphinx warnings/errors ("file.md:3: WARNING: ...") and Python exceptions ("OSError: [Errno 28] ...").
 ERROR_LINE_RE = re.compile(r"\b(WARNING|ERROR|CRITICAL|SEVERE)\b|^\w*(Error|Exception): \S")
 
@@ -249,9 +250,6 @@ def _text(stream: IO[bytes]) -> str:
     """What a child wrote into ``stream`` (a temporary file), as text."""
     stream.seek(0)
     return stream.read().decode("utf-8", errors="replace")
-
-
-FORKED_NOTE = " (jupyter-book forked from the warm pool)"  # what `book` says after a forked build
 
 
 def run_jupyter_book(

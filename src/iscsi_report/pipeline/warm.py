@@ -12,6 +12,9 @@ this process starts and stops none. A named zygote that cannot be reached, or th
 notebook what a fresh process would (another interpreter or start-time environment, a preloaded module
 that this PYTHONPATH would shadow), is said once on stderr and left alone: the process runs as if
 none were named.
+
+:func:`spawn_build` forks the site's jupyter-book build from a zygote that already runs (named, or
+this process's own), never from one started for it.
 """
 
 from __future__ import annotations
