@@ -193,6 +193,14 @@ def executed_study_to_book(tmp_path_factory: pytest.TempPathFactory, dest: Path)
     return with_tool_cache(tmp_path_factory, root), stdout
 
 
+def parent_pid(pid: int) -> int:
+    """The parent PID of process ``pid`` (0 if it has gone)."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def without_named_zygote(env: dict[str, str] | None = None) -> dict[str, str]:
     """``env`` (default: this process's) without the suite's shared fork server (``warm.ZYGOTE_ENV``).
 

@@ -31,6 +31,7 @@ from .projects import (
     copy_package,
     make_project,
     make_study_project,
+    parent_pid,
     with_tool_cache,
     without_named_zygote,
 )
@@ -129,19 +130,11 @@ def _project(dest: Path, notebook: str, code: str) -> Path:
     return project
 
 
-def _parent(pid: int) -> int:
-    """The parent PID of ``pid`` (0 if it has gone)."""
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return 0
-
-
 def _running_on(project: Path, worker_pid: int) -> bool:
     """True once a notebook is running under ``worker_pid`` (kernel -> papermill -> worker)."""
     busy = project / "busy"
     marks = list(busy.iterdir()) if busy.is_dir() else []
-    return any(_parent(int(m.read_text() or 0)) == worker_pid for m in marks)
+    return any(parent_pid(int(m.read_text() or 0)) == worker_pid for m in marks)
 
 
 def _digests(project: Path, folder: str) -> dict[str, str]:

@@ -29,7 +29,7 @@ from iscsi_report.pipeline.build import STAMP_FILE, input_key
 from iscsi_report.pipeline.params import discover, jobs_for
 
 from .lab_pair import LabPair, lab_pair
-from .projects import LAB, ROOT, add_notebook, cli, make_project
+from .projects import LAB, ROOT, add_notebook, cli, make_project, parent_pid
 
 pytestmark = [pytest.mark.e2e]
 
@@ -112,12 +112,11 @@ def _forked_in(folder: Path) -> list[int]:
     server = warm.hello(Path(os.environ[warm.ZYGOTE_ENV]))["pid"]
     found = []
     for entry in Path("/proc").iterdir():
-        try:
-            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            if parent == server and Path(os.readlink(entry / "cwd")) == folder:
-                found.append(int(entry.name))
-        except (OSError, ValueError, IndexError):  # not a process, or gone meanwhile
+        if not entry.name.isdigit() or parent_pid(int(entry.name)) != server:
             continue
+        with suppress(OSError):  # gone meanwhile
+            if Path(os.readlink(entry / "cwd")) == folder:
+                found.append(int(entry.name))
     return found
 
 

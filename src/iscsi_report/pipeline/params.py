@@ -370,35 +370,37 @@ def jobs_for(project: Project, spec: RunSpec) -> list[NotebookJob]:
         raise ParamsError(f"{spec.path}: key 'dataset': no manifest at {raw / 'manifest.yaml'}")
     if spec.dataset:
         _check_dataset(project, spec, raw)
-    jobs = []
-    for name, overrides in spec.notebooks.items():
-        source = project.notebook(name)
-        if not source.is_file():
-            raise ParamsError(f"{spec.path}: notebooks: {name!r}: no notebook {source}")
-        with parse_cache(project):
-            defaults = parameters_cell(source)
-        for key, value in overrides.items():
-            if key in INJECTED:
-                raise ParamsError(f"{spec.path}: notebooks.{name}.{key}: set by the runner, not here")
-            if key not in defaults:
-                raise ParamsError(
-                    f"{spec.path}: notebooks.{name}.{key}: unknown parameter "
-                    f"(the notebook declares: {', '.join(sorted(defaults))})"
-                )
-            if not _type_ok(defaults[key], value):
-                raise ParamsError(
-                    f"{spec.path}: notebooks.{name}.{key}: expected "
-                    f"{type(defaults[key]).__name__}, got {type(value).__name__} {value!r}"
-                )
-            _check_value(spec.path, f"notebooks.{name}.{key}", key, value, defaults[key])
-        params = {
-            **overrides,
-            "run_name": spec.name,
-            "dataset": spec.dataset,
-            "project_root": str(project.root),
-        }
-        jobs.append(NotebookJob(spec.name, name, source, params, spec.timeout_s))
-    return jobs
+    with parse_cache(project):  # parameter cells kept where the chapters' kernels keep parses
+        return [_job(project, spec, name, overrides) for name, overrides in spec.notebooks.items()]
+
+
+def _job(project: Project, spec: RunSpec, name: str, overrides: dict[str, Any]) -> NotebookJob:
+    """One notebook's job, its overrides checked against its parameter cell."""
+    source = project.notebook(name)
+    if not source.is_file():
+        raise ParamsError(f"{spec.path}: notebooks: {name!r}: no notebook {source}")
+    defaults = parameters_cell(source)
+    for key, value in overrides.items():
+        if key in INJECTED:
+            raise ParamsError(f"{spec.path}: notebooks.{name}.{key}: set by the runner, not here")
+        if key not in defaults:
+            raise ParamsError(
+                f"{spec.path}: notebooks.{name}.{key}: unknown parameter "
+                f"(the notebook declares: {', '.join(sorted(defaults))})"
+            )
+        if not _type_ok(defaults[key], value):
+            raise ParamsError(
+                f"{spec.path}: notebooks.{name}.{key}: expected "
+                f"{type(defaults[key]).__name__}, got {type(value).__name__} {value!r}"
+            )
+        _check_value(spec.path, f"notebooks.{name}.{key}", key, value, defaults[key])
+    params = {
+        **overrides,
+        "run_name": spec.name,
+        "dataset": spec.dataset,
+        "project_root": str(project.root),
+    }
+    return NotebookJob(spec.name, name, source, params, spec.timeout_s)
 
 
 def discover(project: Project, selected: list[str] | None = None) -> list[RunSpec]:

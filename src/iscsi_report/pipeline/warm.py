@@ -150,6 +150,15 @@ class Zygote:
         """The running zygote's process id (None if none runs)."""
         return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
 
+    def running_socket(self) -> Path | None:
+        """The socket of the zygote this process runs for today's PYTHONPATH, else None; never starts one."""
+        with self._lock:
+            alive = self._proc is not None and self._proc.poll() is None and self._dir is not None
+            if not alive or self._pythonpath != os.environ.get("PYTHONPATH", ""):
+                return None
+            assert self._dir is not None
+            return self._dir / SOCKET_NAME
+
 
 def _private_folder() -> Path:
     """A new private folder for a zygote's socket and log (short: a socket path is < 108 bytes)."""
@@ -387,9 +396,10 @@ def spawn_build(
             return _request(named, "jupyter-book", argv, env, out, cwd)
         except OSError as exc:
             NAMED.refuse(f"a request failed: {exc}")
-    if ZYGOTE.pid() is None:
+    own = ZYGOTE.running_socket()
+    if own is None:
         return None
     try:
-        return _request(ZYGOTE.socket_path(), "jupyter-book", argv, env, out, cwd)
+        return _request(own, "jupyter-book", argv, env, out, cwd)
     except OSError:
         return None

@@ -244,15 +244,18 @@ def preload() -> None:
         for name in PRELOAD:
             importlib.import_module(name)
     warm_validator()
-    leaked = sorted(m for m in sys.modules if m == "iscsi_report" or m.startswith("iscsi_report."))
-    if leaked:
-        raise RuntimeError(f"the zygote must not import the project, yet imported {leaked[:3]}")
+    _refuse_the_project()
 
 
 def preload_build() -> None:
     """Import the book builder's stack once (outside the kernel-like context: a build is no kernel)."""
     for name in BUILD_PRELOAD:
         importlib.import_module(name)
+    _refuse_the_project()
+
+
+def _refuse_the_project() -> None:
+    """RuntimeError if a preload imported the project's own package (a child must import it fresh)."""
     leaked = sorted(m for m in sys.modules if m == "iscsi_report" or m.startswith("iscsi_report."))
     if leaked:
         raise RuntimeError(f"the zygote must not import the project, yet imported {leaked[:3]}")
