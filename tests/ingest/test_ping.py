@@ -7,14 +7,11 @@ with a plain regex here), never from the parser's output.
 from __future__ import annotations
 
 import gzip
-import json
 import lzma
 import math
 import re
 import shutil
 import subprocess
-import sys
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -376,33 +373,3 @@ def test_of_two_replies_from_other_hosts_the_first_in_the_file_is_named() -> Non
     with pytest.raises(IngestError, match=re.escape("'10.0.0.3'")) as err:
         ping.parse_text("".join(lines), "p.txt")
     assert err.value.line == 51
-
-
-# -- a large log scanned by two processes (summarize on two cores) ----------------------------
-
-_SPLIT_CHECK = Path(__file__).with_name("split_scan_check.py")
-
-
-@pytest.mark.parametrize("child_fails", [False, True], ids=["child-sends", "child-fails"])
-def test_two_process_scan_gives_what_one_process_gives(child_fails: bool) -> None:
-    """Every fixture and seeded mutations of it, with blocks and the split on every kind of line; a
-    forked child that fails leaves its half to the parent. In a fresh process: a fork needs one thread."""
-    argv = [sys.executable, str(_SPLIT_CHECK), *(["--child-fails"] if child_fails else [])]
-    done = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=300)
-    tally = json.loads(done.stdout)
-    assert tally["mismatches"] == []
-    assert tally["forked"] >= tally["compared"] // 4, "most long texts were scanned by two processes"
-
-
-def test_a_scan_in_a_process_with_threads_does_not_fork() -> None:
-    """A kernel or a test worker has threads: forking would copy their locks, so it scans alone."""
-    started = threading.Event()
-    stop = threading.Event()
-    helper = threading.Thread(target=lambda: (started.set(), stop.wait()))
-    helper.start()
-    started.wait()
-    try:
-        assert ping._fork_scan("a\nb\n", 2, (0, 1, np.uint64(0), np.uint64(0))) is None
-    finally:
-        stop.set()
-        helper.join()

@@ -22,9 +22,6 @@ EXIT_BAD_INPUT = 2
 # Summaries do no linear algebra: one BLAS thread spares OpenBLAS starting (and spinning) a
 # worker per core when numpy is imported, which costs CPU time on a busy machine.
 BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
-# A large ping log is scanned by this many processes when as many cores are free to this one:
-# half of the text each (core.ingest.ping._scan), the same result sooner.
-SCAN_PROCESSES = 2
 # Terminal control characters (C0 but tab, DEL, C1) a raw file or its name may carry: shown
 # escaped, so a file cannot move the cursor, recolour or retitle the user's terminal.
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -35,11 +32,8 @@ def escape_control(text: str) -> str:
     return _CONTROL_RE.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
 
 
-def summarize_path(path: str | Path, tool: str = "auto", processes: int = 1) -> dict[str, Any]:
-    """Summarize one raw file: {'path', 'tool', 'format', ...tool keys}; IngestError if unreadable.
-
-    processes: how many processes may scan a large ping log (the other tools' parsers take one).
-    """
+def summarize_path(path: str | Path, tool: str = "auto") -> dict[str, Any]:
+    """Summarize one raw file: {'path', 'tool', 'format', ...tool keys}; IngestError if unreadable."""
     path = str(path)
     text = None
     if tool == "auto":
@@ -55,8 +49,7 @@ def summarize_path(path: str | Path, tool: str = "auto", processes: int = 1) -> 
     if module is None:
         raise IngestError(path, f"no parser for tool {tool!r} is installed")
     if text is not None and hasattr(module, "parse_text"):
-        # the file was already read for detection
-        result = module.parse_text(text, path, **({"processes": processes} if tool == "ping" else {}))
+        result = module.parse_text(text, path)  # the file was already read for detection
     else:
         result = module.parse(path)
     body = module.summary(result)
@@ -115,10 +108,9 @@ def run(args: argparse.Namespace) -> int:
         os.environ.setdefault(BLAS_THREADS_ENV, "1")
     status = EXIT_OK
     out = sys.stdout
-    processes = min(SCAN_PROCESSES, len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else 1
     for path in args.paths:
         try:
-            summary = summarize_path(path, args.tool, processes)
+            summary = summarize_path(path, args.tool)
         except IngestError as exc:
             print(escape_control(str(exc)), file=sys.stderr)  # one line: newlines are escaped too
             status = EXIT_BAD_INPUT

@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 import math
-import os
-import pickle
 import re
-import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -26,7 +23,7 @@ from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest.textio import read_text
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
 
     import pandas as pd
 
@@ -38,7 +35,6 @@ _SEPARATORS = (ord(":"), ord(","))  # "from HOST: icmp_seq" (iputils) or "from H
 _WORD_BYTES = 8  # tokens and literals are read as little-endian uint64 words (SWAR)
 _BLOCK_BYTES = 1 << 20  # the text is scanned in blocks of whole lines: temporaries stay in cache
 _PAD = 32  # NUL bytes around each block: every fixed-width read of a candidate line stays inside
-_SPLIT_MIN_BYTES = 8 << 20  # a text this large is worth a forked second scanner (a fork costs ms)
 _MIN_REPLY_BYTES = len("1 bytes from a: seq=1 time=1 ms")
 _TIMESTAMP_WIDTH = 24  # "[1595037214.261953]" epoch seconds with microseconds
 _MAX_MANTISSA_DIGITS = 18  # an int64 mantissa cannot overflow
@@ -204,17 +200,17 @@ def _words_at(words: np.ndarray, pos: np.ndarray) -> np.ndarray:
     return picked
 
 
-def _blocks(data: str | bytes, start: int, stop: int) -> Iterator[tuple[int, int]]:
-    """(start, end) ranges of about _BLOCK_BYTES each, made of whole lines, from start to stop
-    (each a line's start, or the text's end)."""
+def _blocks(data: str | bytes) -> Iterator[tuple[int, int]]:
+    """(start, end) ranges of about _BLOCK_BYTES each, made of whole lines."""
     newline = "\n" if isinstance(data, str) else b"\n"
-    while start < stop:
-        end = stop
-        if start + _BLOCK_BYTES < stop:
+    start = 0
+    while start < len(data):
+        end = len(data)
+        if start + _BLOCK_BYTES < len(data):
             # the arg-type ignores below: newline is str when data is str and bytes when it is bytes
             end = data.rfind(newline, start, start + _BLOCK_BYTES) + 1  # type: ignore[arg-type]
             if end <= start:  # a line longer than a block: take it whole
-                end = data.find(newline, start + _BLOCK_BYTES) + 1 or stop  # type: ignore[arg-type]
+                end = data.find(newline, start + _BLOCK_BYTES) + 1 or len(data)  # type: ignore[arg-type]
         yield start, end
         start = end
 
@@ -509,134 +505,41 @@ class _Scan:
     other_sources: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
 
 
-_Source = tuple[int, int, np.uint64, np.uint64]  # a taken reply's source: start, length, its two words
-
-
-@dataclass
-class _Cursor:
-    """Where a scan stands: what it found so far, and what the next block needs to know."""
-
-    replies: _ReplyColumns
-    first_line: int = 0  # line index of the next block's first line
-    previous: tuple[int, int] = (0, 0)  # bounds of the line before the next block
-    first_source: _Source | None = None  # the first taken reply's source
-    todo: list[np.ndarray] = field(default_factory=lambda: [np.zeros((0, 5), np.int64)])
-    others: list[np.ndarray] = field(default_factory=lambda: [np.zeros((0, 2), np.int64)])
-
-
-def _scan_range(data: str | bytes, start: int, stop: int, at: _Cursor) -> None:
-    """Run the fast path over data[start:stop] (whole lines) block by block, advancing the cursor."""
-    scratch = np.zeros(0, dtype=np.uint8)
-    for begin, end in _blocks(data, start, stop):
-        block = scratch = _padded_block(data, begin, end, scratch)
-        lines, events = _split_lines(block, final=end == len(data))
-        fast, sources = _block_replies(block, lines, events)
-        at.todo.append(_other_lines(lines, fast.line, begin - _PAD, at.first_line, at.previous))
-        if at.first_source is None and len(sources.start):
-            w0, w1 = sources.words
-            at.first_source = (int(sources.start[0]) + begin - _PAD, int(sources.length[0]), w0[0], w1[0])
-        if at.first_source is not None:
-            taken = fast.line[_other_source(sources, at.first_source)]
-            at.others.append(np.column_stack((lines.starts[taken], lines.ends[taken])) + (begin - _PAD))
-        fast.line += at.first_line
-        at.replies.append(fast)
-        if len(lines.starts):
-            at.previous = (lines.starts[-1] + begin - _PAD, lines.ends[-1] + begin - _PAD)
-        at.first_line += len(lines.starts)
-
-
-def _scan(data: str | bytes, processes: int = 1) -> _Scan:
-    """Run the fast path over the whole text; keep the bounds of every other non-empty line.
+def _scan(data: str | bytes) -> _Scan:
+    """Run the fast path block by block; keep the bounds of every other non-empty line.
 
     data is UTF-8 bytes or an ASCII str (whose character offsets are its byte offsets), so
-    a str never needs encoding whole. processes=2 lets a forked child scan the second half of a
-    large text meanwhile (:func:`_fork_scan`): the same result, in less time on two cores.
+    a str never needs encoding whole.
     """
-    at = _Cursor(_ReplyColumns(len(data) // _MIN_REPLY_BYTES + 1))  # no more replies fit in the text
-    done = 0
-    if processes >= 2 and len(data) >= _SPLIT_MIN_BYTES:
-        done = next(_blocks(data, 0, len(data)))[1]
-        _scan_range(data, 0, done, at)  # the first block names the first reply's source, if any
-        split = data.rfind("\n" if isinstance(data, str) else b"\n", done, len(data) // 2) + 1  # type: ignore[arg-type]
-        join = _fork_scan(data, split, at.first_source) if split > done and at.first_source else None
-        if join is not None:
-            _scan_range(data, done, split, at)
-            _append_part(at, join())
-            done = len(data)
-    _scan_range(data, done, len(data), at)
-    source = (
-        None if at.first_source is None else (at.first_source[0], at.first_source[0] + at.first_source[1])
+    replies = _ReplyColumns(len(data) // _MIN_REPLY_BYTES + 1)  # no more replies fit in the text
+    todo, others = [], [np.zeros((0, 2), np.int64)]
+    first_source: tuple[int, int, np.uint64, np.uint64] | None = None  # start, length, words
+    scratch = np.zeros(0, dtype=np.uint8)
+    first_line, previous = 0, (0, 0)  # line index at the block start, bounds of the line before it
+    for start, end in _blocks(data):
+        block = scratch = _padded_block(data, start, end, scratch)
+        lines, events = _split_lines(block, final=end == len(data))
+        fast, sources = _block_replies(block, lines, events)
+        todo.append(_other_lines(lines, fast.line, start - _PAD, first_line, previous))
+        if first_source is None and len(sources.start):
+            w0, w1 = sources.words
+            first_source = (int(sources.start[0]) + start - _PAD, int(sources.length[0]), w0[0], w1[0])
+        if first_source is not None:
+            differ = _other_source(sources, first_source)
+            taken = fast.line[differ]
+            others.append(np.column_stack((lines.starts[taken], lines.ends[taken])) + (start - _PAD))
+        fast.line += first_line
+        replies.append(fast)
+        if len(lines.starts):
+            previous = (lines.starts[-1] + start - _PAD, lines.ends[-1] + start - _PAD)
+        first_line += len(lines.starts)
+    source = None if first_source is None else (first_source[0], first_source[0] + first_source[1])
+    return _Scan(
+        replies.filled(),
+        np.concatenate([np.zeros((0, 5), np.int64), *todo]),
+        source,
+        np.concatenate(others),
     )
-    return _Scan(at.replies.filled(), np.concatenate(at.todo), source, np.concatenate(at.others))
-
-
-def _fork_scan(data: str | bytes, start: int, first_source: _Source) -> Callable[[], _Part] | None:
-    """Scan data[start:] in a forked child; a function that waits for what it found (None: no fork here).
-
-    The child's line indices count from its own first line (:func:`_append_part` shifts them). A
-    child that fails or dies leaves its range to be scanned by this process: the result never
-    depends on it.
-    """
-    if not hasattr(os, "fork") or threading.active_count() > 1:  # a fork copies no other thread's state
-        return None
-    newline = "\n" if isinstance(data, str) else b"\n"
-    before = data.rfind(newline, 0, start - 1) + 1  # type: ignore[arg-type]
-
-    def scanned() -> _Part:
-        """data[start:] scanned from a cursor at its first line."""
-        at = _Cursor(
-            _ReplyColumns((len(data) - start) // _MIN_REPLY_BYTES + 1), 0, (before, start - 1), first_source
-        )
-        _scan_range(data, start, len(data), at)
-        return _Part(at.replies.filled(), at.todo, at.others, at.first_line, at.previous)
-
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: scan, send, leave without running the parent's exit handlers
-        status = 1
-        try:
-            os.close(read_fd)
-            with open(write_fd, "wb") as pipe:
-                pickle.dump(scanned(), pipe, protocol=pickle.HIGHEST_PROTOCOL)
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_fd)
-
-    def join() -> _Part:
-        """What the child found, or the same range scanned here when the child failed."""
-        with open(read_fd, "rb") as pipe:
-            try:
-                sent: _Part | None = pickle.load(pipe)
-            except (EOFError, pickle.UnpicklingError):
-                sent = None
-        _, status = os.waitpid(pid, 0)
-        return sent if sent is not None and status == 0 else scanned()
-
-    return join
-
-
-@dataclass
-class _Part:
-    """What a scan of a range found, its line indices counted from the range's first line."""
-
-    fast: _FastReplies
-    todo: list[np.ndarray]
-    others: list[np.ndarray]
-    n_lines: int
-    last_line: tuple[int, int]  # bounds of the range's last line
-
-
-def _append_part(at: _Cursor, part: _Part) -> None:
-    """Add what a scan of the text right after ``at`` found."""
-    part.fast.line += at.first_line
-    at.replies.append(part.fast)
-    for rows in part.todo:
-        rows[:, 0] += at.first_line
-    at.todo += part.todo
-    at.others += part.others
-    at.first_line += part.n_lines
-    at.previous = part.last_line
 
 
 def _other_source(sources: _Sources, first: tuple[int, int, np.uint64, np.uint64]) -> np.ndarray:
@@ -919,15 +822,14 @@ def _merge(fast: _FastReplies, state: _Careful) -> dict[str, np.ndarray]:
     }
 
 
-def parse_text(text: str, path: str | Path = "<text>", processes: int = 1) -> PingResult:
-    """Parse ping output given as text (see :func:`parse`); processes=2 scans a large text in two
-    processes (:func:`_scan`), for a command-line process with no threads of its own."""
+def parse_text(text: str, path: str | Path = "<text>") -> PingResult:
+    """Parse ping output given as text (see :func:`parse`)."""
     path = str(path)
     if "\r" in text:
         text = text.replace("\r\n", "\n")
     _refuse_windows(path, text)
     data = text if text.isascii() else text.encode("utf-8")  # offsets must be byte offsets
-    scan = _scan(data, processes)
+    scan = _scan(data)
     fast = scan.fast
     state = _Careful(short_seq_key=fast.short_seq_key)
     for idx, start, end, prev_start, prev_end in scan.todo.tolist():
