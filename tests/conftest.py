@@ -103,17 +103,22 @@ def iperf3_server() -> Iterator[int]:
 # Test files that execute or build books, heaviest first. `make test` runs the suite with
 # `--dist loadfile --no-loadscope-reorder`: xdist hands whole files to the workers in collection
 # order, so these start first on both workers and the many quick files fill the gaps at the end.
+# The first worker executes the study (test_chapters.py) on two kernels; the second meanwhile takes
+# the files that mostly wait (a 1 s ping, a Dask worker's death, a slow device's deadlines), whose
+# waits then leave no core idle (benchmarks/suite_idle.py measures idle cores by running test).
 # test_site.py and test_front_page.py come last among them: they wait for what test_reader.py and
 # test_chapters.py build (build_once: the lab site, the executed study), not blocking a worker meanwhile.
 SLOW_FIRST = [
     "tests/e2e/test_chapters.py",
+    "tests/test_capture.py",
+    "tests/e2e/test_own_capture.py",
+    "tests/e2e/test_dask.py",
+    "tests/lab/test_slowdisk.py",  # asserts no time a load could break (never faster than configured)
     "tests/e2e/test_reproducible_site.py",  # builds the lab pair test_safety.py's last tests read
     "tests/browser/test_reader.py",
     "tests/browser/test_hostile_site.py",
     "tests/e2e/test_safety.py",
-    "tests/e2e/test_dask.py",
     "tests/e2e/test_pipeline.py",
-    "tests/e2e/test_own_capture.py",
     "tests/e2e/test_warm.py",  # its same-bytes test reads the study test_chapters.py executes
     "tests/e2e/test_provenance.py",
     "tests/e2e/test_run_selection.py",
@@ -129,7 +134,6 @@ HEAVY_OTHERS = [
     "tests/test_fit.py",
     "tests/test_dataset_forecast.py",
     "tests/test_reconstruct.py",
-    "tests/test_capture.py",
     "tests/test_lab_tails_fifo.py",
     "tests/test_lab_analysis.py",
     "tests/lab/test_dataset.py",
