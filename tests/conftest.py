@@ -111,6 +111,8 @@ def iperf3_server() -> Iterator[int]:
 SLOW_FIRST = [
     "tests/e2e/test_chapters.py",
     "tests/test_capture.py",
+    # its first minute names the tool of every bundled file (with_tool_cache): parses that the study's
+    # chapters then find kept, a cold parse shared between the two workers (BENCHMARKS.md)
     "tests/e2e/test_own_capture.py",
     "tests/e2e/test_dask.py",
     "tests/lab/test_slowdisk.py",  # asserts no time a load could break (never faster than configured)
