@@ -28,6 +28,7 @@ STATE_DIR = Path(os.environ.get("SUITE_IDLE_DIR", "/tmp/suite_idle"))
 SAMPLE_S = 1.0
 TICKS_PER_S = os.sysconf("SC_CLK_TCK")
 SHOWN = 40
+NOT_A_TEST = {"(between tests)", "(done)"}
 
 
 def _worker() -> str:
@@ -35,8 +36,21 @@ def _worker() -> str:
     return os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 
+_CONFIG: list[Any] = []
+
+
+def pytest_configure(config: Any) -> None:
+    """Keep the config: it tells the xdist controller (which runs no test) from a worker."""
+    _CONFIG.append(config)
+
+
 def _say(text: str) -> None:
-    """Record what this worker runs now (atomically: a reader never sees half a name)."""
+    """Record what this worker runs now (atomically: a reader never sees half a name).
+
+    The xdist controller hears of every worker's tests and records nothing.
+    """
+    if _CONFIG and _CONFIG[0].pluginmanager.has_plugin("dsession"):
+        return
     STATE_DIR.mkdir(parents=True, exist_ok=True)
     tmp = STATE_DIR / f".{_worker()}.tmp"
     tmp.write_text(text)
@@ -50,7 +64,7 @@ def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
 
 def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:
     """A test ended on this worker: it is between tests until the next starts."""
-    _say("(between tests)")
+    _say("(between tests)")  # one of NOT_A_TEST
 
 
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
@@ -89,17 +103,19 @@ def sample(out: Path) -> None:
 def report(path: Path) -> None:
     """Idle core-seconds in all, and by the test (file) each worker was running then."""
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    in_tests = [r for r in rows if set(r["running"].values()) - {"(done)", "(between tests)"}]
-    total = sum(r["idle_s"] for r in in_tests)
+    # (idle core-seconds, the tests running) of each second some worker ran a test; the xdist
+    # controller, which runs none, is always between tests
+    in_tests = [(r["idle_s"], [v for v in r["running"].values() if v not in NOT_A_TEST]) for r in rows]
+    in_tests = [(idle, names) for idle, names in in_tests if names]
+    total = sum(idle for idle, _ in in_tests)
     print(f"{len(in_tests)} s sampled while workers ran, {total:.0f} idle core-seconds")
     by_file: collections.Counter[str] = collections.Counter()
     by_test: collections.Counter[str] = collections.Counter()
-    for r in in_tests:
-        share = r["idle_s"] / max(len(r["running"]), 1)
-        for name in r["running"].values():
-            by_file[name.split("::")[0]] += share
-            by_test[name] += share
-    print("idle core-seconds by file a worker was running (shared between the workers):")
+    for idle, names in in_tests:
+        for name in names:
+            by_file[name.split("::")[0]] += idle / len(names)
+            by_test[name] += idle / len(names)
+    print("idle core-seconds by file a worker was running (shared equally between the tests running):")
     for name, idle in by_file.most_common(SHOWN):
         print(f"  {idle:7.1f}  {name}")
     print("idle core-seconds by test:")
