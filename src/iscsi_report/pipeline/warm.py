@@ -114,12 +114,19 @@ class Zygote:
         with self._lock:
             if self.failure:
                 raise OSError(self.failure)
-            alive = self._proc is not None and self._proc.poll() is None
-            if not alive or self._pythonpath != os.environ.get("PYTHONPATH", ""):
-                self._stop_locked()
-                self._start_locked()
+            serving = self._serving_locked()
+            if serving is not None:
+                return serving
+            self._stop_locked()
+            self._start_locked()
             assert self._dir is not None
             return self._dir / SOCKET_NAME
+
+    def _serving_locked(self) -> Path | None:
+        """The socket of a zygote that runs and imports today's PYTHONPATH, else None."""
+        if self.pid() is None or self._dir is None or self._pythonpath != os.environ.get("PYTHONPATH", ""):
+            return None
+        return self._dir / SOCKET_NAME
 
     def _start_locked(self) -> None:
         """Start a zygote and wait for its ready line; OSError if it does not come up."""
@@ -153,11 +160,7 @@ class Zygote:
     def running_socket(self) -> Path | None:
         """The socket of the zygote this process runs for today's PYTHONPATH, else None; never starts one."""
         with self._lock:
-            alive = self._proc is not None and self._proc.poll() is None and self._dir is not None
-            if not alive or self._pythonpath != os.environ.get("PYTHONPATH", ""):
-                return None
-            assert self._dir is not None
-            return self._dir / SOCKET_NAME
+            return self._serving_locked()
 
 
 def _private_folder() -> Path:
