@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import copy
 import functools
-import hashlib
 import math
 import os
 import re
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from iscsi_report.core import keep, yamlio
+from iscsi_report.core.digest import sha256_bytes
 from iscsi_report.core.errors import IngestError, ParamsError, ReportError
 from iscsi_report.core.paths import Project
 
@@ -153,7 +153,7 @@ def parameters_cell(path: Path) -> dict[str, Any]:
     process that finds every cell kept never imports jupytext (about 0.3 s of each `run` and `book`).
     """
     try:
-        key = (str(path), hashlib.sha256(path.read_bytes()).hexdigest())
+        key = (str(path), sha256_bytes(path.read_bytes()))
     except OSError:
         return _read_parameters_cell(path)  # unreadable: the read below names the file
     if key not in _PARAMETER_CELLS:
@@ -168,8 +168,7 @@ def _cell_code() -> str:
     """Digest of what reads a parameter cell: this module's source and the jupytext release."""
     from importlib import metadata
 
-    source = Path(__file__).read_bytes() + metadata.version("jupytext").encode()
-    return hashlib.sha256(source).hexdigest()[:16]
+    return sha256_bytes(Path(__file__).read_bytes() + metadata.version("jupytext").encode())[:16]
 
 
 def _read_parameters_cell(path: Path) -> dict[str, Any]:
