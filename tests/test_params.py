@@ -127,6 +127,13 @@ def test_parameter_cell_is_read_again_when_its_bytes_change(tmp_path: Path) -> N
         parameters_cell(path)
 
 
+def _fresh_process(probe: str, env: dict[str, str] | None = None) -> str:
+    """What the code ``probe`` prints in a new interpreter (imports counted from nothing)."""
+    return subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env
+    ).stdout
+
+
 def test_planning_the_batch_imports_no_pandas(project_root: Path) -> None:
     # a `run` whose chapters are all cached only plans: without pandas it takes about 0.6 s, not 1.2 s
     # (issue 28; the test suite alone starts some thirty such processes)
@@ -137,8 +144,7 @@ def test_planning_the_batch_imports_no_pandas(project_root: Path) -> None:
         f"jobs = batch.plan(Project.at({str(project_root)!r}), None)\n"
         "print(len(jobs), 'pandas' in sys.modules)"
     )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    planned, pandas_loaded = out.stdout.split()
+    planned, pandas_loaded = _fresh_process(probe).split()
     assert int(planned) > 10 and pandas_loaded == "False"
 
 
@@ -147,8 +153,7 @@ def test_the_book_and_build_modules_load_no_pandas() -> None:
     # cached yet: a rebuild of an unchanged dataset loads none of them
     probe = "import sys\nimport iscsi_report.pipeline.book, iscsi_report.cli.build\n"
     probe += "print('pandas' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert _fresh_process(probe).strip() == "False"
 
 
 def test_a_parameter_cell_kept_by_one_process_is_read_by_the_next_without_jupytext(tmp_path: Path) -> None:
@@ -165,10 +170,7 @@ def test_a_parameter_cell_kept_by_one_process_is_read_by_the_next_without_jupyte
     env = {**os.environ, PARSE_CACHE_ENV: str(tmp_path / "kept")}
 
     def read() -> list[Any]:
-        out = subprocess.run(
-            [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env
-        )
-        seen: list[Any] = json.loads(out.stdout)
+        seen: list[Any] = json.loads(_fresh_process(probe, env))
         return seen
 
     first, again = read(), read()
