@@ -13,6 +13,7 @@ import pytest
 
 from iscsi_report.core.keep import PARSE_CACHE_ENV
 from iscsi_report.pipeline import warm
+from iscsi_report.pipeline.assets import ASSET_CACHE_ENV
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = PROJECT_ROOT / "tests" / "fixtures"
@@ -22,6 +23,9 @@ SERVER_START_S = 10  # how long iperf3 -s may take to listen
 # Parses kept across the test processes (both xdist workers, and the chapters they execute), inside
 # the project's own git-ignored cache folder; keyed by bytes and parser code, so never stale.
 os.environ.setdefault(PARSE_CACHE_ENV, str(PROJECT_ROOT / ".cache" / "parsed"))
+# The chart runtime every built site carries, made once by vl-convert for all the suite's project
+# copies (about 4 CPU-seconds a build otherwise); keyed by vl-convert's version and the snippet.
+os.environ.setdefault(ASSET_CACHE_ENV, str(PROJECT_ROOT / ".cache" / "assets"))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import unquote
 
 import altair as alt
@@ -154,3 +155,25 @@ def test_chart_assets_are_written_with_the_bundle_wrapped(tmp_path: Path, monkey
     assert (tmp_path / "static2" / assets.BUNDLE).read_text() == bundle
     assert "iscsi-chart-fallback" in (tmp_path / "static" / assets.SCRIPT).read_text()
     assert "overflow-x: auto" in (tmp_path / "static" / assets.STYLE).read_text()
+
+
+def test_a_changed_snippet_never_meets_an_old_bundle(tmp_path: Path, monkeypatch) -> None:
+    import vl_convert
+
+    calls = []
+    monkeypatch.setattr(
+        vl_convert, "javascript_bundle", lambda snippet, vl_version=None: calls.append(snippet) or snippet
+    )
+    assets.vega_bundle(tmp_path)
+    monkeypatch.setattr(assets, "BUNDLE_SNIPPET", assets.BUNDLE_SNIPPET + " window.extra = 1;")
+    assert "window.extra = 1;" in assets.vega_bundle(tmp_path)
+    assert len(calls) == 2 and len(list(tmp_path.glob("vega-bundle-*.js"))) == 2
+
+
+def test_the_named_asset_cache_wins_over_the_project_folder(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "project" / ".cache").mkdir(parents=True)
+    app = SimpleNamespace(srcdir=str(tmp_path / "project" / "book"))
+    monkeypatch.delenv(assets.ASSET_CACHE_ENV, raising=False)
+    assert assets._cache_dir(app) == (tmp_path / "project" / ".cache" / "assets").resolve()
+    monkeypatch.setenv(assets.ASSET_CACHE_ENV, str(tmp_path / "shared"))
+    assert assets._cache_dir(app) == tmp_path / "shared"

@@ -10,7 +10,8 @@
   the 305 kB runtime; nothing shifts). Charts are drawn one at a time, each in a task of its own.
   Without JavaScript, and until then, the SVG stays. The single-file export inlines the bundle, so
   there no fetch is needed. The bundle is written once per build (and cached per vl-convert
-  version under ``.cache/assets`` of the project, since making it takes seconds).
+  version and snippet under ``.cache/assets`` of the project, or the folder :data:`ASSET_CACHE_ENV`
+  names, since making it takes seconds).
 - Math needs no script: formulas are MathML written at build time (:mod:`iscsi_report.pipeline.mathml`);
   ``site.css`` gives them room (display formulas scroll inside their column on a phone).
 
@@ -21,10 +22,12 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import os
 from pathlib import Path
 from typing import Any
 
 from iscsi_report.core.atomic import write_atomic
+from iscsi_report.core.digest import sha256_bytes
 
 CHART_MARKER = 'class="iscsi-chart"'
 CHART_DIR = "iscsi-charts"
@@ -32,6 +35,9 @@ BUNDLE = f"{CHART_DIR}/vega-bundle.js"
 SCRIPT = f"{CHART_DIR}/charts.js"
 STYLE = f"{CHART_DIR}/site.css"  # every page: chart figures, tooltips, phone layout
 TABLE_STYLE = f"{CHART_DIR}/tables.css"  # every page: the chapters' tables (pipeline/tables.css)
+# A folder that keeps the bundle for every project built on this machine (the test suite's many
+# project copies share one); unset, each project keeps it in its own ``.cache/assets``.
+ASSET_CACHE_ENV = "ISCSI_REPORT_ASSET_CACHE"
 
 # What the bundle publishes (vl-convert names its three libraries so inside the snippet).
 BUNDLE_SNIPPET = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
@@ -167,11 +173,12 @@ mtable[rowspacing] > mtr > mtd { padding-top: 0.2em; padding-bottom: 0.2em; }
 
 
 def vega_bundle(cache_dir: Path | None) -> str:
-    """Vega, Vega-Lite and vega-embed as one script from vl-convert (cached per its version)."""
+    """Vega, Vega-Lite and vega-embed as one script from vl-convert (cached per its version and the
+    snippet, so a changed snippet never meets an old bundle)."""
     import vl_convert as vlc
 
-    version = importlib.metadata.version("vl-convert-python")
-    cached = cache_dir / f"vega-bundle-{version}.js" if cache_dir else None
+    key = f"{importlib.metadata.version('vl-convert-python')}-{sha256_bytes(BUNDLE_SNIPPET.encode())[:12]}"
+    cached = cache_dir / f"vega-bundle-{key}.js" if cache_dir else None
     if cached and cached.is_file():
         return cached.read_text(encoding="utf-8")
     # Wrapped in a function: its top-level names (``_``, ``t``...) would clash with the theme's
@@ -191,7 +198,10 @@ def write_chart_assets(static_dir: Path, cache_dir: Path | None) -> None:
 
 
 def _cache_dir(app: Any) -> Path | None:
-    """``<project>/.cache/assets`` when the book sits in a project folder, else no cache."""
+    """The folder :data:`ASSET_CACHE_ENV` names, else ``<project>/.cache/assets`` when the book sits
+    in a project folder, else no cache."""
+    if os.environ.get(ASSET_CACHE_ENV):
+        return Path(os.environ[ASSET_CACHE_ENV])
     project = Path(app.srcdir).resolve().parent
     return project / ".cache" / "assets" if (project / ".cache").is_dir() else None
 
