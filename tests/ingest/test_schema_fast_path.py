@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +10,7 @@ import pandas as pd
 import pandera.pandas as pa
 import pytest
 
-from iscsi_report.core.ingest import fio, schemas
+from iscsi_report.core.ingest import fio, ping, schemas
 from iscsi_report.core.ingest.fio import HISTOGRAM_SCHEMA, JOBS_SCHEMA
 
 
@@ -158,3 +159,26 @@ def test_no_rows_or_a_schema_it_cannot_judge_builds_nothing() -> None:
     assert schemas.checked_frame(JOBS_SCHEMA, []) is None
     custom = pa.DataFrameSchema({"x": pa.Column(float, pa.Check(lambda s: s < 10))})
     assert schemas.checked_frame(custom, [{"x": 1.0}]) is None
+
+
+@pytest.mark.parametrize(
+    "name", ["iputils_loopback_D.txt", "iputils_netns_dup40.txt.xz", "busybox_netns_tbf2mbit.txt"]
+)
+def test_ping_samples_take_the_fast_path_and_pandera_agrees(
+    fixtures_dir: Path, name: str, monkeypatch
+) -> None:
+    def slow_path(df: pd.DataFrame) -> pd.DataFrame:
+        raise AssertionError("pandera's own pass ran on a frame the fast check accepts")
+
+    result = ping.parse(fixtures_dir / "ping" / name)
+    with monkeypatch.context() as patched:
+        patched.setattr(schemas.PING_SAMPLES, "validate", slow_path)
+        samples = result.samples
+    pd.testing.assert_frame_equal(schemas.PING_SAMPLES.validate(samples), samples)
+
+
+def test_ping_samples_with_a_negative_round_trip_are_refused_by_pandera(fixtures_dir: Path) -> None:
+    result = ping.parse(fixtures_dir / "ping" / "iputils_loopback_D.txt")
+    broken = dataclasses.replace(result, rtt_ms=-result.rtt_ms)
+    with pytest.raises(pa.errors.SchemaError, match="rtt_ms"):
+        _ = broken.samples

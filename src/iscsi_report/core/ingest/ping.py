@@ -165,7 +165,7 @@ class PingResult:
         """One row per reply: seq, rtt_ms, timestamp_s (NaN when absent), duplicate."""
         import pandas as pd
 
-        from iscsi_report.core.ingest.schemas import PING_SAMPLES
+        from iscsi_report.core.ingest.schemas import PING_SAMPLES, validate
 
         df = pd.DataFrame(
             {
@@ -175,7 +175,7 @@ class PingResult:
                 "duplicate": self.duplicate.astype(bool),
             }
         )
-        return PING_SAMPLES.validate(df)
+        return validate(PING_SAMPLES, df)  # pandera's own pass only when the fast check is unsure
 
 
 # -- vectorised fast path -------------------------------------------------------------------
