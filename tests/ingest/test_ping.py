@@ -16,9 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from iscsi_report.core.errors import IngestError
-from iscsi_report.core.ingest import ping
+from iscsi_report.core.ingest import ping, textio
 
 FOOTER_RE = re.compile(r"(\d+) packets transmitted, (\d+) (?:packets )?received(.*)")
 RTT_RE = re.compile(r"= ([\d.]+)/([\d.]+)/([\d.]+)")
@@ -373,3 +375,27 @@ def test_of_two_replies_from_other_hosts_the_first_in_the_file_is_named() -> Non
     with pytest.raises(IngestError, match=re.escape("'10.0.0.3'")) as err:
         ping.parse_text("".join(lines), "p.txt")
     assert err.value.line == 51
+
+
+BREAKS = ["\n", "\r\n", "\r", "\x0b", "\x1c", "\x85", "\u2028"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    parts=st.lists(st.tuples(st.text(alphabet="ab ", max_size=9), st.sampled_from(BREAKS)), max_size=30),
+    tail=st.text(alphabet="ab", max_size=3),
+    n=st.integers(0, 12),
+    prefix_chars=st.integers(1, 16),
+)
+def test_first_lines_are_the_split_lines_of_the_whole_text(parts, tail, n, prefix_chars) -> None:
+    text = "".join(line + end for line, end in parts) + tail
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(textio, "FIRST_LINES_PREFIX_CHARS", prefix_chars)  # every cut, \r\n split included
+        assert textio.first_lines(text, n) == text.splitlines()[:n]
+
+
+def test_the_destination_is_read_from_the_header_of_a_long_log() -> None:
+    reply = "64 bytes from 198.18.0.2: icmp_seq=1 ttl=64 time=0.1 ms\n"
+    text = "PING 198.18.0.2 (198.18.0.2) 56(84) bytes of data.\n" + reply * 20_000
+    assert ping.destination(text) == ("198.18.0.2", "198.18.0.2")
+    assert ping.destination(reply * 20_000) is None

@@ -31,7 +31,7 @@ from iscsi_report.core import pairing
 from iscsi_report.core.errors import IngestError
 from iscsi_report.core.ingest import fio, iostat, iperf3, ping
 from iscsi_report.core.ingest.detect import detect_tool, sole_claimant
-from iscsi_report.core.ingest.textio import decode_json, file_kind, read_text, sha256_file
+from iscsi_report.core.ingest.textio import decode_json, file_kind, first_lines, read_text, sha256_file
 
 # A probe interval inferred from the file is snapped to the nearest 1-2-5 value (1 ms, 2 ms,
 # 5 ms, 10 ms, ... 1 s, 2 s) when within this relative distance, else rounded to 2 digits.
@@ -138,7 +138,7 @@ def elapsed_per_probe_s(result: ping.PingResult) -> float | None:
 
 def _ip_version(text: str) -> int | None:
     """6 or 4 from the header's address (PING6 or an address with ':'), None without a header."""
-    for line in text.splitlines()[:5]:
+    for line in first_lines(text, ping.HEADER_SEARCH_LINES):
         if line.startswith("PING6"):
             return 6
         m = _PING_ADDR_RE.match(line)

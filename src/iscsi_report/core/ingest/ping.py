@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from iscsi_report.core.errors import IngestError
-from iscsi_report.core.ingest.textio import read_text
+from iscsi_report.core.ingest.textio import first_lines, read_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -948,7 +948,7 @@ def destination(text: str) -> tuple[str, str] | None:
     Unlike the source check's reading, a broadcast or multicast target is returned too: this says
     where the probes went, for grouping, not whom replies may come from.
     """
-    for line in text.splitlines()[:HEADER_SEARCH_LINES]:
+    for line in first_lines(text, HEADER_SEARCH_LINES):
         m = _DESTINATION_RE.match(line)
         if m is not None:
             ip = m["ip"] or m["ip6"]

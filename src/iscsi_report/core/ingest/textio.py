@@ -321,6 +321,23 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+FIRST_LINES_PREFIX_CHARS = 4096  # the first prefix :func:`first_lines` splits; doubled until enough
+
+
+def first_lines(text: str, n: int) -> list[str]:
+    """``text.splitlines()[:n]`` without splitting the rest of the text (a header in a 27 MB log).
+
+    A prefix is split, doubled until it holds more than ``n`` lines (so the n-th has ended, even
+    at a ``\r\n`` cut in two) or is the whole text.
+    """
+    size = FIRST_LINES_PREFIX_CHARS
+    while True:
+        lines = text[:size].splitlines()
+        if len(lines) > n or size >= len(text):
+            return lines[:n]
+        size *= 2
+
+
 def decode_json(path: str | Path, text: str, start: int = 0) -> tuple[Any, int]:
     """json raw_decode at start, with nesting capped at MAX_JSON_DEPTH (IngestError naming the
     JSON path) instead of a RecursionError; JSONDecodeError is left to the caller's message."""
