@@ -8,6 +8,7 @@ before use, so a number in the book is traceable to exact bytes.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -384,15 +385,39 @@ class Dataset:
         )
 
 
+def resolved(base: Path, rel: str, folders: dict[str, str]) -> Path:
+    """``(base / rel).resolve()``, each folder resolved once (``folders`` keeps them): a file that
+    is no symlink resolves to its resolved folder and its own name (a lab manifest lists a thousand
+    files in four folders, and resolving walks every component of every path)."""
+    joined = os.path.join(base, rel)
+    head, name = os.path.split(joined)
+    try:
+        plain = name not in ("", ".", "..") and not stat.S_ISLNK(os.lstat(joined).st_mode)
+    except OSError:  # absent or unreadable: the full resolution, and the caller's check, decide
+        plain = False
+    if not plain:
+        return Path(joined).resolve()
+    folder = folders.get(head)
+    if folder is None:
+        folder = folders[head] = os.path.realpath(head)
+    return Path(folder, name)
+
+
 def _raw_file(
-    manifest: Path, doc: yamlio.YamlDoc, i: int, entry: FileEntry, folder: Path | None = None
+    manifest: Path,
+    doc: yamlio.YamlDoc,
+    i: int,
+    entry: FileEntry,
+    folder: Path | None = None,
+    folders: dict[str, str] | None = None,
 ) -> RawFile:
-    """Resolve files[i]: an existing regular file inside the dataset folder (``folder``, if resolved)."""
+    """Resolve files[i]: an existing regular file inside the dataset folder (``folder``, if resolved;
+    ``folders``: the folders resolved so far, see :func:`resolved`)."""
     where = f"files[{i}].path"
     line = doc.line_of(("files", i, "path"))
     if "\x00" in entry.path:
         raise IngestError(manifest, f"path {entry.path!r} contains a NUL byte", line=line, json_path=where)
-    path = (manifest.parent / entry.path).resolve()
+    path = resolved(manifest.parent, entry.path, {} if folders is None else folders)
     inside = folder or manifest.parent.resolve()
     if path == inside or not path.is_relative_to(inside):  # strictly below the folder
         raise IngestError(
@@ -443,7 +468,8 @@ def load(raw_dir: str | Path) -> Dataset:
     root = Path(raw_dir).resolve()
     manifest, doc, m = read_manifest(root)
     folder = manifest.parent.resolve()  # once, not per file: resolving walks the whole path
-    files = [_raw_file(manifest, doc, i, entry, folder) for i, entry in enumerate(m.files)]
+    folders: dict[str, str] = {}
+    files = [_raw_file(manifest, doc, i, entry, folder, folders) for i, entry in enumerate(m.files)]
     _refuse_twice_listed(manifest, doc, files)
     return Dataset(
         name=m.dataset or root.name,
