@@ -24,7 +24,7 @@ SERVER_START_S = 10  # how long iperf3 -s may take to listen
 # the project's own git-ignored cache folder; keyed by bytes and parser code, so never stale.
 os.environ.setdefault(PARSE_CACHE_ENV, str(PROJECT_ROOT / ".cache" / "parsed"))
 # The chart runtime every built site carries, made once by vl-convert for all the suite's project
-# copies (about 4 CPU-seconds a build otherwise); keyed by vl-convert's version and the snippet.
+# copies (about 2 CPU-seconds a build otherwise); keyed by vl-convert's version and what it is made with.
 os.environ.setdefault(ASSET_CACHE_ENV, str(PROJECT_ROOT / ".cache" / "assets"))
 
 

@@ -157,7 +157,7 @@ def test_chart_assets_are_written_with_the_bundle_wrapped(tmp_path: Path, monkey
     assert "overflow-x: auto" in (tmp_path / "static" / assets.STYLE).read_text()
 
 
-def test_a_changed_snippet_never_meets_an_old_bundle(tmp_path: Path, monkeypatch) -> None:
+def test_a_changed_snippet_or_wrapper_never_meets_an_old_bundle(tmp_path: Path, monkeypatch) -> None:
     import vl_convert
 
     calls = []
@@ -167,7 +167,9 @@ def test_a_changed_snippet_never_meets_an_old_bundle(tmp_path: Path, monkeypatch
     assets.vega_bundle(tmp_path)
     monkeypatch.setattr(assets, "BUNDLE_SNIPPET", assets.BUNDLE_SNIPPET + " window.extra = 1;")
     assert "window.extra = 1;" in assets.vega_bundle(tmp_path)
-    assert len(calls) == 2 and len(list(tmp_path.glob("vega-bundle-*.js"))) == 2
+    monkeypatch.setattr(assets, "BUNDLE_WRAPPER", ("(() => {\n", "\n})();\n"))
+    assert assets.vega_bundle(tmp_path).startswith("(() => {")
+    assert len(calls) == 3 and len(list(tmp_path.glob("vega-bundle-*.js"))) == 3
 
 
 def test_the_named_asset_cache_wins_over_the_project_folder(tmp_path: Path, monkeypatch) -> None:

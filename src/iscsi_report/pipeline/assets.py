@@ -41,6 +41,9 @@ ASSET_CACHE_ENV = "ISCSI_REPORT_ASSET_CACHE"
 
 # What the bundle publishes (vl-convert names its three libraries so inside the snippet).
 BUNDLE_SNIPPET = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
+# Around vl-convert's bundle: a function, so that its top-level names (``_``, ``t``...) do not clash
+# with the theme's globals; the bundle publishes ``vegaEmbed``, ``vega`` and ``vegaLite`` on ``window``.
+BUNDLE_WRAPPER = ("(function () {\n", "\n})();\n")
 CHARTS_JS = """\
 (function () {
   "use strict";
@@ -174,16 +177,16 @@ mtable[rowspacing] > mtr > mtd { padding-top: 0.2em; padding-bottom: 0.2em; }
 
 def vega_bundle(cache_dir: Path | None) -> str:
     """Vega, Vega-Lite and vega-embed as one script from vl-convert (cached per its version and the
-    snippet, so a changed snippet never meets an old bundle)."""
+    snippet and wrapper it is made with, so a changed one never meets an old bundle)."""
     import vl_convert as vlc
 
-    key = f"{importlib.metadata.version('vl-convert-python')}-{sha256_bytes(BUNDLE_SNIPPET.encode())[:12]}"
+    made_from = sha256_bytes("\0".join((BUNDLE_SNIPPET, *BUNDLE_WRAPPER)).encode())[:12]
+    key = f"{importlib.metadata.version('vl-convert-python')}-{made_from}"
     cached = cache_dir / f"vega-bundle-{key}.js" if cache_dir else None
     if cached and cached.is_file():
         return cached.read_text(encoding="utf-8")
-    # Wrapped in a function: its top-level names (``_``, ``t``...) would clash with the theme's
-    # globals; the bundle publishes ``vegaEmbed``, ``vega`` and ``vegaLite`` on ``window`` itself.
-    bundle = "(function () {\n" + str(vlc.javascript_bundle(BUNDLE_SNIPPET)) + "\n})();\n"
+    opening, closing = BUNDLE_WRAPPER
+    bundle = opening + str(vlc.javascript_bundle(BUNDLE_SNIPPET)) + closing
     if cached:
         write_atomic(cached, bundle)
     return bundle
