@@ -16,15 +16,15 @@ LINT_PATHS := src tests tools benchmarks scripts
 # kernel, papermill and jupyter-book process imports them again.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: book test lint lock test-latest check-site publish release clean sysdeps venv bytecode labsetup
+.PHONY: book test lint lock test-latest check-site publish release clean sysdeps venv bytecode labsetup native
 
-book: venv bytecode
+book: venv bytecode native
 	$(BIN)/iscsi-report book --jobs $(JOBS)
 
 # Whole files per worker (a module's build fixtures run once), heaviest files first (tests/conftest.py).
 # The lab's tools build while the packages' bytecode compiles: both use both cores, and neither needs the other.
 test: venv sysdeps
-	$(MAKE) --no-print-directory -j 2 labsetup bytecode
+	$(MAKE) --no-print-directory -j 2 labsetup bytecode native
 	$(BIN)/pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder
 
 # The same gates as .pre-commit-config.yaml: lint, format, types, import contracts.
@@ -37,12 +37,17 @@ lint: venv
 # A release a reviewer can cite, archive and verify: the book (RUN: one run only), then one
 # deterministic archive in dist/ (code, lock, data/raw, site, results, MANIFEST.sha256, CHANGES-numbers.md).
 # Check it with: .venv/bin/iscsi-report release verify dist/iscsi-report-$(VERSION).tar.gz
-release: venv bytecode
+release: venv bytecode native
 	@test -n "$(VERSION)" || { echo "usage: make release VERSION=x [RUN=name]" >&2; exit 2; }
 	$(BIN)/iscsi-report book $(RUN) --jobs $(JOBS)
 	$(BIN)/iscsi-report release build --version "$(VERSION)" $(if $(RUN),--run $(RUN))
 
 venv: $(VENV)/.installed
+
+# The ping parser's fast path compiled (scripts/build_pingscan.py; once per source). Without a C
+# compiler it says so, and ping logs parse with the numpy scanner: the same results, more slowly.
+native: venv
+	@$(BIN)/python scripts/build_pingscan.py
 
 # Bytecode for the installed packages (scripts/compile_venv.sh), deferred by the install so that
 # `make test` compiles it while the lab's tools build.

@@ -506,6 +506,19 @@ class _Scan:
 
 
 def _scan(data: str | bytes) -> _Scan:
+    """The fast path's replies and the careful path's lines: compiled when built, else numpy."""
+    from iscsi_report.core.ingest.native import pingscan
+
+    lib = pingscan.load()
+    if lib is None:
+        return _scan_numpy(data)
+    found = pingscan.scan(lib, data, _POW10_F, _MIN_REPLY_BYTES)
+    columns = (found.line, found.seq, found.rtt_ms, found.unit_ms, found.timestamp_s, found.duplicate)
+    fast = _FastReplies(*columns, short_seq_key=found.short_seq_key)
+    return _Scan(fast, found.todo, found.source, found.others)
+
+
+def _scan_numpy(data: str | bytes) -> _Scan:
     """Run the fast path block by block; keep the bounds of every other non-empty line.
 
     data is UTF-8 bytes or an ASCII str (whose character offsets are its byte offsets), so
