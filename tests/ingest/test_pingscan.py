@@ -142,12 +142,11 @@ def _digits(low: int, high: int) -> st.SearchStrategy[str]:
 
 
 def _decimal(digits: int) -> st.SearchStrategy[str]:
-    """Tokens [0-9]+(.[0-9]+)? of up to digits digits (the word limit of the numpy scanner's among them)."""
-    half = digits // 2
-    return st.one_of(
-        _digits(1, digits),
-        st.builds(lambda a, b: f"{a}.{b}", _digits(1, half), _digits(1, digits - 1 - half)),
+    """Tokens [0-9]+(.[0-9]+)? of up to digits bytes, the dot anywhere between two digits."""
+    dotted = st.integers(1, digits - 2).flatmap(
+        lambda i: st.builds(lambda a, b: f"{a}.{b}", _digits(1, i), _digits(1, digits - 1 - i))
     )
+    return st.one_of(_digits(1, digits), dotted)
 
 
 _VALID = {  # each field of a reply the fast path takes, every variant it takes
