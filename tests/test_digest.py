@@ -20,10 +20,18 @@ def _package(root: Path) -> Path:
     return pkg
 
 
-def test_code_digest_follows_python_sources_only(tmp_path: Path) -> None:
+def test_code_digest_follows_python_and_c_sources_only(tmp_path: Path) -> None:
     pkg = _package(tmp_path / "one")
     first = code_digest(pkg)
     (pkg / "notes.txt").write_text("not code")
+    (pkg / "sub" / "scan-0123abcd.so").write_bytes(b"\x7fELF built from scan.c")
+    assert code_digest(pkg) == first
+    (pkg / "sub" / "scan.c").write_text("int scan(void) { return 0; }\n")
+    with_c = code_digest(pkg)
+    assert with_c != first
+    (pkg / "sub" / "scan.c").write_text("int scan(void) { return 1; }\n")
+    assert code_digest(pkg) not in (first, with_c)
+    (pkg / "sub" / "scan.c").unlink()
     assert code_digest(pkg) == first
     (pkg / "sub" / "b.py").write_text("B = 3\n")
     assert code_digest(pkg) != first
