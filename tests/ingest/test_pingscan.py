@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
-import lzma
 import shutil
 from pathlib import Path
 
@@ -12,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from iscsi_report.core.ingest import ping
+from iscsi_report.core.ingest import ping, textio
 from iscsi_report.core.ingest.native import pingscan
 
 ROOT = Path(__file__).parents[2]
@@ -34,13 +32,8 @@ def _library():
 
 
 def _decoded(path: Path) -> str:
-    """A ping file's text as ping.parse_text sees it (decompressed, CRLF folded)."""
-    data = path.read_bytes()
-    if path.suffix == ".gz":
-        data = gzip.decompress(data)
-    elif path.suffix == ".xz":
-        data = lzma.decompress(data)
-    return data.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    """A ping file's text as ping.parse_text sees it (read as parse does, CRLF folded)."""
+    return textio.read_text(path).replace("\r\n", "\n")
 
 
 def _compiled(data: str | bytes) -> ping._Scan:
