@@ -3,7 +3,8 @@
 ``scripts/build_pingscan.py`` (run by ``make``) compiles the C file into a library named by the
 file's CRC-32, so an edited source never meets an old library: without a library built from this
 very source, :func:`load` returns None and the parser keeps its numpy scanner, whose results the
-compiled one equals (tests/test_pingscan.py compares them on every fixture and on generated lines).
+compiled one equals (tests/ingest/test_pingscan.py compares them on every fixture and on
+generated lines).
 Setting ``ISCSI_REPORT_NATIVE=0`` keeps the numpy scanner too.
 """
 
