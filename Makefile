@@ -72,6 +72,7 @@ test-latest: sysdeps
 	.venv-latest/bin/pip install --quiet --upgrade pip
 	.venv-latest/bin/pip install --quiet --upgrade -e ".[test,publish]"
 	.venv-latest/bin/pip list --format=freeze > .cache/latest-versions.txt
+	.venv-latest/bin/python scripts/build_pingscan.py
 	.venv-latest/bin/pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder -p no:cacheprovider
 
 # The browser checks (tests/browser) run against this project's live site instead of a lab copy.
