@@ -55,22 +55,17 @@ def assert_same_scan(data: str | bytes) -> None:
     assert np.array_equal(got.other_sources, want.other_sources)
 
 
-def _as_scanned(text: str) -> str | bytes:
-    """What parse_text hands the scanner: the ASCII str itself, else its UTF-8 bytes."""
-    return text if text.isascii() else text.encode("utf-8")
-
-
 def test_every_bundled_ping_log_scans_the_same() -> None:
     assert len(PING_FILES) >= 20
     for path in PING_FILES:
-        assert_same_scan(_as_scanned(_decoded(path)))
+        assert_same_scan(ping._scanner_input(_decoded(path)))
 
 
 def test_every_corpus_ping_log_scans_the_same(corpus_dir: Path) -> None:
     files = sorted(p for p in (corpus_dir / "ping").iterdir() if p.is_file())
     assert files
     for path in files:
-        assert_same_scan(_as_scanned(_decoded(path)))
+        assert_same_scan(ping._scanner_input(_decoded(path)))
 
 
 def test_a_parse_is_the_same_with_either_scanner(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -234,14 +229,14 @@ def _spliced(line: str, mutations: list[tuple[int, int, str]]) -> str:
 @given(st.lists(_LINE, min_size=1, max_size=8), st.booleans())
 def test_generated_lines_scan_the_same(lines: list[str], final_newline: bool) -> None:
     text = "\n".join(lines) + ("\n" if final_newline else "")
-    assert_same_scan(_as_scanned(text))
+    assert_same_scan(ping._scanner_input(text))
     assert_same_scan(text.encode("utf-8"))
 
 
 @settings(max_examples=200, deadline=None)
 @given(_VALID_REPLY)
 def test_the_generator_s_valid_replies_are_taken(line: str) -> None:
-    scanned = ping._scan_numpy(_as_scanned(line))
+    scanned = ping._scan_numpy(ping._scanner_input(line))
     assert len(scanned.fast.line) == 1 and len(scanned.todo) == 0
 
 
@@ -253,4 +248,4 @@ _NEAR_MISSES = [(name, value) for name, values in _INVALID.items() for value in 
 @pytest.mark.parametrize(("field", "value"), _NEAR_MISSES)
 def test_each_near_miss_scans_the_same(field: str, value: str) -> None:
     line = _reply({**_FIRST_VALID, field: value})
-    assert_same_scan(_as_scanned(f"{_reply(_FIRST_VALID)}\n{line}\n"))
+    assert_same_scan(ping._scanner_input(f"{_reply(_FIRST_VALID)}\n{line}\n"))

@@ -506,6 +506,11 @@ class _Scan:
     other_sources: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int64))
 
 
+def _scanner_input(text: str) -> str | bytes:
+    """What the scanners read: the ASCII str itself, else its UTF-8 bytes (offsets must be byte offsets)."""
+    return text if text.isascii() else text.encode("utf-8")
+
+
 def _scan(data: str | bytes) -> _Scan:
     """The fast path's replies and the careful path's lines: compiled when built, else numpy."""
     from iscsi_report.core.ingest.native import pingscan
@@ -842,7 +847,7 @@ def parse_text(text: str, path: str | Path = "<text>") -> PingResult:
     if "\r" in text:
         text = text.replace("\r\n", "\n")
     _refuse_windows(path, text)
-    data = text if text.isascii() else text.encode("utf-8")  # offsets must be byte offsets
+    data = _scanner_input(text)
     scan = _scan(data)
     fast = scan.fast
     state = _Careful(short_seq_key=fast.short_seq_key)
