@@ -12,7 +12,7 @@
  * arithmetic as the numpy scanner (an integer mantissa divided by a power of ten taken from
  * the caller's table), so they are equal to the bit.
  *
- * Built by scripts/build_pingscan.sh into a shared library named by this file's CRC-32;
+ * Built by scripts/build_pingscan.py into a shared library named by this file's CRC-32;
  * loaded with ctypes. Without the library the numpy scanner runs instead.
  */
 #include <stdint.h>
